@@ -1,0 +1,91 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "IAPKit",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "IAPTrust", targets: ["IAPTrust"]),
+        .library(name: "IAPReceipts", targets: ["IAPReceipts"]),
+        .executable(name: "iapkit", targets: ["iapkit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // Trust: roots, Apple's marker OIDs, the chain policy, the verified-chain cache, minting test PKIs.
+        .target(
+            name: "IAPTrust",
+            dependencies: [
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Receipts: PKCS#7 and receipt wire types, the AppReceipt model, the verifier and the signer.
+        .target(
+            name: "IAPReceipts",
+            dependencies: [
+                "IAPTrust",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The command line: thin commands over the libraries, testable in process.
+        .target(
+            name: "IAPKitCLI",
+            dependencies: [
+                "IAPTrust",
+                "IAPReceipts",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "iapkit",
+            dependencies: ["IAPKitCLI"],
+            swiftSettings: strictSettings
+        ),
+        // Fixed keys, shared test data lookup and seeded randomness for the test targets.
+        .target(
+            name: "IAPTestSupport",
+            dependencies: [
+                "IAPTrust",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/IAPTestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPTrustTests",
+            dependencies: ["IAPTrust", "IAPTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPReceiptsTests",
+            dependencies: ["IAPReceipts", "IAPTrust", "IAPTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPKitCLITests",
+            dependencies: ["IAPKitCLI", "IAPTestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,69 @@
+public import SwiftASN1
+
+/// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, the unit of a receipt payload.
+///
+/// The value octets hold a DER-encoded ASN.1 value (a string, an integer, or for in-app purchases a nested set of
+/// attributes); which one depends on the type. Unknown types are kept as they are.
+public struct ReceiptAttribute: BERImplicitlyTaggable, Hashable, Sendable, Codable {
+    public static var defaultIdentifier: ASN1Identifier { .sequence }
+
+    public var type: Int
+    public var version: Int
+    public var value: [UInt8]
+
+    public init(type: Int, version: Int = 1, value: [UInt8]) {
+        self.type = type
+        self.version = version
+        self.value = value
+    }
+
+    public init(berEncoded node: ASN1Node, withIdentifier identifier: ASN1Identifier) throws {
+        self = try BER.sequence(node, identifier: identifier) { nodes in
+            let type = try Int(berEncoded: &nodes)
+            let version = try Int(berEncoded: &nodes)
+            let value = try ASN1OctetString(berEncoded: &nodes)
+            return ReceiptAttribute(type: type, version: version, value: Array(value.bytes))
+        }
+    }
+
+    public init(derEncoded node: ASN1Node, withIdentifier identifier: ASN1Identifier) throws {
+        try self.init(berEncoded: node, withIdentifier: identifier)
+    }
+
+    public func serialize(into coder: inout DER.Serializer, withIdentifier identifier: ASN1Identifier) throws {
+        try coder.appendConstructedNode(identifier: identifier) { coder in
+            try coder.serialize(type)
+            try coder.serialize(version)
+            try coder.serialize(ASN1OctetString(contentBytes: value[...]))
+        }
+    }
+
+    /// Parses a DER or BER `SET OF ReceiptAttribute` (a receipt payload, or the value of an in-app attribute).
+    public static func parseSet(_ bytes: ArraySlice<UInt8>) throws -> [ReceiptAttribute] {
+        try BER.set(of: ReceiptAttribute.self, identifier: .set, rootNode: ASN1Parsing.parse(bytes))
+    }
+
+    /// The DER encoding of a `SET OF ReceiptAttribute` (elements sorted, as DER requires).
+    public static func serializeSet(_ attributes: [ReceiptAttribute]) throws -> [UInt8] {
+        var coder = DER.Serializer()
+        try coder.serializeSetOf(attributes)
+        return coder.serializedBytes
+    }
+}
+
+/// The one place that picks the ASN.1 rules for input bytes: DER, unless the outermost length is indefinite (BER, as
+/// Xcode writes) or DER fails. swift-asn1 bounds every length by the bytes present and limits nesting depth.
+enum ASN1Parsing {
+    static func parse(_ bytes: ArraySlice<UInt8>) throws -> ASN1Node {
+        let start = bytes.startIndex
+        if bytes.count > 1, bytes[start + 1] == 0x80 {
+            return try BER.parse(bytes)
+        }
+        do {
+            return try DER.parse(bytes)
+        } catch {
+            // Definite outside, indefinite somewhere inside: still BER.
+            return try BER.parse(bytes)
+        }
+    }
+}

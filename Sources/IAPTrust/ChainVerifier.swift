@@ -1,0 +1,161 @@
+public import Foundation
+@_spi(FixedExpiryValidationTime) @_spi(DisableValidityCheck) public import X509
+import SwiftASN1
+
+/// Verifies the certificate chains that sign App Store data, at a validation time the caller chooses, and remembers
+/// chains it has verified so that each is verified only once.
+///
+/// Apple-style chains are checked with swift-certificates' `Verifier` (RFC 5280 at the validation time) plus
+/// ``AppleChainPolicy``; the root is one of the trust store's roots, matched by name, then key and signature.
+/// Xcode's one-certificate chains are accepted only when the trust store lists that exact certificate.
+public final class ChainVerifier: Sendable {
+    /// What this verifier trusts.
+    public let trustStore: TrustStore
+    private let cache: VerifiedChainCache
+
+    /// - Parameter cacheCapacity: how many distinct verified chains to remember.
+    public init(trustStore: TrustStore, cacheCapacity: Int = 256) {
+        self.trustStore = trustStore
+        self.cache = VerifiedChainCache(capacity: cacheCapacity)
+    }
+
+    /// How many verified chains are remembered now.
+    public var cachedChainCount: Int { cache.count }
+
+    /// Checks that the presented certificates (DER, any order after the leaf) chain the signer to a trusted anchor,
+    /// valid at `time`.
+    public func verify(
+        certificates: [ArraySlice<UInt8>],
+        leaf selector: LeafSelector,
+        at time: Date
+    ) async -> ChainVerification {
+        let key = VerifiedChainCache.Key(selector: selector, certificates: certificates)
+        if let cached = cache.lookup(key, at: time) {
+            return cached
+        }
+        let verification = await verifyUncached(certificates: certificates, selector: selector, at: time)
+        if verification.isTrusted, !verification.chain.isEmpty {
+            cache.insert(
+                key,
+                VerifiedChainCache.Entry(
+                    verification: verification,
+                    validFrom: verification.chain.map(\.notValidBefore).max()!,
+                    validUntil: verification.chain.map(\.notValidAfter).min()!
+                )
+            )
+        }
+        return verification
+    }
+
+    private func verifyUncached(
+        certificates rawCertificates: [ArraySlice<UInt8>],
+        selector: LeafSelector,
+        at time: Date
+    ) async -> ChainVerification {
+        var certificates: [Certificate] = []
+        for (index, raw) in rawCertificates.enumerated() {
+            guard let certificate = try? Certificate(derEncoded: Array(raw)) else {
+                return failure(.malformedCertificate, "certificate \(index) is not a well-formed X.509 certificate")
+            }
+            certificates.append(certificate)
+        }
+        guard let leafIndex = Self.leafIndex(in: certificates, selector: selector) else {
+            return failure(.signerCertificateNotFound, "the signing certificate is not among the \(certificates.count) presented")
+        }
+        let leaf = certificates[leafIndex]
+        var others = certificates
+        others.remove(at: leafIndex)
+
+        if certificates.count == 1, leaf.issuer == leaf.subject {
+            return verifySelfSigned(leaf, at: time)
+        }
+
+        var strict = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleChainPolicy()
+        }
+        if case .validCertificate(let chain) = await strict.validate(leaf: leaf, intermediates: CertificateStore(others)) {
+            return ChainVerification(leafPublicKey: leaf.publicKey, chain: Array(chain), kind: .apple, failures: [])
+        }
+
+        // The chain failed: find out which rules it breaks, so the verdict names each one.
+        var lenient = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
+            RFC5280Policy.withValidityCheckDisabled()
+        }
+        guard case .validCertificate(let validated) = await lenient.validate(leaf: leaf, intermediates: CertificateStore(others)) else {
+            var failures = [VerificationFailure(.chainUntrusted, "no chain from \"\(leaf.subject.commonName ?? "?")\" to a trusted root")]
+            let presented = [leaf] + others.filter { $0.subject == leaf.issuer }.prefix(1)
+            failures += AppleChainPolicy.problems(in: presented).filter { $0.code != .unexpectedChainLength }
+            return ChainVerification(leafPublicKey: leaf.publicKey, chain: [], kind: nil, failures: failures)
+        }
+        let chain = Array(validated)
+        var failures = AppleChainPolicy.problems(in: chain)
+        failures += Self.validityProblems(in: chain, at: time)
+        if failures.isEmpty {
+            failures.append(VerificationFailure(.chainUntrusted, "the chain fails RFC 5280 validation at \(time)"))
+        }
+        return ChainVerification(leafPublicKey: leaf.publicKey, chain: chain, kind: nil, failures: failures)
+    }
+
+    private func verifySelfSigned(_ certificate: Certificate, at time: Date) -> ChainVerification {
+        let isConfigured = trustStore.insecureXcodeTestCertificates.contains(certificate)
+        var failures: [VerificationFailure] = []
+        if !isConfigured {
+            let name = certificate.subject.commonName ?? "?"
+            if name.hasPrefix("StoreKit") {
+                failures.append(
+                    VerificationFailure(
+                        .xcodeSignedNotAllowed,
+                        "signed by Xcode's StoreKit test certificate \"\(name)\", which this verifier does not accept"
+                    )
+                )
+            } else {
+                failures.append(VerificationFailure(.chainUntrusted, "signed by an untrusted self-signed certificate \"\(name)\""))
+            }
+        }
+        failures += Self.validityProblems(in: [certificate], at: time)
+        return ChainVerification(
+            leafPublicKey: certificate.publicKey,
+            chain: [certificate],
+            kind: isConfigured && failures.isEmpty ? .xcodeTest : nil,
+            failures: failures
+        )
+    }
+
+    private func failure(_ code: VerificationFailure.Code, _ reason: String) -> ChainVerification {
+        ChainVerification(leafPublicKey: nil, chain: [], kind: nil, failures: [VerificationFailure(code, reason)])
+    }
+
+    static func leafIndex(in certificates: [Certificate], selector: LeafSelector) -> Int? {
+        switch selector {
+        case .first:
+            return certificates.isEmpty ? nil : 0
+        case .issuerAndSerialNumber(let der):
+            guard let identifier = try? IssuerAndSerialNumber(derEncoded: der) else { return nil }
+            return certificates.firstIndex {
+                $0.issuer == identifier.issuer && $0.serialNumber == identifier.serialNumber
+            }
+        }
+    }
+
+    /// The certificates of the chain that are not valid at `time`, each as a failure.
+    public static func validityProblems(in chain: [Certificate], at time: Date) -> [VerificationFailure] {
+        chain.compactMap { certificate in
+            let name = certificate.subject.commonName ?? "?"
+            if time > certificate.notValidAfter {
+                return VerificationFailure(
+                    .certificateExpired,
+                    "\"\(name)\" expired \(certificate.notValidAfter), before the validation time \(time)"
+                )
+            }
+            if time < certificate.notValidBefore {
+                return VerificationFailure(
+                    .certificateNotYetValid,
+                    "\"\(name)\" is valid only from \(certificate.notValidBefore), after the validation time \(time)"
+                )
+            }
+            return nil
+        }
+    }
+}
+
