@@ -78,7 +78,12 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPReceiptsTests",
-            dependencies: ["IAPReceipts", "IAPTrust", "IAPTestSupport"],
+            dependencies: [
+                "IAPReceipts", "IAPTrust", "IAPTestSupport",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -44,12 +44,6 @@ public struct SignedReceipt: Hashable, Sendable {
         self.receipt = try AppReceipt(payload: content[...])
     }
 
-    /// Builds from an already parsed structure (used by the signer).
-    init(signedData: SignedData, receipt: AppReceipt) {
-        self.signedData = signedData
-        self.receipt = receipt
-    }
-
     /// The DER encoding of the whole receipt.
     public func derBytes() throws -> [UInt8] {
         try signedData.contentInfoBytes()

@@ -3,6 +3,7 @@ import IAPReceipts
 import IAPTestSupport
 import IAPTrust
 import Testing
+import X509
 
 /// Every receipt in the shared corpus decodes to the values its MANIFEST row gives and verifies against its root at
 /// its creation date.
@@ -90,5 +91,112 @@ struct CorpusReceiptTests {
         #expect(verdict.digestAlgorithm == expected.digest)
         #expect(verdict.chain.count == (expected.xcode ? 1 : 3))
         if expected.xcode { #expect(verdict.environment == .xcode) }
+    }
+
+    @Test func tamtamchikValues() throws {
+        let receipt = try SignedReceipt(bytes: try SharedTestData.bytes("receipts/tamtamchik-validReceipt.der")).receipt
+        #expect(receipt.opaqueValue.hexString == "c4dd4054b0b61a07beb585f6a842e048")
+        #expect(receipt.sha1Hash.hexString == "2e0a115beac1c57023a5bd37349955a9ad99db4d")
+        #expect(receipt.originalPurchaseDate.map(ReceiptDate.format) == "2013-08-01T07:00:00Z")
+        #expect(receipt.inAppPurchases.first?.transactionID == "1000000166865231")
+        #expect(receipt.inAppPurchases.last?.transactionID == "1000000166967782")
+        #expect(Set(receipt.inAppPurchases.compactMap(\.originalTransactionID)) == ["1000000166865231", "1000000166965150"])
+        #expect(receipt.inAppPurchases.last?.productID == "monthly")
+        // web_order_line_item_id raw 0207038d7ea69472c9
+        #expect(receipt.inAppPurchases.last?.webOrderLineItemID?.bytes == [0x03, 0x8d, 0x7e, 0xa6, 0x94, 0x72, 0xc9])
+
+        let second = try SignedReceipt(bytes: try SharedTestData.bytes("receipts/tamtamchik-validReceipt2.der")).receipt
+        #expect(second.opaqueValue.hexString == "34e2349b0bd662e4ec127a6bfd10af24")
+        #expect(second.sha1Hash.hexString == "27384ed414759313951ab084a902e4c2f52e64ff")
+        #expect(second.inAppPurchases.map(\.productID) == ["test2"])
+        #expect(second.inAppPurchases.first?.transactionID == "1000000472106082")
+        #expect(second.inAppPurchases.first?.webOrderLineItemID == ReceiptInteger(0))
+        #expect(second.inAppPurchases.first?.expiresDate == nil)
+    }
+
+    @Test func revenueCatValues() throws {
+        let receipt = try SignedReceipt(
+            bytes: try SharedTestData.bytes("receipts/revenuecat-base64encodedreceiptsample1.der")).receipt
+        #expect(receipt.creationDate?.timeIntervalSince1970 == 1_595_439_548)
+        #expect(receipt.expirationDate == nil)
+        let first = receipt.inAppPurchases[0]
+        #expect(first.productID == "com.revenuecat.monthly_4.99.1_week_intro")
+        #expect(first.transactionID == "1000000692879214")
+        #expect(first.originalTransactionID == "1000000692878476")
+        #expect(first.purchaseDate?.timeIntervalSince1970 == 1_594_755_400)
+        #expect(first.originalPurchaseDate?.timeIntervalSince1970 == 1_594_755_207)
+        #expect(first.expiresDate?.timeIntervalSince1970 == 1_594_755_700)
+        #expect(first.webOrderLineItemID?.description == "1000000054042695")
+        #expect(!first.isTrialPeriod && !first.isInIntroOfferPeriod)
+        #expect(receipt.inAppPurchases[7].productID == "com.revenuecat.annual_39.99.2_week_intro")
+        #expect(receipt.inAppPurchases[7].transactionID == "1000000696553650")
+        #expect(receipt.inAppPurchases[7].expiresDate?.timeIntervalSince1970 == 1_595_443_146)
+        #expect(receipt.inAppPurchases[8].transactionID == "1000000692878476")
+        #expect(receipt.inAppPurchases[8].expiresDate?.timeIntervalSince1970 == 1_594_755_386)
+        #expect(receipt.inAppPurchases.contains { $0.isTrialPeriod })
+    }
+
+    @Test func kvittoValues() throws {
+        let receipt = try SignedReceipt(bytes: try SharedTestData.bytes("receipts/kvitto-receipt.der"))
+        #expect(receipt.signedData.content?.count == 505)
+        #expect(receipt.receipt.opaqueValue.count == 16)
+        #expect(receipt.receipt.sha1Hash.count == 20)
+        #expect(receipt.receipt.expirationDate == nil)
+        let sandbox = try SignedReceipt(bytes: try SharedTestData.bytes("receipts/kvitto-sandboxReceipt.der"))
+        #expect(sandbox.signedData.content?.count == 2833)
+        let first = try #require(sandbox.receipt.inAppPurchases.first)
+        #expect(first.productID == "com.cocoanetics.EmmiView.OneMonth")
+        #expect(first.transactionID == "1000000156449405")
+        #expect(first.originalTransactionID == "1000000156444989")
+        #expect(first.expiresDate != nil && first.webOrderLineItemID != nil && first.cancellationDate == nil)
+    }
+
+    @Test func xcodeReceiptValues() throws {
+        let receipt = try SignedReceipt(
+            bytes: try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")).receipt
+        #expect(receipt.inAppPurchases.first?.productID == "pass.premium")
+        #expect(receipt.inAppPurchases.first?.transactionID == "0")
+        #expect(receipt.inAppPurchases.first?.isInIntroOfferPeriod == true)
+        #expect(receipt.expirationDate.map(ReceiptDate.format) == "4001-01-01T00:00:00Z")
+        #expect(receipt.opaqueValue.count == 8)
+        let noOriginal = try SignedReceipt(
+            bytes: try SharedTestData.bytes("receipts/tpinapp-hist-receipt-no-orig-purchase-date-xcode.der")).receipt
+        #expect(noOriginal.inAppPurchases.first?.originalPurchaseDate == nil)
+    }
+
+    @Test("Apple's DER payloads re-serialize to the same bytes", arguments: [
+        "kvitto-receipt.der", "kvitto-sandboxReceipt.der", "revenuecat-base64encodedreceiptsample1.der",
+        "tamtamchik-validReceipt.der", "tpinapp-receipt-sandbox-legacy.der",
+    ])
+    func wireRoundTrip(file: String) throws {
+        let bytes = try SharedTestData.bytes("receipts/\(file)")
+        let signed = try SignedReceipt(bytes: bytes)
+        #expect(try signed.derBytes() == bytes)
+        let content = try #require(signed.signedData.content)
+        #expect(try ReceiptAttribute.serializeSet(ReceiptAttribute.parseSet(content[...])) == content)
+    }
+
+    @Test func oldReceiptFailsWhenItsChainIsValidatedNow() async throws {
+        let bytes = try SharedTestData.bytes("receipts/tpinapp-receipt-sandbox-legacy.der")
+        let verifier = try Self.verifier(xcode: false)
+        let atCreation = try await verifier.verify(bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+        #expect(atCreation.isValid)
+        let now = try await verifier.verify(
+            bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime, chainValidationTime: .fixed(TestPKI.signingTime)))
+        #expect(Set(now.failures.map(\.code)) == [.certificateExpired])
+    }
+
+    @Test func xcodeReceiptIsRefusedUnlessAllowed() async throws {
+        let bytes = try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
+        let verdict = try await Self.verifier(xcode: false).verify(bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+        #expect(verdict.failures.map(\.code) == [.xcodeSignedNotAllowed])
+    }
+
+    @Test func productionReceiptAgainstTheWrongRoot() async throws {
+        let g3 = try TrustAnchorLoader.certificates(contentsOfFile: SharedTestData.path("certs/apple-official/AppleRootCA-G3.cer"))
+        let verifier = ReceiptVerifier(trustStore: TrustStore(roots: g3))
+        let verdict = try await verifier.verify(
+            try SharedTestData.bytes("receipts/kvitto-receipt.der"), policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+        #expect(verdict.failures.map(\.code) == [.chainUntrusted])
     }
 }

@@ -30,7 +30,10 @@ public struct ReceiptSigner: Sendable {
         self.signingTime = signingTime
     }
 
-    /// Signs the receipt's DER payload.
+    /// Signs the receipt's DER payload and returns the receipt as a verifier will read it.
+    ///
+    /// DER sorts the payload's attribute set, so the in-app records of the result are in DER order, which may differ
+    /// from the order they were given in.
     public func sign(_ receipt: AppReceipt) throws -> SignedReceipt {
         guard let leaf = certificates.first else {
             throw ReceiptParsingError(.notAReceipt, "a receipt signer needs at least its own certificate")
@@ -76,7 +79,7 @@ public struct ReceiptSigner: Sendable {
         }
         let signedData = SignedData(
             digestAlgorithms: [digestAlgorithm], content: content, certificates: certificateBytes, signerInfos: [signer])
-        return SignedReceipt(signedData: signedData, receipt: receipt)
+        return try SignedReceipt(bytes: signedData.contentInfoBytes())
     }
 
     private static func components(of date: Date) -> (Int, Int, Int, Int, Int, Int) {
