@@ -52,12 +52,16 @@ let package = Package(
                 "IAPTrust",
                 "IAPReceipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "iapkit",
-            dependencies: ["IAPKitCLI"],
+            dependencies: [
+                "IAPKitCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSettings
         ),
         // Fixed keys, shared test data lookup and seeded randomness for the test targets.
@@ -88,7 +92,12 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPKitCLITests",
-            dependencies: ["IAPKitCLI", "IAPTestSupport"],
+            dependencies: [
+                "IAPKitCLI", "IAPTestSupport", "IAPTrust",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             swiftSettings: strictSettings
         ),
     ],

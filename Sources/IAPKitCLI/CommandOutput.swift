@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+
+/// Where a command writes: standard output and error in the tool, memory in tests.
+public protocol CommandOutput: Sendable {
+    /// Writes one line of results.
+    func line(_ text: String)
+    /// Writes one line of diagnostics (summaries in JSON mode, warnings).
+    func diagnostic(_ text: String)
+}
+
+/// The process's standard output and standard error.
+public struct StandardOutput: CommandOutput {
+    public init() {}
+    public func line(_ text: String) { print(text) }
+    public func diagnostic(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Lines kept in memory, for tests.
+public final class CapturedOutput: CommandOutput {
+    private let storage = Mutex<(lines: [String], diagnostics: [String])>(([], []))
+    public init() {}
+    public func line(_ text: String) { storage.withLock { $0.lines.append(text) } }
+    public func diagnostic(_ text: String) { storage.withLock { $0.diagnostics.append(text) } }
+    public var lines: [String] { storage.withLock { $0.lines } }
+    public var diagnostics: [String] { storage.withLock { $0.diagnostics } }
+    /// The lines parsed as JSON objects (JSON Lines output).
+    public func jsonObjects() throws -> [[String: Any]] {
+        try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+    }
+}
+
+/// Reads a command's input file; `-` is standard input.
+enum InputFile {
+    static func read(_ path: String) throws -> [UInt8] {
+        if path == "-" {
+            return Array(FileHandle.standardInput.readDataToEndOfFile())
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+        }
+        return Array(data)
+    }
+}
+
+/// One JSON object on one line, keys sorted so output is stable.
+enum JSONLine {
+    static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

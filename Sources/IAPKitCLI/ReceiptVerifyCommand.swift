@@ -1,0 +1,191 @@
+public import ArgumentParser
+public import Foundation
+import X509
+import IAPReceipts
+import IAPTrust
+
+/// `iapkit receipt verify FILE... --root CERT ...`: one verdict per file, a summary, exit 0 only if all are valid.
+public struct ReceiptVerifyCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify receipts: signature, certificate chain, bundle id, version, device hash, expiration.",
+        discussion: """
+            The chain is validated at each receipt's creation date, as Apple's certificates in old receipts have long \
+            expired. Exit status: 0 when every file is valid, 1 otherwise.
+            Example: iapkit receipt verify *.der --root AppleIncRootCertificate.cer --bundle-id com.example.app
+            """
+    )
+
+    @Argument(help: "Receipt files, binary DER/BER or base64 text; - reads standard input.")
+    var files: [String]
+
+    @Option(name: .customLong("root"), help: "A trusted root certificate (DER or PEM), e.g. AppleIncRootCertificate.cer. Repeatable.")
+    var roots: [String] = []
+
+    @Option(name: .customLong("bundle-id"), help: "The bundle id every receipt must carry.")
+    var bundleID: String?
+
+    @Option(name: .customLong("app-version"), help: "The app version (CFBundleVersion) every receipt must carry.")
+    var appVersion: String?
+
+    @Option(name: .customLong("device-id"), help: "The device identifier (a UUID) the receipts' hash must match.")
+    var deviceID: String?
+
+    @Option(name: .customLong("chain-time"), help: "When to validate chains: creation (default), now, or an RFC 3339 date.")
+    var chainTime = "creation"
+
+    @Option(name: .customLong("now"), help: "The time expiration is judged at (RFC 3339; default: the current time).")
+    var now: String?
+
+    @Flag(name: .customLong("allow-xcode"), help: "INSECURE, for local testing: also accept receipts signed by a --root that is Xcode's StoreKit test certificate.")
+    var allowXcode = false
+
+    @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
+    var json = false
+
+    public init() {}
+
+    public func validate() throws {
+        guard !roots.isEmpty else { throw ValidationError("Give at least one --root certificate.") }
+        if let deviceID, UUID(uuidString: deviceID) == nil { throw ValidationError("--device-id must be a UUID.") }
+        if chainTime != "creation", chainTime != "now", (try? ReceiptDate.parse(Array(chainTime.utf8))) == nil {
+            throw ValidationError("--chain-time must be creation, now or an RFC 3339 date.")
+        }
+        if let now, (try? ReceiptDate.parse(Array(now.utf8))) == nil {
+            throw ValidationError("--now must be an RFC 3339 date.")
+        }
+    }
+
+    public func run() async throws {
+        let status = await execute(output: StandardOutput(), currentTime: Date())
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs the command, writing to `output`; `currentTime` stands in for the clock. Returns the exit status.
+    public func execute(output: some CommandOutput, currentTime: Date) async -> Int32 {
+        var certificates: [Certificate] = []
+        for path in roots {
+            do {
+                certificates += try TrustAnchorLoader.certificates(contentsOfFile: path)
+            } catch {
+                output.diagnostic("error: \(error.reason) [\(error.code)]")
+                return 2
+            }
+        }
+        var store = TrustStore(roots: certificates)
+        if allowXcode {
+            output.diagnostic("warning: --allow-xcode accepts receipts anyone can sign; never use it in production")
+            store = store.insecurelyAcceptingXcodeTestCertificates(certificates)
+        }
+        let verifier = ReceiptVerifier(trustStore: store)
+        let policy = policy(currentTime: currentTime)
+
+        var valid = 0
+        for file in files {
+            let line: String
+            do {
+                let bytes = try ReceiptInput.receiptBytes(from: InputFile.read(file))
+                let verdict = try await verifier.verify(bytes, policy: policy)
+                if verdict.isValid { valid += 1 }
+                line = json ? JSONLine.encode(VerdictReport(file: file, verdict: verdict)) : Self.describe(verdict, file: file)
+            } catch {
+                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                line = json
+                    ? JSONLine.encode(VerdictReport(file: file, parseFailure: .init(code: code, reason: reason)))
+                    : "\(file): INVALID\n  \(code): \(reason)"
+            }
+            output.line(line)
+        }
+        let summary = "\(files.count) file\(files.count == 1 ? "" : "s"): \(valid) valid, \(files.count - valid) invalid"
+        if json { output.diagnostic(summary) } else { output.line(summary) }
+        return valid == files.count ? 0 : 1
+    }
+
+    func policy(currentTime: Date) -> ReceiptVerificationPolicy {
+        let nowDate = now.flatMap { try? ReceiptDate.parse(Array($0.utf8)) } ?? currentTime
+        let chainValidation: ReceiptVerificationPolicy.ChainValidationTime
+        switch chainTime {
+        case "creation": chainValidation = .receiptCreationDate
+        case "now": chainValidation = .fixed(nowDate)
+        default: chainValidation = .fixed((try? ReceiptDate.parse(Array(chainTime.utf8))).flatMap { $0 } ?? nowDate)
+        }
+        var policy = ReceiptVerificationPolicy(
+            now: nowDate, bundleID: bundleID, appVersion: appVersion, chainValidationTime: chainValidation)
+        if let deviceID, let uuid = UUID(uuidString: deviceID) {
+            policy = policy.checkingDevice(uuid)
+        }
+        return policy
+    }
+
+    static func describe(_ verdict: ReceiptVerdict, file: String) -> String {
+        let receipt = verdict.receipt
+        var lines = ["\(file): \(verdict.isValid ? "VALID" : "INVALID")"]
+        let chain = switch verdict.chainKind {
+        case .apple: "Apple chain (\(verdict.chain.compactMap { $0.subject.commonName }.joined(separator: " <- ")))"
+        case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
+        case nil: "untrusted"
+        }
+        lines.append("  \(receipt.bundleID) \(receipt.appVersion), \(verdict.environment?.normalized ?? "unknown environment"), "
+            + "\(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")")
+        lines.append("  signed with \(verdict.digestAlgorithm ?? "?") by \(chain), checked at \(ReceiptText.date(verdict.chainValidationTime))")
+        for failure in verdict.failures {
+            lines.append("  \(failure.code): \(failure.reason)")
+        }
+        if !verdict.skippedChecks.isEmpty {
+            lines.append("  not checked: \(verdict.skippedChecks.joined(separator: ", "))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The JSON view of one verdict.
+struct VerdictReport: Encodable {
+    let file: String
+    let valid: Bool
+    let failures: [String]
+    let reasons: [ErrorReport.Detail]
+    let environment: String?
+    let bundleId: String?
+    let chain: String?
+    let digest: String?
+    let skippedChecks: [String]
+
+    init(file: String, verdict: ReceiptVerdict) {
+        self.file = file
+        valid = verdict.isValid
+        failures = verdict.failures.map(\.code.rawValue)
+        reasons = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason) }
+        environment = verdict.environment?.normalized
+        bundleId = verdict.receipt.bundleID
+        chain = verdict.chainKind?.rawValue
+        digest = verdict.digestAlgorithm
+        skippedChecks = verdict.skippedChecks
+    }
+
+    init(file: String, parseFailure: ErrorReport.Detail) {
+        self.file = file
+        valid = false
+        failures = [parseFailure.code]
+        reasons = [parseFailure]
+        environment = nil
+        bundleId = nil
+        chain = nil
+        digest = nil
+        skippedChecks = []
+    }
+
+    enum Keys: String, CodingKey { case file, valid, failures, reasons, environment, bundleId, chain, digest, skippedChecks }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(file, forKey: .file)
+        try c.encode(valid, forKey: .valid)
+        try c.encode(failures, forKey: .failures)
+        try c.encode(reasons, forKey: .reasons)
+        try c.encode(environment, forKey: .environment)
+        try c.encode(bundleId, forKey: .bundleId)
+        try c.encode(chain, forKey: .chain)
+        try c.encode(digest, forKey: .digest)
+        try c.encode(skippedChecks, forKey: .skippedChecks)
+    }
+}
