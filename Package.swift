@@ -77,7 +77,11 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPTrustTests",
-            dependencies: ["IAPTrust", "IAPTestSupport"],
+            dependencies: [
+                "IAPTrust", "IAPTestSupport",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
