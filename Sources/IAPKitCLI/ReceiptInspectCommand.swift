@@ -66,7 +66,9 @@ enum ReceiptText {
         func row(_ label: String, _ value: String) {
             lines.append("  " + label.padding(toLength: 22, withPad: " ", startingAt: 0) + value)
         }
-        let environment = receipt.environment.map { $0.normalized == $0.rawValue ? $0.rawValue : "\($0.normalized) (\($0.rawValue))" }
+        let environment = receipt.environment.map {
+            $0.normalized == $0.rawValue ? $0.rawValue : "\($0.normalized) (\($0.rawValue))"
+        }
         row("environment", environment ?? "-")
         row("bundle id", receipt.bundleID)
         row("app version", receipt.appVersion)
@@ -85,12 +87,17 @@ enum ReceiptText {
             if purchase.isInIntroOfferPeriod { notes.append("intro offer") }
             if let offer = purchase.promotionalOfferID { notes.append("offer \(offer)") }
             if let cancelled = purchase.cancellationDate { notes.append("CANCELLED \(date(cancelled))") }
-            let original = purchase.originalTransactionID.map { $0 == purchase.transactionID ? "" : " (original \($0))" } ?? ""
+            let original =
+                purchase.originalTransactionID.map { $0 == purchase.transactionID ? "" : " (original \($0))" } ?? ""
             lines.append("    \(index + 1). \(purchase.productID)  transaction \(purchase.transactionID)\(original)")
-            lines.append("       bought \(date(purchase.purchaseDate))" + (notes.isEmpty ? "" : ", " + notes.joined(separator: ", ")))
+            lines.append(
+                "       bought \(date(purchase.purchaseDate))"
+                    + (notes.isEmpty ? "" : ", " + notes.joined(separator: ", ")))
         }
         let unknown = receipt.unknownAttributes.map { String($0.type) }
-        row("unknown attributes", unknown.isEmpty ? "none" : "\(unknown.count) (types \(unknown.joined(separator: ", ")))")
+        row(
+            "unknown attributes",
+            unknown.isEmpty ? "none" : "\(unknown.count) (types \(unknown.joined(separator: ", ")))")
         return lines.joined(separator: "\n")
     }
 }

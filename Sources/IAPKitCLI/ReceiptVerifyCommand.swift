@@ -1,8 +1,8 @@
 public import ArgumentParser
 public import Foundation
-import X509
 import IAPReceipts
 import IAPTrust
+import X509
 
 /// `iapkit receipt verify FILE... --root CERT ...`: one verdict per file, a summary, exit 0 only if all are valid.
 public struct ReceiptVerifyCommand: AsyncParsableCommand {
@@ -19,7 +19,9 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     @Argument(help: "Receipt files, binary DER/BER or base64 text; - reads standard input.")
     var files: [String]
 
-    @Option(name: .customLong("root"), help: "A trusted root certificate (DER or PEM), e.g. AppleIncRootCertificate.cer. Repeatable.")
+    @Option(
+        name: .customLong("root"),
+        help: "A trusted root certificate (DER or PEM), e.g. AppleIncRootCertificate.cer. Repeatable.")
     var roots: [String] = []
 
     @Option(name: .customLong("bundle-id"), help: "The bundle id every receipt must carry.")
@@ -31,13 +33,18 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("device-id"), help: "The device identifier (a UUID) the receipts' hash must match.")
     var deviceID: String?
 
-    @Option(name: .customLong("chain-time"), help: "When to validate chains: creation (default), now, or an RFC 3339 date.")
+    @Option(
+        name: .customLong("chain-time"), help: "When to validate chains: creation (default), now, or an RFC 3339 date.")
     var chainTime = "creation"
 
     @Option(name: .customLong("now"), help: "The time expiration is judged at (RFC 3339; default: the current time).")
     var now: String?
 
-    @Flag(name: .customLong("allow-xcode"), help: "INSECURE, for local testing: also accept receipts signed by a --root that is Xcode's StoreKit test certificate.")
+    @Flag(
+        name: .customLong("allow-xcode"),
+        help:
+            "INSECURE, for local testing: also accept receipts signed by a --root that is Xcode's StoreKit test certificate."
+    )
     var allowXcode = false
 
     @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
@@ -87,16 +94,20 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
                 let bytes = try ReceiptInput.receiptBytes(from: InputFile.read(file))
                 let verdict = try await verifier.verify(bytes, policy: policy)
                 if verdict.isValid { valid += 1 }
-                line = json ? JSONLine.encode(VerdictReport(file: file, verdict: verdict)) : Self.describe(verdict, file: file)
+                line =
+                    json
+                    ? JSONLine.encode(VerdictReport(file: file, verdict: verdict)) : Self.describe(verdict, file: file)
             } catch {
                 let (code, reason) = ReceiptText.codeAndReason(of: error)
-                line = json
+                line =
+                    json
                     ? JSONLine.encode(VerdictReport(file: file, parseFailure: .init(code: code, reason: reason)))
                     : "\(file): INVALID\n  \(code): \(reason)"
             }
             output.line(line)
         }
-        let summary = "\(files.count) file\(files.count == 1 ? "" : "s"): \(valid) valid, \(files.count - valid) invalid"
+        let summary =
+            "\(files.count) file\(files.count == 1 ? "" : "s"): \(valid) valid, \(files.count - valid) invalid"
         if json { output.diagnostic(summary) } else { output.line(summary) }
         return valid == files.count ? 0 : 1
     }
@@ -120,14 +131,18 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     static func describe(_ verdict: ReceiptVerdict, file: String) -> String {
         let receipt = verdict.receipt
         var lines = ["\(file): \(verdict.isValid ? "VALID" : "INVALID")"]
-        let chain = switch verdict.chainKind {
-        case .apple: "Apple chain (\(verdict.chain.compactMap { $0.subject.commonName }.joined(separator: " <- ")))"
-        case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
-        case nil: "untrusted"
-        }
-        lines.append("  \(receipt.bundleID) \(receipt.appVersion), \(verdict.environment?.normalized ?? "unknown environment"), "
-            + "\(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")")
-        lines.append("  signed with \(verdict.digestAlgorithm ?? "?") by \(chain), checked at \(ReceiptText.date(verdict.chainValidationTime))")
+        let chain =
+            switch verdict.chainKind {
+            case .apple: "Apple chain (\(verdict.chain.compactMap { $0.subject.commonName }.joined(separator: " <- ")))"
+            case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
+            case nil: "untrusted"
+            }
+        lines.append(
+            "  \(receipt.bundleID) \(receipt.appVersion), \(verdict.environment?.normalized ?? "unknown environment"), "
+                + "\(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")")
+        lines.append(
+            "  signed with \(verdict.digestAlgorithm ?? "?") by \(chain), checked at \(ReceiptText.date(verdict.chainValidationTime))"
+        )
         for failure in verdict.failures {
             lines.append("  \(failure.code): \(failure.reason)")
         }
@@ -174,7 +189,9 @@ struct VerdictReport: Encodable {
         skippedChecks = []
     }
 
-    enum Keys: String, CodingKey { case file, valid, failures, reasons, environment, bundleId, chain, digest, skippedChecks }
+    enum Keys: String, CodingKey {
+        case file, valid, failures, reasons, environment, bundleId, chain, digest, skippedChecks
+    }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Keys.self)

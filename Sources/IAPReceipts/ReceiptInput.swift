@@ -35,7 +35,9 @@ public enum ReceiptInput {
 
     /// Old-style plists begin with `{` (after optional whitespace) and name `purchase-info` or `signature`.
     private static func isLegacyPlist(_ bytes: [UInt8]) -> Bool {
-        guard let first = bytes.first(where: { !$0.isASCIIWhitespace }), first == UInt8(ascii: "{") else { return false }
+        guard let first = bytes.first(where: { !$0.isASCIIWhitespace }), first == UInt8(ascii: "{") else {
+            return false
+        }
         let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
         return head.contains("purchase-info") || head.contains("signature")
     }

@@ -1,7 +1,7 @@
+import Crypto
 public import Foundation
 public import SwiftASN1
 public import X509
-import Crypto
 import _CryptoExtras
 
 /// Mints certificates and Apple-shaped chains (root, intermediate with the WWDR marker, leaf with the receipt-signing

@@ -1,6 +1,6 @@
 public import Foundation
-@_spi(FixedExpiryValidationTime) @_spi(DisableValidityCheck) public import X509
 import SwiftASN1
+@_spi(FixedExpiryValidationTime) @_spi(DisableValidityCheck) public import X509
 
 /// Verifies the certificate chains that sign App Store data, at a validation time the caller chooses, and remembers
 /// chains it has verified so that each is verified only once.
@@ -60,7 +60,8 @@ public final class ChainVerifier: Sendable {
             certificates.append(certificate)
         }
         guard let leafIndex = Self.leafIndex(in: certificates, selector: selector) else {
-            return failure(.signerCertificateNotFound, "the signing certificate is not among the \(certificates.count) presented")
+            return failure(
+                .signerCertificateNotFound, "the signing certificate is not among the \(certificates.count) presented")
         }
         let leaf = certificates[leafIndex]
         var others = certificates
@@ -74,7 +75,9 @@ public final class ChainVerifier: Sendable {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleChainPolicy()
         }
-        if case .validCertificate(let chain) = await strict.validate(leaf: leaf, intermediates: CertificateStore(others)) {
+        if case .validCertificate(let chain) = await strict.validate(
+            leaf: leaf, intermediates: CertificateStore(others))
+        {
             return ChainVerification(leafPublicKey: leaf.publicKey, chain: Array(chain), kind: .apple, failures: [])
         }
 
@@ -82,8 +85,14 @@ public final class ChainVerifier: Sendable {
         var lenient = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
             RFC5280Policy.withValidityCheckDisabled()
         }
-        guard case .validCertificate(let validated) = await lenient.validate(leaf: leaf, intermediates: CertificateStore(others)) else {
-            var failures = [VerificationFailure(.chainUntrusted, "no chain from \"\(leaf.subject.commonName ?? "?")\" to a trusted root")]
+        guard
+            case .validCertificate(let validated) = await lenient.validate(
+                leaf: leaf, intermediates: CertificateStore(others))
+        else {
+            var failures = [
+                VerificationFailure(
+                    .chainUntrusted, "no chain from \"\(leaf.subject.commonName ?? "?")\" to a trusted root")
+            ]
             let presented = [leaf] + others.filter { $0.subject == leaf.issuer }.prefix(1)
             failures += AppleChainPolicy.problems(in: presented).filter { $0.code != .unexpectedChainLength }
             return ChainVerification(leafPublicKey: leaf.publicKey, chain: [], kind: nil, failures: failures)
@@ -110,7 +119,8 @@ public final class ChainVerifier: Sendable {
                     )
                 )
             } else {
-                failures.append(VerificationFailure(.chainUntrusted, "signed by an untrusted self-signed certificate \"\(name)\""))
+                failures.append(
+                    VerificationFailure(.chainUntrusted, "signed by an untrusted self-signed certificate \"\(name)\""))
             }
         }
         failures += Self.validityProblems(in: [certificate], at: time)
@@ -158,4 +168,3 @@ public final class ChainVerifier: Sendable {
         }
     }
 }
-

@@ -1,7 +1,7 @@
-import Foundation
-public import X509
 import Crypto
+import Foundation
 import SwiftASN1
+public import X509
 
 /// Reads root certificates from files or bytes (DER or PEM) and refuses impostors of Apple's roots.
 public enum TrustAnchorLoader {

@@ -16,7 +16,9 @@ final class VerifiedChainCache: Sendable {
             bytes.reserveCapacity(certificates.reduce(16) { $0 + $1.count + 4 })
             func appendPiece(_ piece: ArraySlice<UInt8>) {
                 let count = UInt32(truncatingIfNeeded: piece.count)
-                bytes.append(contentsOf: [UInt8(count >> 24), UInt8((count >> 16) & 0xff), UInt8((count >> 8) & 0xff), UInt8(count & 0xff)])
+                bytes.append(contentsOf: [
+                    UInt8(count >> 24), UInt8((count >> 16) & 0xff), UInt8((count >> 8) & 0xff), UInt8(count & 0xff),
+                ])
                 bytes.append(contentsOf: piece)
             }
             switch selector {

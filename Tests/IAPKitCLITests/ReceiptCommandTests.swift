@@ -21,8 +21,10 @@ struct ReceiptCommandTests {
         let command = try ReceiptInspectCommand.parse([receipt("revenuecat-base64encodedreceiptsample1.der"), "--json"])
         #expect(command.execute(output: output) == 0)
         let object = try #require(try output.jsonObjects().first)
-        for key in ["environment", "bundleId", "appVersion", "originalAppVersion", "creationDate", "expirationDate",
-                    "opaqueValue", "sha1Hash", "inAppPurchases", "unknownAttributes"] {
+        for key in [
+            "environment", "bundleId", "appVersion", "originalAppVersion", "creationDate", "expirationDate",
+            "opaqueValue", "sha1Hash", "inAppPurchases", "unknownAttributes",
+        ] {
             #expect(object.keys.contains(key), "missing \(key)")
         }
         #expect(object["environment"] as? String == "Sandbox")
@@ -32,9 +34,11 @@ struct ReceiptCommandTests {
         let purchases = try #require(object["inAppPurchases"] as? [[String: Any]])
         #expect(purchases.count == 9)
         let first = purchases[0]
-        for key in ["productId", "transactionId", "originalTransactionId", "quantity", "purchaseDate",
-                    "originalPurchaseDate", "expiresDate", "cancellationDate", "webOrderLineItemId", "isTrialPeriod",
-                    "isInIntroOfferPeriod", "promotionalOfferId"] {
+        for key in [
+            "productId", "transactionId", "originalTransactionId", "quantity", "purchaseDate",
+            "originalPurchaseDate", "expiresDate", "cancellationDate", "webOrderLineItemId", "isTrialPeriod",
+            "isInIntroOfferPeriod", "promotionalOfferId",
+        ] {
             #expect(first.keys.contains(key), "missing \(key)")
         }
         #expect(first["transactionId"] as? String == "1000000692879214")
@@ -52,7 +56,8 @@ struct ReceiptCommandTests {
 
         let output = CapturedOutput()
         let command = try ReceiptInspectCommand.parse([
-            base64.path, receipt("voltrue2-legacy-ios6-transactionReceipt.b64"), receipt("tamtamchik-invalidReceipt.der"),
+            base64.path, receipt("voltrue2-legacy-ios6-transactionReceipt.b64"),
+            receipt("tamtamchik-invalidReceipt.der"),
             directory.appendingPathComponent("missing.der").path, "--json",
         ])
         #expect(command.execute(output: output) == 1)
@@ -73,7 +78,8 @@ struct ReceiptCommandTests {
 
     @Test func verifyManyFilesWithASummary() async throws {
         let output = CapturedOutput()
-        let files = ["kvitto-receipt.der", "kvitto-sandboxReceipt.der", "tpinapp-receipt-sandbox-legacy.der"].map(receipt)
+        let files = ["kvitto-receipt.der", "kvitto-sandboxReceipt.der", "tpinapp-receipt-sandbox-legacy.der"].map(
+            receipt)
         let command = try ReceiptVerifyCommand.parse(files + ["--root", Self.appleRoot, "--json"])
         #expect(await command.execute(output: output, currentTime: Self.now) == 0)
         let objects = try output.jsonObjects()
@@ -114,7 +120,8 @@ struct ReceiptCommandTests {
             receipt("tpinapp-receipt-sandbox-legacy.der"), "--root", Self.appleRoot, "--chain-time", "now", "--json",
         ])
         #expect(await command.execute(output: output, currentTime: Self.now) == 1)
-        #expect(try output.jsonObjects().first?["failures"] as? [String] == ["certificateExpired", "certificateExpired"])
+        #expect(
+            try output.jsonObjects().first?["failures"] as? [String] == ["certificateExpired", "certificateExpired"])
     }
 
     @Test func verifyRefusesAnImpostorRoot() async throws {
@@ -125,8 +132,9 @@ struct ReceiptCommandTests {
             CommonName("Apple Root CA")
         }
         let impostor = try CertificateMinter.mint(
-            .init(subject: name, serialNumber: .init(bytes: [0x02]), notValidBefore: TestPKI.notValidBefore,
-                  notValidAfter: TestPKI.notValidAfter, isCertificateAuthority: true),
+            .init(
+                subject: name, serialNumber: .init(bytes: [0x02]), notValidBefore: TestPKI.notValidBefore,
+                notValidAfter: TestPKI.notValidAfter, isCertificateAuthority: true),
             publicKey: TestKeys.rogueRoot.publicKey, issuer: name, issuerKey: TestKeys.rogueRoot)
         var coder = DER.Serializer()
         try coder.serialize(impostor)
@@ -148,7 +156,9 @@ struct ReceiptCommandTests {
     @Test func verifyNeedsARoot() {
         #expect(throws: (any Error).self) { try ReceiptVerifyCommand.parse([receipt("kvitto-receipt.der")]) }
         #expect(throws: (any Error).self) {
-            try ReceiptVerifyCommand.parse([receipt("kvitto-receipt.der"), "--root", Self.appleRoot, "--device-id", "x"])
+            try ReceiptVerifyCommand.parse([
+                receipt("kvitto-receipt.der"), "--root", Self.appleRoot, "--device-id", "x",
+            ])
         }
     }
 }

@@ -24,46 +24,58 @@ struct CorpusReceiptTests {
     }
 
     static let receipts: [Expected] = [
-        .init(file: "apple-xcode-app-receipt-empty.der", environment: "Xcode",
-              bundleID: "com.example.naturelab.backyardbirds.example", appVersion: "1", originalAppVersion: nil,
-              created: "2023-10-19T01:18:54Z", purchases: 0, withExpiry: 0, xcode: true, digest: "SHA-256"),
-        .init(file: "apple-xcode-app-receipt-with-transaction.der", environment: "Xcode",
-              bundleID: "com.example.naturelab.backyardbirds.example", appVersion: "1", originalAppVersion: nil,
-              created: "2023-10-19T01:45:40Z", purchases: 1, withExpiry: 1, xcode: true, digest: "SHA-256"),
-        .init(file: "kvitto-receipt.der", environment: "Production", bundleID: "com.apple.dt.Xcode",
-              appVersion: "7.0", originalAppVersion: "4.3", created: "2015-09-22T08:55:28Z", purchases: 0,
-              withExpiry: 0, xcode: false, digest: "SHA-1"),
-        .init(file: "kvitto-sandboxReceipt.der", environment: "ProductionSandbox", bundleID: "com.cocoanetics.EmmiView",
-              appVersion: "246", originalAppVersion: "1.0", created: "2015-05-25T15:22:10Z", purchases: 6,
-              withExpiry: 6, xcode: false, digest: "SHA-1"),
-        .init(file: "revenuecat-base64encodedreceiptsample1.der", environment: "ProductionSandbox",
-              bundleID: "com.revenuecat.sampleapp", appVersion: "4", originalAppVersion: "1.0",
-              created: "2020-07-22T17:39:08Z", purchases: 9, withExpiry: 9, xcode: false, digest: "SHA-1"),
-        .init(file: "tamtamchik-validReceipt.der", environment: "ProductionSandbox", bundleID: "com.mbaasy.ios.demo",
-              appVersion: "1", originalAppVersion: "1.0", created: "2015-08-13T07:50:46Z", purchases: 7,
-              withExpiry: 6, xcode: false, digest: "SHA-1"),
-        .init(file: "tamtamchik-validReceipt2.der", environment: "ProductionSandbox", bundleID: "com.belive.app.ios",
-              appVersion: "3", originalAppVersion: "1.0", created: "2018-11-13T16:46:31Z", purchases: 1,
-              withExpiry: 0, xcode: false, digest: "SHA-1"),
-        .init(file: "tpinapp-hist-receipt-crash-macos-sandbox.der", environment: "ProductionSandbox",
-              bundleID: "de.holtwick.mac.PDFify", appVersion: "3.3.1b4", originalAppVersion: "1.0",
-              created: "2020-10-30T10:54:04Z", purchases: 0, withExpiry: 0, xcode: false, digest: "SHA-1"),
-        .init(file: "tpinapp-hist-receipt-no-orig-purchase-date-xcode.der", environment: "Xcode",
-              bundleID: "com.nutcall.alert", appVersion: "34", originalAppVersion: nil,
-              created: "2021-04-03T19:38:45Z", purchases: 1, withExpiry: 1, xcode: true, digest: "SHA-256"),
-        .init(file: "tpinapp-receipt-sandbox-legacy.der", environment: "ProductionSandbox",
-              bundleID: "com.nutcall.alert", appVersion: "32", originalAppVersion: "1.0",
-              created: "2020-05-06T18:28:49Z", purchases: 187, withExpiry: 187, xcode: false, digest: "SHA-1"),
-        .init(file: "tpinapp-receipt-xcode.der", environment: "Xcode", bundleID: "net.zachariadis.cyclemaps",
-              appVersion: "31.10.0", originalAppVersion: nil, created: "2020-07-22T17:33:15Z", purchases: 1,
-              withExpiry: 1, xcode: true, digest: "SHA-256"),
+        .init(
+            file: "apple-xcode-app-receipt-empty.der", environment: "Xcode",
+            bundleID: "com.example.naturelab.backyardbirds.example", appVersion: "1", originalAppVersion: nil,
+            created: "2023-10-19T01:18:54Z", purchases: 0, withExpiry: 0, xcode: true, digest: "SHA-256"),
+        .init(
+            file: "apple-xcode-app-receipt-with-transaction.der", environment: "Xcode",
+            bundleID: "com.example.naturelab.backyardbirds.example", appVersion: "1", originalAppVersion: nil,
+            created: "2023-10-19T01:45:40Z", purchases: 1, withExpiry: 1, xcode: true, digest: "SHA-256"),
+        .init(
+            file: "kvitto-receipt.der", environment: "Production", bundleID: "com.apple.dt.Xcode",
+            appVersion: "7.0", originalAppVersion: "4.3", created: "2015-09-22T08:55:28Z", purchases: 0,
+            withExpiry: 0, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "kvitto-sandboxReceipt.der", environment: "ProductionSandbox", bundleID: "com.cocoanetics.EmmiView",
+            appVersion: "246", originalAppVersion: "1.0", created: "2015-05-25T15:22:10Z", purchases: 6,
+            withExpiry: 6, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "revenuecat-base64encodedreceiptsample1.der", environment: "ProductionSandbox",
+            bundleID: "com.revenuecat.sampleapp", appVersion: "4", originalAppVersion: "1.0",
+            created: "2020-07-22T17:39:08Z", purchases: 9, withExpiry: 9, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "tamtamchik-validReceipt.der", environment: "ProductionSandbox", bundleID: "com.mbaasy.ios.demo",
+            appVersion: "1", originalAppVersion: "1.0", created: "2015-08-13T07:50:46Z", purchases: 7,
+            withExpiry: 6, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "tamtamchik-validReceipt2.der", environment: "ProductionSandbox", bundleID: "com.belive.app.ios",
+            appVersion: "3", originalAppVersion: "1.0", created: "2018-11-13T16:46:31Z", purchases: 1,
+            withExpiry: 0, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "tpinapp-hist-receipt-crash-macos-sandbox.der", environment: "ProductionSandbox",
+            bundleID: "de.holtwick.mac.PDFify", appVersion: "3.3.1b4", originalAppVersion: "1.0",
+            created: "2020-10-30T10:54:04Z", purchases: 0, withExpiry: 0, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "tpinapp-hist-receipt-no-orig-purchase-date-xcode.der", environment: "Xcode",
+            bundleID: "com.nutcall.alert", appVersion: "34", originalAppVersion: nil,
+            created: "2021-04-03T19:38:45Z", purchases: 1, withExpiry: 1, xcode: true, digest: "SHA-256"),
+        .init(
+            file: "tpinapp-receipt-sandbox-legacy.der", environment: "ProductionSandbox",
+            bundleID: "com.nutcall.alert", appVersion: "32", originalAppVersion: "1.0",
+            created: "2020-05-06T18:28:49Z", purchases: 187, withExpiry: 187, xcode: false, digest: "SHA-1"),
+        .init(
+            file: "tpinapp-receipt-xcode.der", environment: "Xcode", bundleID: "net.zachariadis.cyclemaps",
+            appVersion: "31.10.0", originalAppVersion: nil, created: "2020-07-22T17:33:15Z", purchases: 1,
+            withExpiry: 1, xcode: true, digest: "SHA-256"),
     ]
 
     static func verifier(xcode: Bool) throws -> ReceiptVerifier {
         if xcode {
             let certificate = try TrustAnchorLoader.certificates(
                 contentsOfFile: SharedTestData.path("certs/storekit-testing/StoreKitTestCertificate.cer"))
-            return ReceiptVerifier(trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(certificate))
+            return ReceiptVerifier(
+                trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(certificate))
         }
         let roots = try TrustAnchorLoader.certificates(
             contentsOfFile: SharedTestData.path("certs/apple-official/AppleIncRootCertificate.cer"))
@@ -84,8 +96,10 @@ struct CorpusReceiptTests {
         #expect(receipt.inAppPurchases.filter { $0.expiresDate != nil }.count == expected.withExpiry)
 
         let verdict = try await Self.verifier(xcode: expected.xcode).verify(
-            signed, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime, bundleID: expected.bundleID,
-                                                      appVersion: expected.appVersion))
+            signed,
+            policy: ReceiptVerificationPolicy(
+                now: TestPKI.signingTime, bundleID: expected.bundleID,
+                appVersion: expected.appVersion))
         #expect(verdict.failures.isEmpty, "\(verdict.failures)")
         #expect(verdict.chainKind == (expected.xcode ? .xcodeTest : .apple))
         #expect(verdict.digestAlgorithm == expected.digest)
@@ -100,7 +114,8 @@ struct CorpusReceiptTests {
         #expect(receipt.originalPurchaseDate.map(ReceiptDate.format) == "2013-08-01T07:00:00Z")
         #expect(receipt.inAppPurchases.first?.transactionID == "1000000166865231")
         #expect(receipt.inAppPurchases.last?.transactionID == "1000000166967782")
-        #expect(Set(receipt.inAppPurchases.compactMap(\.originalTransactionID)) == ["1000000166865231", "1000000166965150"])
+        #expect(
+            Set(receipt.inAppPurchases.compactMap(\.originalTransactionID)) == ["1000000166865231", "1000000166965150"])
         #expect(receipt.inAppPurchases.last?.productID == "monthly")
         // web_order_line_item_id raw 0207038d7ea69472c9
         #expect(receipt.inAppPurchases.last?.webOrderLineItemID?.bytes == [0x03, 0x8d, 0x7e, 0xa6, 0x94, 0x72, 0xc9])
@@ -116,7 +131,8 @@ struct CorpusReceiptTests {
 
     @Test func revenueCatValues() throws {
         let receipt = try SignedReceipt(
-            bytes: try SharedTestData.bytes("receipts/revenuecat-base64encodedreceiptsample1.der")).receipt
+            bytes: try SharedTestData.bytes("receipts/revenuecat-base64encodedreceiptsample1.der")
+        ).receipt
         #expect(receipt.creationDate?.timeIntervalSince1970 == 1_595_439_548)
         #expect(receipt.expirationDate == nil)
         let first = receipt.inAppPurchases[0]
@@ -153,21 +169,25 @@ struct CorpusReceiptTests {
 
     @Test func xcodeReceiptValues() throws {
         let receipt = try SignedReceipt(
-            bytes: try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")).receipt
+            bytes: try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
+        ).receipt
         #expect(receipt.inAppPurchases.first?.productID == "pass.premium")
         #expect(receipt.inAppPurchases.first?.transactionID == "0")
         #expect(receipt.inAppPurchases.first?.isInIntroOfferPeriod == true)
         #expect(receipt.expirationDate.map(ReceiptDate.format) == "4001-01-01T00:00:00Z")
         #expect(receipt.opaqueValue.count == 8)
         let noOriginal = try SignedReceipt(
-            bytes: try SharedTestData.bytes("receipts/tpinapp-hist-receipt-no-orig-purchase-date-xcode.der")).receipt
+            bytes: try SharedTestData.bytes("receipts/tpinapp-hist-receipt-no-orig-purchase-date-xcode.der")
+        ).receipt
         #expect(noOriginal.inAppPurchases.first?.originalPurchaseDate == nil)
     }
 
-    @Test("Apple's DER payloads re-serialize to the same bytes", arguments: [
-        "kvitto-receipt.der", "kvitto-sandboxReceipt.der", "revenuecat-base64encodedreceiptsample1.der",
-        "tamtamchik-validReceipt.der", "tpinapp-receipt-sandbox-legacy.der",
-    ])
+    @Test(
+        "Apple's DER payloads re-serialize to the same bytes",
+        arguments: [
+            "kvitto-receipt.der", "kvitto-sandboxReceipt.der", "revenuecat-base64encodedreceiptsample1.der",
+            "tamtamchik-validReceipt.der", "tpinapp-receipt-sandbox-legacy.der",
+        ])
     func wireRoundTrip(file: String) throws {
         let bytes = try SharedTestData.bytes("receipts/\(file)")
         let signed = try SignedReceipt(bytes: bytes)
@@ -182,21 +202,26 @@ struct CorpusReceiptTests {
         let atCreation = try await verifier.verify(bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
         #expect(atCreation.isValid)
         let now = try await verifier.verify(
-            bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime, chainValidationTime: .fixed(TestPKI.signingTime)))
+            bytes,
+            policy: ReceiptVerificationPolicy(
+                now: TestPKI.signingTime, chainValidationTime: .fixed(TestPKI.signingTime)))
         #expect(Set(now.failures.map(\.code)) == [.certificateExpired])
     }
 
     @Test func xcodeReceiptIsRefusedUnlessAllowed() async throws {
         let bytes = try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
-        let verdict = try await Self.verifier(xcode: false).verify(bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+        let verdict = try await Self.verifier(xcode: false).verify(
+            bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
         #expect(verdict.failures.map(\.code) == [.xcodeSignedNotAllowed])
     }
 
     @Test func productionReceiptAgainstTheWrongRoot() async throws {
-        let g3 = try TrustAnchorLoader.certificates(contentsOfFile: SharedTestData.path("certs/apple-official/AppleRootCA-G3.cer"))
+        let g3 = try TrustAnchorLoader.certificates(
+            contentsOfFile: SharedTestData.path("certs/apple-official/AppleRootCA-G3.cer"))
         let verifier = ReceiptVerifier(trustStore: TrustStore(roots: g3))
         let verdict = try await verifier.verify(
-            try SharedTestData.bytes("receipts/kvitto-receipt.der"), policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+            try SharedTestData.bytes("receipts/kvitto-receipt.der"),
+            policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
         #expect(verdict.failures.map(\.code) == [.chainUntrusted])
     }
 }

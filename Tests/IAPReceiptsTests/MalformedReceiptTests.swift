@@ -2,8 +2,8 @@ import Foundation
 import IAPReceipts
 import IAPTestSupport
 import IAPTrust
-import Testing
 import SwiftASN1
+import Testing
 import X509
 
 /// Bad input gets a clear error code: never a crash, a hang or unbounded allocation.
@@ -50,7 +50,8 @@ struct MalformedReceiptTests {
 
     @Test func nestingDeeperThanAnyReceipt() {
         // A thousand nested indefinite-length sequences, then their terminators.
-        let deep: [UInt8] = Array(repeating: [UInt8]([0x30, 0x80]), count: 1000).flatMap { $0 } + Array(repeating: 0, count: 2000)
+        let deep: [UInt8] =
+            Array(repeating: [UInt8]([0x30, 0x80]), count: 1000).flatMap { $0 } + Array(repeating: 0, count: 2000)
         #expect(code(deep) == .malformedASN1)
         // Sixty nested definite-length sequences: past the depth limit too.
         var nested: [UInt8] = [0x05, 0x00]
@@ -110,17 +111,23 @@ struct MalformedReceiptTests {
 
     @Test func legacyIOS6Receipts() throws {
         #expect(throws: ReceiptParsingError(.legacyTransactionReceipt, "")) {
-            try ReceiptInput.receiptBytes(from: Array("{\n\t\"signature\" = \"AAAA\";\n\t\"purchase-info\" = \"e30=\";\n}".utf8))
+            try ReceiptInput.receiptBytes(
+                from: Array("{\n\t\"signature\" = \"AAAA\";\n\t\"purchase-info\" = \"e30=\";\n}".utf8))
         }
         let base64OfPlist = Array(Data("{ \"purchase-info\" = \"e30=\"; }".utf8).base64EncodedString().utf8)
-        #expect(throws: ReceiptParsingError(.legacyTransactionReceipt, "")) { try ReceiptInput.receiptBytes(from: base64OfPlist) }
+        #expect(throws: ReceiptParsingError(.legacyTransactionReceipt, "")) {
+            try ReceiptInput.receiptBytes(from: base64OfPlist)
+        }
     }
 
-    @Test(.enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"),
-          arguments: ["voltrue2-legacy-ios6-transactionReceipt.b64", "applelib-mock-legacyTransaction-ios6-style.b64"])
+    @Test(
+        .enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"),
+        arguments: ["voltrue2-legacy-ios6-transactionReceipt.b64", "applelib-mock-legacyTransaction-ios6-style.b64"])
     func legacyCorpusReceipts(file: String) throws {
         let text = try SharedTestData.bytes("receipts/\(file)")
-        #expect(throws: ReceiptParsingError(.legacyTransactionReceipt, "")) { try ReceiptInput.receiptBytes(from: text) }
+        #expect(throws: ReceiptParsingError(.legacyTransactionReceipt, "")) {
+            try ReceiptInput.receiptBytes(from: text)
+        }
     }
 
     @Test(.enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"))

@@ -61,7 +61,8 @@ struct ReceiptFuzzTests {
         for _ in 0..<Self.iterations {
             let length = Int.random(in: 0...300, using: &generator)
             let body = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let header: [UInt8] = length < 128 ? [0x30, UInt8(length)] : [0x30, 0x82, UInt8(length >> 8), UInt8(length & 0xff)]
+            let header: [UInt8] =
+                length < 128 ? [0x30, UInt8(length)] : [0x30, 0x82, UInt8(length >> 8), UInt8(length & 0xff)]
             #expect(throws: ReceiptParsingError.self) { try SignedReceipt(bytes: header + body) }
         }
     }

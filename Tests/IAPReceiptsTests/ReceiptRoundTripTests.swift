@@ -6,8 +6,9 @@ import Testing
 struct ReceiptRoundTripTests {
     typealias F = ReceiptFixtures
 
-    @Test("a receipt built and signed in process parses back to the same model and the same bytes",
-          arguments: [ReceiptSigner.Digest.sha1, .sha256])
+    @Test(
+        "a receipt built and signed in process parses back to the same model and the same bytes",
+        arguments: [ReceiptSigner.Digest.sha1, .sha256])
     func roundTrip(digest: ReceiptSigner.Digest) throws {
         let original = F.receipt(expiration: F.created.addingTimeInterval(86_400 * 365))
         let bytes = try F.signed(original, digest: digest)
@@ -39,8 +40,10 @@ struct ReceiptRoundTripTests {
         #expect(roses.unknownAttributes.map(\.type) == [1722])
     }
 
-    @Test(arguments: ["2015-09-22T08:55:28Z", "2021-04-03T22:38:45+0300", "2021-04-03T22:38:45+03:00",
-                      "2020-07-22T18:33:15-0100", "2020-07-22T17:33:15.250Z"])
+    @Test(arguments: [
+        "2015-09-22T08:55:28Z", "2021-04-03T22:38:45+0300", "2021-04-03T22:38:45+03:00",
+        "2020-07-22T18:33:15-0100", "2020-07-22T17:33:15.250Z",
+    ])
     func dates(text: String) throws {
         let date = try #require(try ReceiptDate.parse(Array(text.utf8)))
         let reference: [String: TimeInterval] = [
@@ -55,8 +58,10 @@ struct ReceiptRoundTripTests {
         #expect(try ReceiptDate.parse([UInt8]()) == nil)
     }
 
-    @Test(arguments: ["0000-00-00T00:00:00Z", "2021-02-29T00:00:00Z", "2021-13-01T00:00:00Z", "2021-01-01",
-                      "2021-01-01T24:00:00Z", "2021-01-01T00:00:00", "2021-01-01T00:00:00Zjunk", "yesterday"])
+    @Test(arguments: [
+        "0000-00-00T00:00:00Z", "2021-02-29T00:00:00Z", "2021-13-01T00:00:00Z", "2021-01-01",
+        "2021-01-01T24:00:00Z", "2021-01-01T00:00:00", "2021-01-01T00:00:00Zjunk", "yesterday",
+    ])
     func invalidDates(text: String) {
         #expect(throws: ReceiptParsingError(.invalidDate, "")) { try ReceiptDate.parse(Array(text.utf8)) }
     }

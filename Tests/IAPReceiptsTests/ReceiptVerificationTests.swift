@@ -68,8 +68,9 @@ struct ReceiptVerificationTests {
 
     @Test func rootWithTheRightNameAndAnotherKey() async throws {
         // A root named exactly like the trusted one, its own key: the trusted root is compared by key and signature.
-        let impostor = TestPKI.mint(rootKey: TestKeys.rogueRoot, intermediateKey: TestKeys.rogueIntermediate,
-                                    leafKey: TestKeys.rogueLeaf)
+        let impostor = TestPKI.mint(
+            rootKey: TestKeys.rogueRoot, intermediateKey: TestKeys.rogueIntermediate,
+            leafKey: TestKeys.rogueLeaf)
         let rogueKey = try _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rogueLeafPEM)
         let verdict = try await verdict(try F.signed(chain: impostor, key: rogueKey))
         #expect(verdict.failures.map(\.code) == [.chainUntrusted])
@@ -100,12 +101,14 @@ struct ReceiptVerificationTests {
         // A self-made CA copying Apple's names and markers (the LocalIAPStore attack): only the root's key differs.
         var options = MintedChain.Options()
         options.organization = "Apple Inc."
-        let forged = TestPKI.mint(rootKey: TestKeys.rogueRoot, intermediateKey: TestKeys.rogueIntermediate,
-                                  leafKey: TestKeys.rogueLeaf, options: options)
+        let forged = TestPKI.mint(
+            rootKey: TestKeys.rogueRoot, intermediateKey: TestKeys.rogueIntermediate,
+            leafKey: TestKeys.rogueLeaf, options: options)
         let rogueKey = try _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rogueLeafPEM)
         let genuine = TestPKI.mint(options: options)
-        let verdict = try await verdict(try F.signed(chain: forged, key: rogueKey),
-                                        verifier: F.verifier(roots: [genuine.root]))
+        let verdict = try await verdict(
+            try F.signed(chain: forged, key: rogueKey),
+            verifier: F.verifier(roots: [genuine.root]))
         #expect(verdict.failures.map(\.code) == [.chainUntrusted])
     }
 
@@ -114,8 +117,9 @@ struct ReceiptVerificationTests {
         var options = MintedChain.Options()
         options.leafMarker = false
         let developer = TestPKI.mint(leafKey: TestKeys.rogueLeaf, options: options)
-        let chain = MintedChain(root: TestPKI.trusted.root, intermediate: TestPKI.trusted.intermediate,
-                                leaf: developer.leaf, leafKey: developer.leafKey)
+        let chain = MintedChain(
+            root: TestPKI.trusted.root, intermediate: TestPKI.trusted.intermediate,
+            leaf: developer.leaf, leafKey: developer.leafKey)
         let rogueKey = try _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rogueLeafPEM)
         let verdict = try await verdict(try F.signed(chain: chain, key: rogueKey))
         #expect(verdict.failures.map(\.code) == [.leafMarkerMissing])
@@ -177,7 +181,10 @@ struct ReceiptVerificationTests {
         var bytes = try F.signed()
         bytes[bytes.count - 10] ^= 0x01
         let verdict = try await verdict(bytes, verifier: F.verifier(roots: [otherRoot]), policy: policy)
-        #expect(Set(verdict.failures.map(\.code)) == [.chainUntrusted, .signatureInvalid, .bundleIDMismatch, .appVersionMismatch])
+        #expect(
+            Set(verdict.failures.map(\.code)) == [
+                .chainUntrusted, .signatureInvalid, .bundleIDMismatch, .appVersionMismatch,
+            ])
     }
 
     @Test func skippedChecksAreReported() async throws {

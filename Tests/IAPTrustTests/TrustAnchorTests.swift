@@ -12,12 +12,16 @@ struct TrustAnchorTests {
         return coder.serializedBytes
     }
 
-    @Test(.enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"),
-          arguments: [("AppleIncRootCertificate.cer", KnownAppleRoot.appleIncRoot),
-                      ("AppleRootCA-G3.cer", .appleRootCAG3), ("AppleRootCA-G2.cer", .appleRootCAG2),
-                      ("AppleComputerRootCertificate.cer", .appleComputerRoot)])
+    @Test(
+        .enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"),
+        arguments: [
+            ("AppleIncRootCertificate.cer", KnownAppleRoot.appleIncRoot),
+            ("AppleRootCA-G3.cer", .appleRootCAG3), ("AppleRootCA-G2.cer", .appleRootCAG2),
+            ("AppleComputerRootCertificate.cer", .appleComputerRoot),
+        ])
     func realAppleRootsLoadWithTheirFingerprints(file: String, root: KnownAppleRoot) throws {
-        let certificates = try TrustAnchorLoader.certificates(contentsOfFile: SharedTestData.path("certs/apple-official/\(file)"))
+        let certificates = try TrustAnchorLoader.certificates(
+            contentsOfFile: SharedTestData.path("certs/apple-official/\(file)"))
         #expect(certificates.count == 1)
         #expect(TrustAnchorLoader.sha256Fingerprint(of: certificates[0]) == root.sha256Fingerprint)
         #expect(certificates[0].subject.commonName == root.commonName)
@@ -39,19 +43,27 @@ struct TrustAnchorTests {
                 CommonName(root.commonName)
             }
             let impostor = try CertificateMinter.mint(
-                .init(subject: name, serialNumber: .init(bytes: [0x07]), notValidBefore: TestPKI.notValidBefore,
-                      notValidAfter: TestPKI.notValidAfter, isCertificateAuthority: true),
+                .init(
+                    subject: name, serialNumber: .init(bytes: [0x07]), notValidBefore: TestPKI.notValidBefore,
+                    notValidAfter: TestPKI.notValidAfter, isCertificateAuthority: true),
                 publicKey: TestKeys.rogueRoot.publicKey, issuer: name, issuerKey: TestKeys.rogueRoot)
-            #expect(throws: TrustError(.impostorAppleRoot, "")) { try TrustAnchorLoader.certificates(from: Self.der(impostor)) }
+            #expect(throws: TrustError(.impostorAppleRoot, "")) {
+                try TrustAnchorLoader.certificates(from: Self.der(impostor))
+            }
         }
     }
 
     @Test func garbageIsNotACertificate() {
-        #expect(throws: TrustError(.notACertificate, "")) { try TrustAnchorLoader.certificates(from: [0x30, 0x03, 0x02, 0x01, 0x01]) }
         #expect(throws: TrustError(.notACertificate, "")) {
-            try TrustAnchorLoader.certificates(from: Array("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8))
+            try TrustAnchorLoader.certificates(from: [0x30, 0x03, 0x02, 0x01, 0x01])
         }
-        #expect(throws: TrustError(.unreadableFile, "")) { try TrustAnchorLoader.certificates(contentsOfFile: "/nonexistent") }
+        #expect(throws: TrustError(.notACertificate, "")) {
+            try TrustAnchorLoader.certificates(
+                from: Array("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8))
+        }
+        #expect(throws: TrustError(.unreadableFile, "")) {
+            try TrustAnchorLoader.certificates(contentsOfFile: "/nonexistent")
+        }
     }
 
     @Test func mintedChainHasAppleShape() {
@@ -75,7 +87,8 @@ struct ChainVerifierTests {
         let first = await verifier.verify(certificates: certificates, leaf: .first, at: TestPKI.signingTime)
         #expect(first.isTrusted && first.kind == .apple && first.chain.count == 3)
         #expect(verifier.cachedChainCount == 1)
-        let second = await verifier.verify(certificates: certificates, leaf: .first, at: TestPKI.signingTime.addingTimeInterval(1))
+        let second = await verifier.verify(
+            certificates: certificates, leaf: .first, at: TestPKI.signingTime.addingTimeInterval(1))
         #expect(second.isTrusted)
         #expect(verifier.cachedChainCount == 1)
         // Outside the window the cache does not answer; the full check reports the expiry.
@@ -96,7 +109,8 @@ struct ChainVerifierTests {
 
     @Test func failuresAreNotCached() async throws {
         let verifier = ChainVerifier(trustStore: TrustStore(roots: [TestPKI.mint(rootKey: TestKeys.rogueRoot).root]))
-        let result = await verifier.verify(certificates: try Self.bytes(TestPKI.trusted), leaf: .first, at: TestPKI.signingTime)
+        let result = await verifier.verify(
+            certificates: try Self.bytes(TestPKI.trusted), leaf: .first, at: TestPKI.signingTime)
         #expect(result.failures.map(\.code) == [.chainUntrusted])
         #expect(result.leafPublicKey != nil)
         #expect(verifier.cachedChainCount == 0)
@@ -116,9 +130,10 @@ struct ChainVerifierTests {
         var options = MintedChain.Options()
         options.leafMarker = true
         let leaf = try CertificateMinter.mint(
-            .init(subject: try DistinguishedName { CommonName("Direct Leaf") }, serialNumber: .init(bytes: [0x09]),
-                  notValidBefore: TestPKI.notValidBefore, notValidAfter: TestPKI.notValidAfter,
-                  isCertificateAuthority: false, appleMarker: .AppleMarker.receiptSigningLeaf),
+            .init(
+                subject: try DistinguishedName { CommonName("Direct Leaf") }, serialNumber: .init(bytes: [0x09]),
+                notValidBefore: TestPKI.notValidBefore, notValidAfter: TestPKI.notValidAfter,
+                isCertificateAuthority: false, appleMarker: .AppleMarker.receiptSigningLeaf),
             publicKey: TestKeys.leaf.publicKey, issuer: root.subject, issuerKey: TestKeys.root)
         let verifier = ChainVerifier(trustStore: TrustStore(roots: [root]))
         let result = await verifier.verify(

@@ -23,7 +23,8 @@ extension AppReceipt {
                 throw ReceiptParsingError(.malformedAttribute, "attribute \(type) appears more than once")
             }
             switch type {
-            case ReceiptAttributeType.receiptType: environment = ReceiptEnvironment(rawValue: try attribute.stringValue())
+            case ReceiptAttributeType.receiptType:
+                environment = ReceiptEnvironment(rawValue: try attribute.stringValue())
             case ReceiptAttributeType.appItemID: appItemID = try attribute.integerValue()
             case ReceiptAttributeType.bundleID: bundle = attribute
             case ReceiptAttributeType.appVersion: appVersion = try attribute.stringValue()
@@ -116,7 +117,9 @@ extension InAppPurchase {
             default: unknownAttributes.append(attribute)
             }
         }
-        guard let productID else { throw ReceiptParsingError(.malformedAttribute, "an in-app record has no product id (1702)") }
+        guard let productID else {
+            throw ReceiptParsingError(.malformedAttribute, "an in-app record has no product id (1702)")
+        }
         guard let transactionID else {
             throw ReceiptParsingError(.malformedAttribute, "an in-app record has no transaction id (1703)")
         }

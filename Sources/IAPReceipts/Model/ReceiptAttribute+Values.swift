@@ -40,7 +40,9 @@ extension ReceiptAttribute {
         }
     }
 
-    private func primitiveContent(allowed: [ASN1Identifier], what: String) throws(ReceiptParsingError) -> ArraySlice<UInt8> {
+    private func primitiveContent(allowed: [ASN1Identifier], what: String) throws(ReceiptParsingError) -> ArraySlice<
+        UInt8
+    > {
         let node: ASN1Node
         do {
             node = try DER.parse(value)
@@ -68,7 +70,8 @@ extension ReceiptAttribute {
     }
 
     static func integer(_ type: Int, _ value: ReceiptInteger) -> ReceiptAttribute {
-        ReceiptAttribute(type: type, value: encode { $0.appendPrimitiveNode(identifier: .integer) { $0 += value.bytes } })
+        ReceiptAttribute(
+            type: type, value: encode { $0.appendPrimitiveNode(identifier: .integer) { $0 += value.bytes } })
     }
 
     static func int(_ type: Int, _ value: Int) -> ReceiptAttribute {

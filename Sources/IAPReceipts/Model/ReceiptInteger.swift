@@ -20,7 +20,9 @@ public struct ReceiptInteger: Hashable, Sendable, CustomStringConvertible, Codab
     /// The value of a non-negative `UInt64`.
     public init(_ value: UInt64) {
         var raw: [UInt8] = [0]
-        for shift in stride(from: 56, through: 0, by: -8) { raw.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            raw.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
         self.init(bytes: raw)
     }
 

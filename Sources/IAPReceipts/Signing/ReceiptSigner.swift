@@ -1,8 +1,8 @@
+import Crypto
 public import Foundation
-public import X509
 import IAPTrust
 import SwiftASN1
-import Crypto
+public import X509
 public import _CryptoExtras
 
 /// Builds an ``AppReceipt`` into a DER PKCS#7 receipt signed with RSA PKCS#1 v1.5, the way the App Store does.
@@ -23,7 +23,9 @@ public struct ReceiptSigner: Sendable {
     /// content itself. Apple's receipts carry none; the option exists because the format allows it.
     public var signingTime: Date?
 
-    public init(key: _RSA.Signing.PrivateKey, certificates: [Certificate], digest: Digest = .sha256, signingTime: Date? = nil) {
+    public init(
+        key: _RSA.Signing.PrivateKey, certificates: [Certificate], digest: Digest = .sha256, signingTime: Date? = nil
+    ) {
         self.key = key
         self.certificates = certificates
         self.digest = digest
@@ -49,17 +51,22 @@ public struct ReceiptSigner: Sendable {
         if let signingTime {
             let utcTime = try UTCTime(Self.components(of: signingTime))
             signedAttributes = [
-                CMSAttribute(type: .CMS.contentTypeAttribute, values: [try ASN1Any(erasing: ASN1ObjectIdentifier.CMS.data)]),
+                CMSAttribute(
+                    type: .CMS.contentTypeAttribute, values: [try ASN1Any(erasing: ASN1ObjectIdentifier.CMS.data)]),
                 CMSAttribute(type: .CMS.signingTimeAttribute, values: [try ASN1Any(erasing: utcTime)]),
                 CMSAttribute(
                     type: .CMS.messageDigestAttribute,
-                    values: [try ASN1Any(erasing: ASN1OctetString(contentBytes: CMSSignatureCheck.digest(content, kind)[...]))]),
+                    values: [
+                        try ASN1Any(
+                            erasing: ASN1OctetString(contentBytes: CMSSignatureCheck.digest(content, kind)[...]))
+                    ]),
             ]
         }
         let signedBytes = try signedAttributes.map { try SignerInfo.encodeForSigning($0) } ?? content
         let signature: _RSA.Signing.RSASignature
         switch digest {
-        case .sha1: signature = try key.signature(for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case .sha1:
+            signature = try key.signature(for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
         case .sha256: signature = try key.signature(for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
         }
         var sid = DER.Serializer()
@@ -78,7 +85,8 @@ public struct ReceiptSigner: Sendable {
             return coder.serializedBytes[...]
         }
         let signedData = SignedData(
-            digestAlgorithms: [digestAlgorithm], content: content, certificates: certificateBytes, signerInfos: [signer])
+            digestAlgorithms: [digestAlgorithm], content: content, certificates: certificateBytes, signerInfos: [signer]
+        )
         return try SignedReceipt(bytes: signedData.contentInfoBytes())
     }
 

@@ -15,18 +15,21 @@ enum CMSSignatureCheck {
     }
 
     /// The digest algorithm the signer uses, or a failure when it is not one receipts use.
-    static func digestKind(of signer: SignerInfo, in signedData: SignedData) -> Result<DigestKind, VerificationFailure> {
+    static func digestKind(of signer: SignerInfo, in signedData: SignedData) -> Result<DigestKind, VerificationFailure>
+    {
         let digest = signer.digestAlgorithm.algorithm
         guard signedData.digestAlgorithms.contains(where: { $0.algorithm == digest }) else {
             return .failure(
-                VerificationFailure(.unsupportedSignatureAlgorithm, "digest \(digest) is not declared by the signed data"))
+                VerificationFailure(
+                    .unsupportedSignatureAlgorithm, "digest \(digest) is not declared by the signed data"))
         }
         let kind: DigestKind
         switch digest {
         case .DigestAndSignature.sha1: kind = .sha1
         case .DigestAndSignature.sha256: kind = .sha256
         default:
-            return .failure(VerificationFailure(.unsupportedSignatureAlgorithm, "digest \(digest) is not SHA-1 or SHA-256"))
+            return .failure(
+                VerificationFailure(.unsupportedSignatureAlgorithm, "digest \(digest) is not SHA-1 or SHA-256"))
         }
         let signature = signer.signatureAlgorithm.algorithm
         let consistent: Bool
@@ -39,7 +42,8 @@ enum CMSSignatureCheck {
         guard consistent else {
             return .failure(
                 VerificationFailure(
-                    .unsupportedSignatureAlgorithm, "signature algorithm \(signature) does not match digest \(kind.rawValue)"
+                    .unsupportedSignatureAlgorithm,
+                    "signature algorithm \(signature) does not match digest \(kind.rawValue)"
                 ))
         }
         return .success(kind)
@@ -73,7 +77,8 @@ enum CMSSignatureCheck {
             failures.append(VerificationFailure(.messageDigestMismatch, "signed attributes without one messageDigest"))
         }
         if !verify(rsaKey, signature, over: signedAttributesBytes, kind) {
-            failures.append(VerificationFailure(.signatureInvalid, "the signature does not match the signed attributes"))
+            failures.append(
+                VerificationFailure(.signatureInvalid, "the signature does not match the signed attributes"))
         }
         return failures
     }

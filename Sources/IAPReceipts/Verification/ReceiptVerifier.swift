@@ -1,7 +1,7 @@
-import Foundation
-import X509
-public import IAPTrust
 import Crypto
+import Foundation
+public import IAPTrust
+import X509
 
 /// Verifies App Store receipts: signature, certificate chain, and the caller's expectations, returning a verdict that
 /// lists every failed check.
@@ -24,7 +24,8 @@ public final class ReceiptVerifier: Sendable {
     }
 
     /// Parses then verifies a binary receipt. Throws only when the bytes are not a receipt at all.
-    public func verify(_ bytes: some Collection<UInt8>, policy: ReceiptVerificationPolicy) async throws(ReceiptParsingError)
+    public func verify(_ bytes: some Collection<UInt8>, policy: ReceiptVerificationPolicy)
+        async throws(ReceiptParsingError)
         -> ReceiptVerdict
     {
         await verify(try SignedReceipt(bytes: bytes), policy: policy)
@@ -79,7 +80,8 @@ public final class ReceiptVerifier: Sendable {
         if let expected = policy.bundleID {
             if receipt.bundleID != expected {
                 failures.append(
-                    VerificationFailure(.bundleIDMismatch, "bundle id is \"\(receipt.bundleID)\", expected \"\(expected)\""))
+                    VerificationFailure(
+                        .bundleIDMismatch, "bundle id is \"\(receipt.bundleID)\", expected \"\(expected)\""))
             }
         } else {
             skipped.append("bundleId")
@@ -87,7 +89,8 @@ public final class ReceiptVerifier: Sendable {
         if let expected = policy.appVersion {
             if receipt.appVersion != expected {
                 failures.append(
-                    VerificationFailure(.appVersionMismatch, "app version is \"\(receipt.appVersion)\", expected \"\(expected)\""))
+                    VerificationFailure(
+                        .appVersionMismatch, "app version is \"\(receipt.appVersion)\", expected \"\(expected)\""))
             }
         } else {
             skipped.append("appVersion")
@@ -95,7 +98,8 @@ public final class ReceiptVerifier: Sendable {
         if let device = policy.deviceIdentifier {
             if Self.deviceHash(device: device, receipt: receipt) != receipt.sha1Hash {
                 failures.append(
-                    VerificationFailure(.deviceHashMismatch, "the receipt's hash does not match this device identifier"))
+                    VerificationFailure(.deviceHashMismatch, "the receipt's hash does not match this device identifier")
+                )
             }
         } else {
             skipped.append("deviceHash")

@@ -54,7 +54,8 @@ public struct SignerInfo: BERImplicitlyTaggable, Hashable, Sendable {
         self = try BER.sequence(node, identifier: identifier) { nodes in
             let version = try Int(berEncoded: &nodes)
             guard let sid = nodes.next(), sid.identifier == .sequence else {
-                throw ASN1Error.invalidASN1Object(reason: "SignerInfo does not name its signer by issuer and serial number")
+                throw ASN1Error.invalidASN1Object(
+                    reason: "SignerInfo does not name its signer by issuer and serial number")
             }
             let digestAlgorithm = try AlgorithmIdentifier(berEncoded: &nodes)
             var next = nodes.next()
