@@ -1,8 +1,10 @@
+public import IAPTrust
+
 /// Why bytes could not be read as an App Store receipt.
 ///
 /// Parsing throws this; verification never does (it returns a ``ReceiptVerdict``). The ``code`` is stable and is what
 /// callers and tests should match on; ``reason`` explains it to a person.
-public struct ReceiptParsingError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct ReceiptParsingError: CodedError, Sendable {
     /// The stable name of what went wrong.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -35,8 +37,4 @@ public struct ReceiptParsingError: Error, Hashable, Sendable, CustomStringConver
         self.reason = reason
     }
 
-    public var description: String { "\(code): \(reason)" }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -2,7 +2,7 @@
 ///
 /// Errors are structs with a stable ``code``: new codes can be added without breaking callers, and equality is on
 /// the code so tests match codes rather than messages.
-public struct TrustError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct TrustError: CodedError, Sendable {
     /// The stable name of what went wrong.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -27,8 +27,4 @@ public struct TrustError: Error, Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String { "\(code): \(reason)" }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

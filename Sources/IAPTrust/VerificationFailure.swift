@@ -3,7 +3,7 @@
 /// Verifiers return every failed check rather than stopping at the first, so a caller (or a person reading a report)
 /// sees the whole picture. Failures compare equal by ``code`` alone: tests and clients match on codes, while
 /// ``reason`` is free text for people.
-public struct VerificationFailure: Error, Hashable, Sendable, CustomStringConvertible {
+public struct VerificationFailure: CodedError, Sendable {
     /// The stable, machine-readable name of a check that failed.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
         public let rawValue: String
@@ -22,10 +22,6 @@ public struct VerificationFailure: Error, Hashable, Sendable, CustomStringConver
         self.reason = reason
     }
 
-    public var description: String { "\(code): \(reason)" }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 extension VerificationFailure.Code {

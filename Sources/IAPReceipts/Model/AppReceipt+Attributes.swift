@@ -13,16 +13,12 @@ extension AppReceipt {
 
     /// Builds the model from payload attributes; a known attribute may appear only once.
     public init(attributes: [ReceiptAttribute]) throws(ReceiptParsingError) {
-        var seen = Set<Int>()
+        try ReceiptAttribute.refuseDuplicates(in: attributes, of: Self.singleTypes, context: "attribute")
         var bundle: ReceiptAttribute?
         var appVersion: String?
         self.init(bundleID: "", appVersion: "")
         for attribute in attributes {
-            let type = attribute.type
-            guard !Self.knownTypes.contains(type) || seen.insert(type).inserted else {
-                throw ReceiptParsingError(.malformedAttribute, "attribute \(type) appears more than once")
-            }
-            switch type {
+            switch attribute.type {
             case ReceiptAttributeType.receiptType:
                 environment = ReceiptEnvironment(rawValue: try attribute.stringValue())
             case ReceiptAttributeType.appItemID: appItemID = try attribute.integerValue()
@@ -32,7 +28,6 @@ extension AppReceipt {
             case ReceiptAttributeType.sha1Hash: sha1Hash = attribute.value
             case ReceiptAttributeType.creationDate: creationDate = try attribute.dateValue()
             case ReceiptAttributeType.inAppPurchase:
-                seen.remove(type)  // one attribute per purchase
                 let inner: [ReceiptAttribute]
                 do {
                     inner = try ReceiptAttribute.parseSet(attribute.value[...])
@@ -55,7 +50,8 @@ extension AppReceipt {
         self.appVersion = appVersion
     }
 
-    private static let knownTypes: Set<Int> = [0, 1, 2, 3, 4, 5, 12, 17, 18, 19, 21]
+    /// The known attributes that may appear once (17 appears once per purchase).
+    private static let singleTypes: Set<Int> = [0, 1, 2, 3, 4, 5, 12, 18, 19, 21]
 
     /// The payload attributes of this receipt, known fields first then the kept unknown ones.
     public func attributes() -> [ReceiptAttribute] {
@@ -89,16 +85,12 @@ extension InAppPurchase {
     /// Builds a purchase record from the attributes inside an attribute 17.
     public init(attributes: [ReceiptAttribute]) throws(ReceiptParsingError) {
         typealias T = ReceiptAttributeType
-        var seen = Set<Int>()
+        try ReceiptAttribute.refuseDuplicates(in: attributes, of: Self.knownTypes, context: "in-app attribute")
         var productID: String?
         var transactionID: String?
         self.init(productID: "", transactionID: "")
         for attribute in attributes {
-            let type = attribute.type
-            guard !Self.knownTypes.contains(type) || seen.insert(type).inserted else {
-                throw ReceiptParsingError(.malformedAttribute, "in-app attribute \(type) appears more than once")
-            }
-            switch type {
+            switch attribute.type {
             case T.quantity: quantity = try attribute.intValue()
             case T.productID: productID = try attribute.stringValue()
             case T.transactionID: transactionID = try attribute.stringValue()
@@ -148,5 +140,20 @@ extension InAppPurchase {
         attributes.append(.bool(T.isInIntroOfferPeriod, isInIntroOfferPeriod))
         if let promotionalOfferID { attributes.append(.string(T.promotionalOfferID, promotionalOfferID)) }
         return attributes + unknownAttributes
+    }
+}
+
+extension ReceiptAttribute {
+    /// Throws when one of `types` appears more than once: a forged receipt must not carry two bundle ids and hope one
+    /// check reads the first while another reads the second.
+    static func refuseDuplicates(in attributes: [ReceiptAttribute], of types: Set<Int>, context: String)
+        throws(ReceiptParsingError)
+    {
+        var seen = Set<Int>()
+        for attribute in attributes where types.contains(attribute.type) {
+            guard seen.insert(attribute.type).inserted else {
+                throw ReceiptParsingError(.malformedAttribute, "\(context) \(attribute.type) appears more than once")
+            }
+        }
     }
 }
