@@ -22,17 +22,19 @@ public struct SignedReceipt: Hashable, Sendable {
             throw ReceiptParsingError(.inputTooLarge, "\(bytes.count) bytes is more than the limit of \(maximumSize)")
         }
         let input = ArraySlice(bytes)
-        let root: ASN1Node
-        do {
-            root = try ASN1Parsing.parse(input)
-        } catch {
-            throw ReceiptParsingError(.malformedASN1, "not well-formed DER or BER (\(error))")
-        }
         let signedData: SignedData
-        do {
-            signedData = try SignedData(contentInfo: root)
+        do throws(DERReader.Failure) {
+            if let fast = try SignedData.readFastDER(input) {
+                signedData = fast
+            } else {
+                signedData = try Self.readWithSwiftASN1(input)
+            }
+        } catch .malformed(let problem) {
+            throw ReceiptParsingError(.malformedASN1, "not well-formed DER or BER (\(problem))")
+        } catch .unexpected(let problem) {
+            throw ReceiptParsingError(.notAReceipt, "not a PKCS#7 signed-data structure (\(problem))")
         } catch {
-            throw ReceiptParsingError(.notAReceipt, "not a PKCS#7 signed-data structure (\(error))")
+            throw ReceiptParsingError(.malformedASN1, "not well-formed DER or BER")
         }
         guard signedData.contentType == .CMS.data, let content = signedData.content else {
             throw ReceiptParsingError(.notAReceipt, "the signed data does not hold data content")
@@ -42,6 +44,21 @@ public struct SignedReceipt: Hashable, Sendable {
         }
         self.signedData = signedData
         self.receipt = try AppReceipt(payload: content[...])
+    }
+
+    /// Reads BER (and anything the fast DER reader declined) through swift-asn1's node tree.
+    private static func readWithSwiftASN1(_ input: ArraySlice<UInt8>) throws(DERReader.Failure) -> SignedData {
+        let root: ASN1Node
+        do {
+            root = try ASN1Parsing.parse(input)
+        } catch {
+            throw .malformed("\(error)")
+        }
+        do {
+            return try SignedData(contentInfo: root)
+        } catch {
+            throw .unexpected("\(error)")
+        }
     }
 
     /// The DER encoding of the whole receipt.

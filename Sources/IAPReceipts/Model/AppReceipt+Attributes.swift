@@ -24,13 +24,13 @@ extension AppReceipt {
             case ReceiptAttributeType.appItemID: appItemID = try attribute.integerValue()
             case ReceiptAttributeType.bundleID: bundle = attribute
             case ReceiptAttributeType.appVersion: appVersion = try attribute.stringValue()
-            case ReceiptAttributeType.opaqueValue: opaqueValue = attribute.value
-            case ReceiptAttributeType.sha1Hash: sha1Hash = attribute.value
+            case ReceiptAttributeType.opaqueValue: opaqueValue = Array(attribute.value)
+            case ReceiptAttributeType.sha1Hash: sha1Hash = Array(attribute.value)
             case ReceiptAttributeType.creationDate: creationDate = try attribute.dateValue()
             case ReceiptAttributeType.inAppPurchase:
                 let inner: [ReceiptAttribute]
                 do {
-                    inner = try ReceiptAttribute.parseSet(attribute.value[...])
+                    inner = try ReceiptAttribute.parseSet(attribute.value)
                 } catch {
                     throw ReceiptParsingError(.malformedAttribute, "attribute 17 is not a set of attributes (\(error))")
                 }
@@ -46,12 +46,12 @@ extension AppReceipt {
             throw ReceiptParsingError(.notAReceipt, "the payload has no app version (attribute 3)")
         }
         self.bundleID = try bundle.stringValue()
-        self.bundleIDData = bundle.value
+        self.bundleIDData = Array(bundle.value)
         self.appVersion = appVersion
     }
 
     /// The known attributes that may appear once (17 appears once per purchase).
-    private static let singleTypes: Set<Int> = [0, 1, 2, 3, 4, 5, 12, 18, 19, 21]
+    private static let singleTypes = AttributeTypeSet([0, 1, 2, 3, 4, 5, 12, 18, 19, 21])
 
     /// The payload attributes of this receipt, known fields first then the kept unknown ones.
     public func attributes() -> [ReceiptAttribute] {
@@ -59,15 +59,15 @@ extension AppReceipt {
         var attributes: [ReceiptAttribute] = []
         if let environment { attributes.append(.string(T.receiptType, environment.rawValue)) }
         if let appItemID { attributes.append(.integer(T.appItemID, appItemID)) }
-        attributes.append(ReceiptAttribute(type: T.bundleID, value: bundleIDData))
+        attributes.append(ReceiptAttribute(type: T.bundleID, value: bundleIDData[...]))
         attributes.append(.string(T.appVersion, appVersion))
-        attributes.append(ReceiptAttribute(type: T.opaqueValue, value: opaqueValue))
-        attributes.append(ReceiptAttribute(type: T.sha1Hash, value: sha1Hash))
+        attributes.append(ReceiptAttribute(type: T.opaqueValue, value: opaqueValue[...]))
+        attributes.append(ReceiptAttribute(type: T.sha1Hash, value: sha1Hash[...]))
         if let creationDate { attributes.append(.date(T.creationDate, creationDate)) }
         for purchase in inAppPurchases {
             // The in-app attributes always encode: they are built from typed values.
             let set = (try? ReceiptAttribute.serializeSet(purchase.attributes())) ?? []
-            attributes.append(ReceiptAttribute(type: T.inAppPurchase, value: set))
+            attributes.append(ReceiptAttribute(type: T.inAppPurchase, value: set[...]))
         }
         if let originalPurchaseDate { attributes.append(.date(T.originalPurchaseDate, originalPurchaseDate)) }
         if let originalAppVersion { attributes.append(.string(T.originalAppVersion, originalAppVersion)) }
@@ -119,9 +119,9 @@ extension InAppPurchase {
         self.transactionID = transactionID
     }
 
-    private static let knownTypes: Set<Int> = [
+    private static let knownTypes = AttributeTypeSet([
         1701, 1702, 1703, 1704, 1705, 1706, 1707, 1708, 1711, 1712, 1713, 1719, 1721,
-    ]
+    ])
 
     /// The attributes of this record, known fields first then the kept unknown ones.
     public func attributes() -> [ReceiptAttribute] {
@@ -146,14 +146,36 @@ extension InAppPurchase {
 extension ReceiptAttribute {
     /// Throws when one of `types` appears more than once: a forged receipt must not carry two bundle ids and hope one
     /// check reads the first while another reads the second.
-    static func refuseDuplicates(in attributes: [ReceiptAttribute], of types: Set<Int>, context: String)
+    static func refuseDuplicates(in attributes: [ReceiptAttribute], of types: AttributeTypeSet, context: String)
         throws(ReceiptParsingError)
     {
-        var seen = Set<Int>()
-        for attribute in attributes where types.contains(attribute.type) {
-            guard seen.insert(attribute.type).inserted else {
+        var seen: UInt64 = 0
+        for attribute in attributes {
+            guard let bit = types.bit(for: attribute.type) else { continue }
+            guard seen & bit == 0 else {
                 throw ReceiptParsingError(.malformedAttribute, "\(context) \(attribute.type) appears more than once")
             }
+            seen |= bit
         }
+    }
+}
+
+/// A small set of attribute types within 64 of each other, as a bit mask: cheaper than hashing on the hot path.
+struct AttributeTypeSet {
+    let base: Int
+    let mask: UInt64
+
+    init(_ types: [Int]) {
+        let base = types.min() ?? 0
+        precondition(types.allSatisfy { $0 - base < 64 }, "attribute types too far apart for a mask")
+        self.base = base
+        self.mask = types.reduce(0) { $0 | 1 << UInt64($1 - base) }
+    }
+
+    /// The type's bit when it is in the set.
+    func bit(for type: Int) -> UInt64? {
+        let offset = type - base
+        guard offset >= 0, offset < 64, mask & (1 << UInt64(offset)) != 0 else { return nil }
+        return 1 << UInt64(offset)
     }
 }

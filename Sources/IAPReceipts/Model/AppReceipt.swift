@@ -48,7 +48,7 @@ public struct AppReceipt: Hashable, Sendable, Codable {
         self.environment = environment
         self.appItemID = appItemID
         self.bundleID = bundleID
-        self.bundleIDData = ReceiptAttribute.string(ReceiptAttributeType.bundleID, bundleID).value
+        self.bundleIDData = Array(ReceiptAttribute.string(ReceiptAttributeType.bundleID, bundleID).value)
         self.appVersion = appVersion
         self.opaqueValue = opaqueValue
         self.sha1Hash = sha1Hash

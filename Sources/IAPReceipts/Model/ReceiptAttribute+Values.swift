@@ -14,7 +14,9 @@ extension ReceiptAttribute {
 
     /// An INTEGER value that fits in `Int`.
     func intValue() throws(ReceiptParsingError) -> Int {
-        guard let value = try integerValue().intValue else { throw malformed("holds an integer too large for Int") }
+        let content = try primitiveContent(allowed: [.integer], what: "an integer")
+        let value: Int? = content.withUnsafeBufferPointer { try? DERReader.int($0) }
+        guard let value else { throw malformed("holds an integer that is empty, not minimal, or too large for Int") }
         return value
     }
 
@@ -27,7 +29,9 @@ extension ReceiptAttribute {
 
     /// An INTEGER flag: 0 is false, anything else true.
     func boolValue() throws(ReceiptParsingError) -> Bool {
-        try integerValue().bytes.contains { $0 != 0 }
+        let content = try primitiveContent(allowed: [.integer], what: "an integer")
+        guard !content.isEmpty else { throw malformed("holds an empty integer") }
+        return content.contains { $0 != 0 }
     }
 
     /// An IA5String RFC 3339 date; `nil` for the empty string.
@@ -40,19 +44,18 @@ extension ReceiptAttribute {
         }
     }
 
-    private func primitiveContent(allowed: [ASN1Identifier], what: String) throws(ReceiptParsingError) -> ArraySlice<
-        UInt8
-    > {
-        let node: ASN1Node
-        do {
-            node = try DER.parse(value)
-        } catch {
-            throw malformed("does not hold a DER value (\(error))")
+    private func primitiveContent(allowed: [ASN1Identifier], what: String) throws(ReceiptParsingError)
+        -> ArraySlice<UInt8>
+    {
+        let found: Range<Int>? = value.withUnsafeBufferPointer { buffer in
+            var reader = DERReader(buffer)
+            guard let element = try? reader.next(), reader.isAtEnd, element.tag & 0x20 == 0,
+                allowed.contains(where: { $0.tagClass == .universal && $0.tagNumber == UInt(element.tag) })
+            else { return nil }
+            return element.content
         }
-        guard allowed.contains(node.identifier), case .primitive(let content) = node.content else {
-            throw malformed("holds \(node.identifier), not \(what)")
-        }
-        return content
+        guard let found else { throw malformed("does not hold \(what)") }
+        return DERReader.slice(value, found)
     }
 
     private func malformed(_ problem: String) -> ReceiptParsingError {
@@ -81,9 +84,9 @@ extension ReceiptAttribute {
     static func bool(_ type: Int, _ value: Bool) -> ReceiptAttribute { int(type, value ? 1 : 0) }
 
     /// Serializes one value; the values built here (strings, integers, octets) always encode.
-    private static func encode(_ body: (inout DER.Serializer) throws -> Void) -> [UInt8] {
+    private static func encode(_ body: (inout DER.Serializer) throws -> Void) -> ArraySlice<UInt8> {
         var coder = DER.Serializer()
         try? body(&coder)
-        return coder.serializedBytes
+        return coder.serializedBytes[...]
     }
 }

@@ -8,7 +8,19 @@ public import Foundation
 public enum ReceiptDate {
     /// Parses a date; `nil` for the empty string; throws for anything that is not a valid date.
     public static func parse(_ bytes: some Collection<UInt8>) throws(ReceiptParsingError) -> Date? {
-        let text = Array(bytes)
+        let parsed: Result<Date?, ReceiptParsingError>? = bytes.withContiguousStorageIfAvailable { parse(buffer: $0) }
+        return try (parsed ?? Array(bytes).withUnsafeBufferPointer { parse(buffer: $0) }).get()
+    }
+
+    private static func parse(buffer text: UnsafeBufferPointer<UInt8>) -> Result<Date?, ReceiptParsingError> {
+        do throws(ReceiptParsingError) {
+            return .success(try parseText(text))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func parseText(_ text: UnsafeBufferPointer<UInt8>) throws(ReceiptParsingError) -> Date? {
         if text.isEmpty { return nil }
         var cursor = 0
 
@@ -99,7 +111,7 @@ public enum ReceiptDate {
             + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2))Z"
     }
 
-    private static func invalid(_ text: [UInt8]) -> ReceiptParsingError {
+    private static func invalid(_ text: UnsafeBufferPointer<UInt8>) -> ReceiptParsingError {
         let shown = String(decoding: text.prefix(40), as: UTF8.self)
         return ReceiptParsingError(.invalidDate, "\"\(shown)\" is not an RFC 3339 date")
     }

@@ -9,9 +9,10 @@ public struct ReceiptAttribute: BERImplicitlyTaggable, Hashable, Sendable, Codab
 
     public var type: Int
     public var version: Int
-    public var value: [UInt8]
+    /// The value octets; a slice of the payload they were read from, so reading a receipt copies no attribute.
+    public var value: ArraySlice<UInt8>
 
-    public init(type: Int, version: Int = 1, value: [UInt8]) {
+    public init(type: Int, version: Int = 1, value: ArraySlice<UInt8>) {
         self.type = type
         self.version = version
         self.value = value
@@ -22,7 +23,7 @@ public struct ReceiptAttribute: BERImplicitlyTaggable, Hashable, Sendable, Codab
             let type = try Int(berEncoded: &nodes)
             let version = try Int(berEncoded: &nodes)
             let value = try ASN1OctetString(berEncoded: &nodes)
-            return ReceiptAttribute(type: type, version: version, value: Array(value.bytes))
+            return ReceiptAttribute(type: type, version: version, value: value.bytes)
         }
     }
 
@@ -34,13 +35,16 @@ public struct ReceiptAttribute: BERImplicitlyTaggable, Hashable, Sendable, Codab
         try coder.appendConstructedNode(identifier: identifier) { coder in
             try coder.serialize(type)
             try coder.serialize(version)
-            try coder.serialize(ASN1OctetString(contentBytes: value[...]))
+            try coder.serialize(ASN1OctetString(contentBytes: value))
         }
     }
 
     /// Parses a DER or BER `SET OF ReceiptAttribute` (a receipt payload, or the value of an in-app attribute).
     public static func parseSet(_ bytes: ArraySlice<UInt8>) throws -> [ReceiptAttribute] {
-        try BER.set(of: ReceiptAttribute.self, identifier: .set, rootNode: ASN1Parsing.parse(bytes))
+        if let attributes = try readSetFast(bytes) {
+            return attributes
+        }
+        return try BER.set(of: ReceiptAttribute.self, identifier: .set, rootNode: ASN1Parsing.parse(bytes))
     }
 
     /// The DER encoding of a `SET OF ReceiptAttribute` (elements sorted, as DER requires).
@@ -65,5 +69,24 @@ enum ASN1Parsing {
             // Definite outside, indefinite somewhere inside: still BER.
             return try BER.parse(bytes)
         }
+    }
+}
+
+extension ReceiptAttribute {
+    private enum CodingKeys: String, CodingKey { case type, version, value }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            type: try container.decode(Int.self, forKey: .type),
+            version: try container.decode(Int.self, forKey: .version),
+            value: try container.decode([UInt8].self, forKey: .value)[...])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(version, forKey: .version)
+        try container.encode(Array(value), forKey: .value)
     }
 }
