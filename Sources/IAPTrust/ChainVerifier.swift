@@ -24,7 +24,7 @@ public final class ChainVerifier: Sendable {
 
     /// Checks that the presented certificates (DER, any order after the leaf) chain the signer to a trusted anchor,
     /// valid at `time`.
-    public func verify(
+    nonisolated(nonsending) public func verify(
         certificates: [ArraySlice<UInt8>],
         leaf selector: LeafSelector,
         at time: Date
@@ -47,7 +47,7 @@ public final class ChainVerifier: Sendable {
         return verification
     }
 
-    private func verifyUncached(
+    nonisolated(nonsending) private func verifyUncached(
         certificates rawCertificates: [ArraySlice<UInt8>],
         selector: LeafSelector,
         at time: Date

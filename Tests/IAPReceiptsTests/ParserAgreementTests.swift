@@ -37,7 +37,7 @@ struct ParserAgreementTests {
             let fast = try #require(try SignedData.readFastDER(bytes[...]))
             #expect(fast == Self.swiftASN1SignedData(bytes))
             let content = try #require(fast.content)
-            #expect(try ReceiptAttribute.readSetFast(content[...]) == Self.swiftASN1Attributes(content[...]))
+            #expect(try ReceiptAttribute.parseSet(content[...]) == Self.swiftASN1Attributes(content[...]))
         }
     }
 
@@ -49,8 +49,7 @@ struct ParserAgreementTests {
             if let fast = try? SignedData.readFastDER(input[...]), let slow = Self.swiftASN1SignedData(input) {
                 #expect(fast == slow)
             }
-            if let fast = try? ReceiptAttribute.readSetFast(input[...]), let slow = Self.swiftASN1Attributes(input[...])
-            {
+            if let fast = try? ReceiptAttribute.parseSet(input[...]), let slow = Self.swiftASN1Attributes(input[...]) {
                 #expect(fast == slow)
             }
         }

@@ -1,7 +1,8 @@
 import Foundation
-import IAPReceipts
 import IAPTestSupport
 import Testing
+
+@testable import IAPReceipts
 
 struct ReceiptRoundTripTests {
     typealias F = ReceiptFixtures
@@ -82,5 +83,33 @@ struct ReceiptRoundTripTests {
         #expect(ReceiptInteger(decimal: "-129")?.bytes == [0xff, 0x7f])
         #expect(ReceiptInteger(decimal: "18446744073709551616")?.bytes == [0x01, 0, 0, 0, 0, 0, 0, 0, 0])
         #expect(ReceiptInteger(decimal: "12a") == nil)
+    }
+}
+
+struct BERPayloadTests {
+    /// Re-encodes a DER element with an indefinite length (BER), as Xcode does for its envelopes.
+    static func indefinite(_ der: [UInt8]) -> [UInt8] {
+        var reader = 1
+        let first = der[reader]
+        reader += first < 0x80 ? 1 : 1 + Int(first & 0x7f)
+        return [der[0], 0x80] + der[reader...] + [0x00, 0x00]
+    }
+
+    @Test func berPayloadReadsLikeItsDER() throws {
+        let receipt = ReceiptFixtures.receipt()
+        let der = try receipt.payload()
+        let fromDER = try AppReceipt(payload: der[...])
+        let fromBER = try AppReceipt(payload: Self.indefinite(der)[...])
+        #expect(fromBER == fromDER)
+        #expect(fromDER.bundleID == receipt.bundleID)
+    }
+
+    @Test func berInAppSetIsNormalised() throws {
+        var attributes = ReceiptFixtures.receipt().attributes()
+        let index = try #require(attributes.firstIndex { $0.type == ReceiptAttributeType.inAppPurchase })
+        let original = try AppReceipt(payload: ReceiptAttribute.serializeSetInOrder(attributes)[...])
+        attributes[index].value = Self.indefinite(Array(attributes[index].value))[...]
+        let normalised = try AppReceipt(payload: ReceiptAttribute.serializeSetInOrder(attributes)[...])
+        #expect(normalised == original)
     }
 }

@@ -2,52 +2,89 @@
 extension AppReceipt {
     /// Reads a receipt payload: the DER or BER `SET OF ReceiptAttribute` a receipt signs.
     public init(payload: ArraySlice<UInt8>) throws(ReceiptParsingError) {
-        let attributes: [ReceiptAttribute]
+        if let receipt = try Self.decode(der: payload) {
+            self = receipt
+            return
+        }
+        // BER: normalise to DER with swift-asn1, keeping the order, then read that.
+        let normalized: [UInt8]
         do {
-            attributes = try ReceiptAttribute.parseSet(payload)
+            normalized = try ReceiptAttribute.normalizedToDER(payload)
         } catch {
             throw ReceiptParsingError(.notAReceipt, "the signed content is not a set of receipt attributes (\(error))")
         }
-        try self.init(attributes: attributes)
+        guard let receipt = try Self.decode(der: normalized[...]) else {
+            throw ReceiptParsingError(.notAReceipt, "the signed content could not be normalised to DER")
+        }
+        self = receipt
     }
 
     /// Builds the model from payload attributes; a known attribute may appear only once.
     public init(attributes: [ReceiptAttribute]) throws(ReceiptParsingError) {
-        try ReceiptAttribute.refuseDuplicates(in: attributes, of: Self.singleTypes, context: "attribute")
-        var bundle: ReceiptAttribute?
-        var appVersion: String?
-        self.init(bundleID: "", appVersion: "")
-        for attribute in attributes {
-            switch attribute.type {
-            case ReceiptAttributeType.receiptType:
-                environment = ReceiptEnvironment(rawValue: try attribute.stringValue())
-            case ReceiptAttributeType.appItemID: appItemID = try attribute.integerValue()
-            case ReceiptAttributeType.bundleID: bundle = attribute
-            case ReceiptAttributeType.appVersion: appVersion = try attribute.stringValue()
-            case ReceiptAttributeType.opaqueValue: opaqueValue = Array(attribute.value)
-            case ReceiptAttributeType.sha1Hash: sha1Hash = Array(attribute.value)
-            case ReceiptAttributeType.creationDate: creationDate = try attribute.dateValue()
-            case ReceiptAttributeType.inAppPurchase:
-                let inner: [ReceiptAttribute]
-                do {
-                    inner = try ReceiptAttribute.parseSet(attribute.value)
-                } catch {
-                    throw ReceiptParsingError(.malformedAttribute, "attribute 17 is not a set of attributes (\(error))")
-                }
-                inAppPurchases.append(try InAppPurchase(attributes: inner))
-            case ReceiptAttributeType.originalPurchaseDate: originalPurchaseDate = try attribute.dateValue()
-            case ReceiptAttributeType.originalAppVersion: originalAppVersion = try attribute.stringValue()
-            case ReceiptAttributeType.expirationDate: expirationDate = try attribute.dateValue()
-            default: unknownAttributes.append(attribute)
+        try self.init(payload: ReceiptAttribute.serializeSetInOrder(attributes)[...])
+    }
+
+    /// Reads a DER payload in place; `nil` when it uses indefinite lengths.
+    private static func decode(der payload: ArraySlice<UInt8>) throws(ReceiptParsingError) -> AppReceipt? {
+        let result = payload.withUnsafeBufferPointer { buffer -> Result<AppReceipt?, ReceiptParsingError> in
+            do throws(ReceiptParsingError) {
+                return .success(try decode(buffer, payload: payload))
+            } catch {
+                return .failure(error)
             }
         }
+        return try result.get()
+    }
+
+    private static func decode(_ buffer: UnsafeBufferPointer<UInt8>, payload: ArraySlice<UInt8>)
+        throws(ReceiptParsingError) -> AppReceipt?
+    {
+        typealias T = ReceiptAttributeType
+        var receipt = AppReceipt(bundleID: "", appVersion: "")
+        var duplicates = DuplicateGuard(Self.singleTypes, context: "attribute")
+        var bundle: AttributeView?
+        var appVersion: String?
+        var complete = true
+        let walked = try ReceiptAttribute.walkSet(
+            buffer,
+            failure: {
+                ReceiptParsingError(.notAReceipt, "the signed content is not a set of receipt attributes (\($0))")
+            }
+        ) { attribute throws(ReceiptParsingError) in
+            try duplicates.see(attribute.type)
+            switch attribute.type {
+            case T.receiptType: receipt.environment = ReceiptEnvironment(rawValue: try attribute.string())
+            case T.appItemID: receipt.appItemID = try attribute.integer()
+            case T.bundleID: bundle = attribute
+            case T.appVersion: appVersion = try attribute.string()
+            case T.opaqueValue: receipt.opaqueValue = attribute.bytes
+            case T.sha1Hash: receipt.sha1Hash = attribute.bytes
+            case T.creationDate: receipt.creationDate = try attribute.date()
+            case T.inAppPurchase:
+                guard let purchase = try InAppPurchase.decode(attribute, payload: payload) else {
+                    complete = false
+                    return
+                }
+                receipt.inAppPurchases.append(purchase)
+            case T.originalPurchaseDate: receipt.originalPurchaseDate = try attribute.date()
+            case T.originalAppVersion: receipt.originalAppVersion = try attribute.string()
+            case T.expirationDate: receipt.expirationDate = try attribute.date()
+            default:
+                receipt.unknownAttributes.append(
+                    ReceiptAttribute(
+                        type: attribute.type, version: attribute.version,
+                        value: DERReader.slice(payload, attribute.range)))
+            }
+        }
+        guard walked, complete else { return nil }
         guard let bundle else { throw ReceiptParsingError(.notAReceipt, "the payload has no bundle id (attribute 2)") }
         guard let appVersion else {
             throw ReceiptParsingError(.notAReceipt, "the payload has no app version (attribute 3)")
         }
-        self.bundleID = try bundle.stringValue()
-        self.bundleIDData = Array(bundle.value)
-        self.appVersion = appVersion
+        receipt.bundleID = try bundle.string()
+        receipt.bundleIDData = bundle.bytes
+        receipt.appVersion = appVersion
+        return receipt
     }
 
     /// The known attributes that may appear once (17 appears once per purchase).
@@ -84,39 +121,69 @@ extension AppReceipt {
 extension InAppPurchase {
     /// Builds a purchase record from the attributes inside an attribute 17.
     public init(attributes: [ReceiptAttribute]) throws(ReceiptParsingError) {
-        typealias T = ReceiptAttributeType
-        try ReceiptAttribute.refuseDuplicates(in: attributes, of: Self.knownTypes, context: "in-app attribute")
-        var productID: String?
-        var transactionID: String?
-        self.init(productID: "", transactionID: "")
-        for attribute in attributes {
-            switch attribute.type {
-            case T.quantity: quantity = try attribute.intValue()
-            case T.productID: productID = try attribute.stringValue()
-            case T.transactionID: transactionID = try attribute.stringValue()
-            case T.purchaseDate: purchaseDate = try attribute.dateValue()
-            case T.originalTransactionID: originalTransactionID = try attribute.stringValue()
-            case T.inAppOriginalPurchaseDate: originalPurchaseDate = try attribute.dateValue()
-            case T.productType: productType = ProductType(rawValue: try attribute.intValue())
-            case T.expiresDate: expiresDate = try attribute.dateValue()
-            case T.webOrderLineItemID: webOrderLineItemID = try attribute.integerValue()
-            case T.cancellationDate: cancellationDate = try attribute.dateValue()
-            case T.isTrialPeriod: isTrialPeriod = try attribute.boolValue()
-            case T.isInIntroOfferPeriod: isInIntroOfferPeriod = try attribute.boolValue()
-            case T.promotionalOfferID:
-                let offer = try attribute.stringValue()
-                promotionalOfferID = offer.isEmpty ? nil : offer
-            default: unknownAttributes.append(attribute)
+        let set = ReceiptAttribute.serializeSetInOrder(attributes)
+        let result = set.withUnsafeBufferPointer { buffer -> Result<InAppPurchase?, ReceiptParsingError> in
+            do throws(ReceiptParsingError) {
+                let view = AttributeView(
+                    type: ReceiptAttributeType.inAppPurchase, version: 1, value: buffer, range: 0..<buffer.count)
+                return .success(try InAppPurchase.decode(view, payload: set[...]))
+            } catch {
+                return .failure(error)
             }
         }
+        guard let purchase = try result.get() else {
+            throw ReceiptParsingError(.malformedAttribute, "the in-app attributes do not encode as DER")
+        }
+        self = purchase
+    }
+
+    /// Reads the purchase record an attribute 17 holds; `nil` when its set uses indefinite lengths.
+    static func decode(_ attribute: AttributeView, payload: ArraySlice<UInt8>) throws(ReceiptParsingError)
+        -> InAppPurchase?
+    {
+        typealias T = ReceiptAttributeType
+        var purchase = InAppPurchase(productID: "", transactionID: "")
+        var duplicates = DuplicateGuard(Self.knownTypes, context: "in-app attribute")
+        var productID: String?
+        var transactionID: String?
+        let walked = try ReceiptAttribute.walkSet(
+            attribute.value, offset: attribute.range.lowerBound,
+            failure: { ReceiptParsingError(.malformedAttribute, "attribute 17 is not a set of attributes (\($0))") }
+        ) { attribute throws(ReceiptParsingError) in
+            try duplicates.see(attribute.type)
+            switch attribute.type {
+            case T.quantity: purchase.quantity = try attribute.int()
+            case T.productID: productID = try attribute.string()
+            case T.transactionID: transactionID = try attribute.string()
+            case T.purchaseDate: purchase.purchaseDate = try attribute.date()
+            case T.originalTransactionID: purchase.originalTransactionID = try attribute.string()
+            case T.inAppOriginalPurchaseDate: purchase.originalPurchaseDate = try attribute.date()
+            case T.productType: purchase.productType = ProductType(rawValue: try attribute.int())
+            case T.expiresDate: purchase.expiresDate = try attribute.date()
+            case T.webOrderLineItemID: purchase.webOrderLineItemID = try attribute.integer()
+            case T.cancellationDate: purchase.cancellationDate = try attribute.date()
+            case T.isTrialPeriod: purchase.isTrialPeriod = try attribute.bool()
+            case T.isInIntroOfferPeriod: purchase.isInIntroOfferPeriod = try attribute.bool()
+            case T.promotionalOfferID:
+                let offer = try attribute.string()
+                purchase.promotionalOfferID = offer.isEmpty ? nil : offer
+            default:
+                purchase.unknownAttributes.append(
+                    ReceiptAttribute(
+                        type: attribute.type, version: attribute.version,
+                        value: DERReader.slice(payload, attribute.range)))
+            }
+        }
+        guard walked else { return nil }
         guard let productID else {
             throw ReceiptParsingError(.malformedAttribute, "an in-app record has no product id (1702)")
         }
         guard let transactionID else {
             throw ReceiptParsingError(.malformedAttribute, "an in-app record has no transaction id (1703)")
         }
-        self.productID = productID
-        self.transactionID = transactionID
+        purchase.productID = productID
+        purchase.transactionID = transactionID
+        return purchase
     }
 
     private static let knownTypes = AttributeTypeSet([
@@ -143,20 +210,24 @@ extension InAppPurchase {
     }
 }
 
-extension ReceiptAttribute {
-    /// Throws when one of `types` appears more than once: a forged receipt must not carry two bundle ids and hope one
-    /// check reads the first while another reads the second.
-    static func refuseDuplicates(in attributes: [ReceiptAttribute], of types: AttributeTypeSet, context: String)
-        throws(ReceiptParsingError)
-    {
-        var seen: UInt64 = 0
-        for attribute in attributes {
-            guard let bit = types.bit(for: attribute.type) else { continue }
-            guard seen & bit == 0 else {
-                throw ReceiptParsingError(.malformedAttribute, "\(context) \(attribute.type) appears more than once")
-            }
-            seen |= bit
+/// Refuses a known attribute seen twice: a forged receipt must not carry two bundle ids and hope one check reads the
+/// first while another reads the second.
+struct DuplicateGuard {
+    let types: AttributeTypeSet
+    let context: StaticString
+    private var seen: UInt64 = 0
+
+    init(_ types: AttributeTypeSet, context: StaticString) {
+        self.types = types
+        self.context = context
+    }
+
+    mutating func see(_ type: Int) throws(ReceiptParsingError) {
+        guard let bit = types.bit(for: type) else { return }
+        guard seen & bit == 0 else {
+            throw ReceiptParsingError(.malformedAttribute, "\(context) \(type) appears more than once")
         }
+        seen |= bit
     }
 }
 

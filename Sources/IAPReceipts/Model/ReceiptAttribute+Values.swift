@@ -1,11 +1,19 @@
 import Foundation
 import SwiftASN1
 
-/// Reading and writing the typed values that receipt attributes hold in their value octets.
-extension ReceiptAttribute {
+/// One attribute of a DER attribute set, seen in place while the set is walked: nothing is copied until a field is
+/// decoded, and only unknown attributes become ``ReceiptAttribute`` values.
+struct AttributeView {
+    let type: Int
+    let version: Int
+    /// The value octets.
+    let value: UnsafeBufferPointer<UInt8>
+    /// Where the value octets are in the walked set's bytes.
+    let range: Range<Int>
+
     /// A UTF8String or IA5String value.
-    func stringValue() throws(ReceiptParsingError) -> String {
-        let content = try primitiveContent(allowed: [.utf8String, .ia5String], what: "a string")
+    func string() throws(ReceiptParsingError) -> String {
+        let content = try primitiveContent(0x0c, or: 0x16, what: "a string")
         guard let text = String(validating: content, as: UTF8.self) else {
             throw malformed("holds a string that is not valid UTF-8")
         }
@@ -13,30 +21,31 @@ extension ReceiptAttribute {
     }
 
     /// An INTEGER value that fits in `Int`.
-    func intValue() throws(ReceiptParsingError) -> Int {
-        let content = try primitiveContent(allowed: [.integer], what: "an integer")
-        let value: Int? = content.withUnsafeBufferPointer { try? DERReader.int($0) }
-        guard let value else { throw malformed("holds an integer that is empty, not minimal, or too large for Int") }
+    func int() throws(ReceiptParsingError) -> Int {
+        let content = try primitiveContent(0x02, or: 0x02, what: "an integer")
+        guard let value = try? DERReader.int(content) else {
+            throw malformed("holds an integer that is empty, not minimal, or too large for Int")
+        }
         return value
     }
 
     /// An INTEGER value of any size.
-    func integerValue() throws(ReceiptParsingError) -> ReceiptInteger {
-        let content = try primitiveContent(allowed: [.integer], what: "an integer")
+    func integer() throws(ReceiptParsingError) -> ReceiptInteger {
+        let content = try primitiveContent(0x02, or: 0x02, what: "an integer")
         guard !content.isEmpty else { throw malformed("holds an empty integer") }
         return ReceiptInteger(bytes: content)
     }
 
     /// An INTEGER flag: 0 is false, anything else true.
-    func boolValue() throws(ReceiptParsingError) -> Bool {
-        let content = try primitiveContent(allowed: [.integer], what: "an integer")
+    func bool() throws(ReceiptParsingError) -> Bool {
+        let content = try primitiveContent(0x02, or: 0x02, what: "an integer")
         guard !content.isEmpty else { throw malformed("holds an empty integer") }
         return content.contains { $0 != 0 }
     }
 
     /// An IA5String RFC 3339 date; `nil` for the empty string.
-    func dateValue() throws(ReceiptParsingError) -> Date? {
-        let content = try primitiveContent(allowed: [.ia5String, .utf8String], what: "a date string")
+    func date() throws(ReceiptParsingError) -> Date? {
+        let content = try primitiveContent(0x16, or: 0x0c, what: "a date string")
         do {
             return try ReceiptDate.parse(content)
         } catch {
@@ -44,26 +53,27 @@ extension ReceiptAttribute {
         }
     }
 
-    private func primitiveContent(allowed: [ASN1Identifier], what: String) throws(ReceiptParsingError)
-        -> ArraySlice<UInt8>
+    /// The raw value octets.
+    var bytes: [UInt8] { Array(value) }
+
+    /// The content of the one primitive element the value holds, which must carry tag `first` or `second`.
+    private func primitiveContent(_ first: UInt8, or second: UInt8, what: StaticString) throws(ReceiptParsingError)
+        -> UnsafeBufferPointer<UInt8>
     {
-        let found: Range<Int>? = value.withUnsafeBufferPointer { buffer in
-            var reader = DERReader(buffer)
-            guard let element = try? reader.next(), reader.isAtEnd, element.tag & 0x20 == 0,
-                allowed.contains(where: { $0.tagClass == .universal && $0.tagNumber == UInt(element.tag) })
-            else { return nil }
-            return element.content
+        var reader = DERReader(value)
+        guard let element = try? reader.next(), reader.isAtEnd, element.tag == first || element.tag == second else {
+            throw malformed("does not hold \(what)")
         }
-        guard let found else { throw malformed("does not hold \(what)") }
-        return DERReader.slice(value, found)
+        return UnsafeBufferPointer(rebasing: value[element.content])
     }
 
     private func malformed(_ problem: String) -> ReceiptParsingError {
         ReceiptParsingError(.malformedAttribute, "attribute \(type) \(problem)")
     }
+}
 
-    // MARK: Building
-
+/// Building the values receipt attributes hold.
+extension ReceiptAttribute {
     static func string(_ type: Int, _ value: String) -> ReceiptAttribute {
         ReceiptAttribute(type: type, value: encode { try $0.serialize(ASN1UTF8String(value)) })
     }
@@ -83,7 +93,7 @@ extension ReceiptAttribute {
 
     static func bool(_ type: Int, _ value: Bool) -> ReceiptAttribute { int(type, value ? 1 : 0) }
 
-    /// Serializes one value; the values built here (strings, integers, octets) always encode.
+    /// Serializes one value; the values built here (strings, integers) always encode.
     private static func encode(_ body: (inout DER.Serializer) throws -> Void) -> ArraySlice<UInt8> {
         var coder = DER.Serializer()
         try? body(&coder)

@@ -24,7 +24,7 @@ public final class ReceiptVerifier: Sendable {
     }
 
     /// Parses then verifies a binary receipt. Throws only when the bytes are not a receipt at all.
-    public func verify(_ bytes: some Collection<UInt8>, policy: ReceiptVerificationPolicy)
+    nonisolated(nonsending) public func verify(_ bytes: some Collection<UInt8>, policy: ReceiptVerificationPolicy)
         async throws(ReceiptParsingError)
         -> ReceiptVerdict
     {
@@ -32,7 +32,9 @@ public final class ReceiptVerifier: Sendable {
     }
 
     /// Verifies a parsed receipt.
-    public func verify(_ signed: SignedReceipt, policy: ReceiptVerificationPolicy) async -> ReceiptVerdict {
+    nonisolated(nonsending) public func verify(_ signed: SignedReceipt, policy: ReceiptVerificationPolicy) async
+        -> ReceiptVerdict
+    {
         let receipt = signed.receipt
         let signedData = signed.signedData
         var failures: [VerificationFailure] = []

@@ -43,6 +43,7 @@ struct DERReader {
     var isAtEnd: Bool { position == end }
 
     /// The next element, or nil at the end.
+    @inline(__always)
     mutating func next() throws(Failure) -> Element? {
         guard position < end else { return nil }
         let start = position
@@ -122,35 +123,45 @@ struct DERReader {
 }
 
 extension ReceiptAttribute {
-    /// Reads a DER `SET OF ReceiptAttribute` with ``DERReader``; `nil` when it uses indefinite lengths (BER).
-    static func readSetFast(_ bytes: ArraySlice<UInt8>) throws(DERReader.Failure) -> [ReceiptAttribute]? {
-        let result = bytes.withUnsafeBufferPointer { buffer -> Result<[ReceiptAttribute]?, DERReader.Failure> in
-            do throws(DERReader.Failure) {
-                var outer = DERReader(buffer)
-                let set = try outer.expect(0x31, "the attribute set")
-                guard outer.isAtEnd else { throw .malformed("bytes after the attribute set") }
-                var reader = outer.children(of: set)
-                var attributes: [ReceiptAttribute] = []
-                attributes.reserveCapacity(set.content.count / 16)  // an attribute takes 11 bytes or more
-                while let element = try reader.next() {
-                    guard element.tag == 0x30 else { throw .unexpected("an attribute is not a SEQUENCE") }
-                    var fields = reader.children(of: element)
-                    let type = try fields.expect(0x02, "attribute type")
-                    let version = try fields.expect(0x02, "attribute version")
-                    let value = try fields.expect(0x04, "attribute value")
-                    guard fields.isAtEnd else { throw .unexpected("an attribute has extra fields") }
-                    attributes.append(
-                        ReceiptAttribute(
-                            type: try reader.int(type), version: try reader.int(version),
-                            value: DERReader.slice(bytes, value.content)))
-                }
-                return .success(attributes)
-            } catch .indefiniteLength {
-                return .success(nil)
-            } catch {
-                return .failure(error)
+    /// Walks a DER `SET OF ReceiptAttribute` in place, handing each attribute to `visit`.
+    ///
+    /// Returns false, having visited nothing it could not finish, when the set uses indefinite lengths (BER); the
+    /// caller then normalises it with swift-asn1. `offset` is where `buffer` starts in the bytes the views' ranges
+    /// refer to. Structural problems become `failure(problem)`.
+    static func walkSet(
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        offset: Int = 0,
+        failure: (String) -> ReceiptParsingError,
+        _ visit: (AttributeView) throws(ReceiptParsingError) -> Void
+    ) throws(ReceiptParsingError) -> Bool {
+        var views: [AttributeView] = []
+        do throws(DERReader.Failure) {
+            var outer = DERReader(buffer)
+            let set = try outer.expect(0x31, "the attribute set")
+            guard outer.isAtEnd else { throw .malformed("bytes after the attribute set") }
+            var reader = outer.children(of: set)
+            views.reserveCapacity(set.content.count / 16)  // an attribute takes 11 bytes or more
+            while let element = try reader.next() {
+                guard element.tag == 0x30 else { throw .unexpected("an attribute is not a SEQUENCE") }
+                var fields = reader.children(of: element)
+                let type = try fields.expect(0x02, "attribute type")
+                let version = try fields.expect(0x02, "attribute version")
+                let value = try fields.expect(0x04, "attribute value")
+                guard fields.isAtEnd else { throw .unexpected("an attribute has extra fields") }
+                views.append(
+                    AttributeView(
+                        type: try reader.int(type), version: try reader.int(version),
+                        value: UnsafeBufferPointer(rebasing: buffer[value.content]),
+                        range: (offset + value.content.lowerBound)..<(offset + value.content.upperBound)))
             }
+        } catch .indefiniteLength {
+            return false
+        } catch .malformed(let problem), .unexpected(let problem) {
+            throw failure(problem)
+        } catch {
+            throw failure("\(error)")
         }
-        return try result.get()
+        for view in views { try visit(view) }
+        return true
     }
 }

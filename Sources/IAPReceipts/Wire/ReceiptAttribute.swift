@@ -41,10 +41,39 @@ public struct ReceiptAttribute: BERImplicitlyTaggable, Hashable, Sendable, Codab
 
     /// Parses a DER or BER `SET OF ReceiptAttribute` (a receipt payload, or the value of an in-app attribute).
     public static func parseSet(_ bytes: ArraySlice<UInt8>) throws -> [ReceiptAttribute] {
-        if let attributes = try readSetFast(bytes) {
-            return attributes
+        var attributes: [ReceiptAttribute] = []
+        let walked = try bytes.withUnsafeBufferPointer { buffer throws(ReceiptParsingError) in
+            try walkSet(buffer, failure: { ReceiptParsingError(.malformedAttribute, $0) }) { view in
+                attributes.append(
+                    ReceiptAttribute(type: view.type, version: view.version, value: DERReader.slice(bytes, view.range)))
+            }
         }
+        if walked { return attributes }
         return try BER.set(of: ReceiptAttribute.self, identifier: .set, rootNode: ASN1Parsing.parse(bytes))
+    }
+
+    /// A BER payload re-encoded as DER in the same order, with the in-app sets inside attribute 17 re-encoded too.
+    static func normalizedToDER(_ payload: ArraySlice<UInt8>) throws -> [UInt8] {
+        let attributes = try BER.set(of: ReceiptAttribute.self, identifier: .set, rootNode: ASN1Parsing.parse(payload))
+        return serializeSetInOrder(
+            try attributes.map { attribute in
+                guard attribute.type == ReceiptAttributeType.inAppPurchase else { return attribute }
+                let inner = try BER.set(
+                    of: ReceiptAttribute.self, identifier: .set, rootNode: ASN1Parsing.parse(attribute.value))
+                return ReceiptAttribute(
+                    type: attribute.type, version: attribute.version, value: serializeSetInOrder(inner)[...])
+            })
+    }
+
+    /// The DER encoding of a `SET OF ReceiptAttribute` in the order given (how Xcode writes its payloads; DER proper
+    /// sorts, see ``serializeSet(_:)``).
+    static func serializeSetInOrder(_ attributes: [ReceiptAttribute]) -> [UInt8] {
+        var coder = DER.Serializer()
+        // Integers and octet strings always encode.
+        try? coder.appendConstructedNode(identifier: .set) { coder in
+            for attribute in attributes { try coder.serialize(attribute) }
+        }
+        return coder.serializedBytes
     }
 
     /// The DER encoding of a `SET OF ReceiptAttribute` (elements sorted, as DER requires).
