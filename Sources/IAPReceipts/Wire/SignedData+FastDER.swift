@@ -31,7 +31,7 @@ extension SignedData {
                 var digestAlgorithms: [AlgorithmIdentifier] = []
                 var digests = top.children(of: digestSet)
                 while let element = try digests.next() {
-                    digestAlgorithms.append(try swiftASN1(AlgorithmIdentifier.self, top.bytes(element.encoded)))
+                    digestAlgorithms.append(try algorithm(element, top))
                 }
 
                 var encapsulated = top.children(of: try fields.expect(0x30, "encapContentInfo"))
@@ -65,7 +65,7 @@ extension SignedData {
                 var signers = top.children(of: signerSet)
                 var signerInfos: [SignerInfo] = []
                 while let element = try signers.next() {
-                    signerInfos.append(try swiftASN1(SignerInfo.self, top.bytes(element.encoded)))
+                    signerInfos.append(try readSignerInfo(element, top, input))
                 }
                 var signedData = SignedData(
                     version: version, digestAlgorithms: digestAlgorithms, contentType: contentType, content: content,
@@ -79,6 +79,54 @@ extension SignedData {
             }
         }
         return try result.get()
+    }
+
+    /// Reads a SignerInfo without signed attributes (how Apple signs receipts) in place; one with signed or unsigned
+    /// attributes goes to swift-asn1 whole.
+    private static func readSignerInfo(_ element: DERReader.Element, _ top: DERReader, _ input: ArraySlice<UInt8>)
+        throws(DERReader.Failure) -> SignerInfo
+    {
+        var fields = top.children(of: element)
+        let version = try top.int(try fields.expect(0x02, "SignerInfo version"))
+        let sid = try fields.expect(0x30, "SignerInfo sid")
+        let digest = try algorithm(try fields.expect(0x30, "SignerInfo digestAlgorithm"), top)
+        guard let next = try fields.next(), next.tag == 0x30 else {
+            return try swiftASN1(SignerInfo.self, top.bytes(element.encoded))
+        }
+        let signatureAlgorithm = try algorithm(next, top)
+        let signature = try fields.expect(0x04, "SignerInfo signature")
+        guard fields.isAtEnd else { return try swiftASN1(SignerInfo.self, top.bytes(element.encoded)) }
+        do {
+            return try SignerInfo(
+                version: version, issuerAndSerialNumber: DERReader.slice(input, sid.encoded), digestAlgorithm: digest,
+                signedAttributes: nil, signatureAlgorithm: signatureAlgorithm, signature: top.bytes(signature.content))
+        } catch {
+            throw .unexpected("SignerInfo: \(error)")
+        }
+    }
+
+    /// The algorithm identifiers receipts use, by their exact DER bytes, so the hot path skips parsing them.
+    private static let knownAlgorithms: [[UInt8]: AlgorithmIdentifier] = {
+        var known: [[UInt8]: AlgorithmIdentifier] = [:]
+        for oid: ASN1ObjectIdentifier in [
+            .DigestAndSignature.sha1, .DigestAndSignature.sha256, .DigestAndSignature.rsaEncryption,
+            .DigestAndSignature.sha1WithRSAEncryption, .DigestAndSignature.sha256WithRSAEncryption,
+        ] {
+            for identifier in [AlgorithmIdentifier(algorithm: oid), .withNullParameters(oid)] {
+                var coder = DER.Serializer()
+                try? coder.serialize(identifier)
+                known[coder.serializedBytes] = identifier
+            }
+        }
+        return known
+    }()
+
+    private static func algorithm(_ element: DERReader.Element, _ top: DERReader) throws(DERReader.Failure)
+        -> AlgorithmIdentifier
+    {
+        let bytes = top.bytes(element.encoded)
+        if let known = knownAlgorithms[bytes] { return known }
+        return try swiftASN1(AlgorithmIdentifier.self, bytes)
     }
 
     /// Parses a small structure with swift-asn1, reporting its errors as unexpected structure.
