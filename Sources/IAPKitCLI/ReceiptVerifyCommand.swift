@@ -55,10 +55,10 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     public func validate() throws {
         guard !roots.isEmpty else { throw ValidationError("Give at least one --root certificate.") }
         if let deviceID, UUID(uuidString: deviceID) == nil { throw ValidationError("--device-id must be a UUID.") }
-        if chainTime != "creation", chainTime != "now", (try? ReceiptDate.parse(Array(chainTime.utf8))) == nil {
+        if chainTime != "creation", chainTime != "now", Self.date(chainTime) == nil {
             throw ValidationError("--chain-time must be creation, now or an RFC 3339 date.")
         }
-        if let now, (try? ReceiptDate.parse(Array(now.utf8))) == nil {
+        if let now, Self.date(now) == nil {
             throw ValidationError("--now must be an RFC 3339 date.")
         }
     }
@@ -112,13 +112,18 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         return valid == files.count ? 0 : 1
     }
 
+    /// An RFC 3339 date option; `nil` when the text is not one (``validate()`` has refused those already).
+    static func date(_ text: String) -> Date? {
+        (try? ReceiptDate.parse(Array(text.utf8))) ?? nil
+    }
+
     func policy(currentTime: Date) -> ReceiptVerificationPolicy {
-        let nowDate = now.flatMap { try? ReceiptDate.parse(Array($0.utf8)) } ?? currentTime
+        let nowDate = now.flatMap(Self.date) ?? currentTime
         let chainValidation: ReceiptVerificationPolicy.ChainValidationTime
         switch chainTime {
         case "creation": chainValidation = .receiptCreationDate
         case "now": chainValidation = .fixed(nowDate)
-        default: chainValidation = .fixed((try? ReceiptDate.parse(Array(chainTime.utf8))).flatMap { $0 } ?? nowDate)
+        default: chainValidation = .fixed(Self.date(chainTime) ?? nowDate)
         }
         var policy = ReceiptVerificationPolicy(
             now: nowDate, bundleID: bundleID, appVersion: appVersion, chainValidationTime: chainValidation)

@@ -21,7 +21,8 @@ public struct SignedReceipt: Hashable, Sendable {
         guard bytes.count <= maximumSize else {
             throw ReceiptParsingError(.inputTooLarge, "\(bytes.count) bytes is more than the limit of \(maximumSize)")
         }
-        let input = ArraySlice(bytes)
+        // An array is read in place; any other collection is copied once.
+        let input = (bytes as? [UInt8])?[...] ?? ArraySlice(bytes)
         let signedData: SignedData
         do throws(DERReader.Failure) {
             if let fast = try SignedData.readFastDER(input) {
