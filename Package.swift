@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "IAPTrust", targets: ["IAPTrust"]),
         .library(name: "IAPReceipts", targets: ["IAPReceipts"]),
+        .library(name: "IAPSignedData", targets: ["IAPSignedData"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
@@ -45,6 +46,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Signed data: compact JWS, the StoreKit 2 and notification payload models, the verifier and the signer.
+        .target(
+            name: "IAPSignedData",
+            dependencies: [
+                "IAPTrust",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The command line: thin commands over the libraries, testable in process.
         .target(
             name: "IAPKitCLI",
@@ -68,8 +80,9 @@ let package = Package(
         .target(
             name: "IAPTestSupport",
             dependencies: [
-                "IAPTrust",
+                "IAPTrust", "IAPSignedData",
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/IAPTestSupport",
@@ -91,6 +104,16 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPSignedDataTests",
+            dependencies: [
+                "IAPSignedData", "IAPTrust", "IAPTestSupport",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

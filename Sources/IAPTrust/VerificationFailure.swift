@@ -43,6 +43,10 @@ extension VerificationFailure.Code {
     public static let xcodeSignedNotAllowed: Self = "xcodeSignedNotAllowed"
     /// The signing certificate named by the signature is not among the presented certificates.
     public static let signerCertificateNotFound: Self = "signerCertificateNotFound"
+    /// The signature does not verify with the signing certificate's key.
+    public static let signatureInvalid: Self = "signatureInvalid"
+    /// The bundle id is not the one the caller expects.
+    public static let bundleIDMismatch: Self = "bundleIdMismatch"
     /// A presented certificate is not a well-formed X.509 certificate.
     public static let malformedCertificate: Self = "malformedCertificate"
 }

@@ -1,8 +1,6 @@
 public import IAPTrust
 
 extension VerificationFailure.Code {
-    /// The RSA signature does not verify with the signing certificate's key.
-    public static let signatureInvalid: Self = "signatureInvalid"
     /// The signed attributes' messageDigest is not the digest of the content.
     public static let messageDigestMismatch: Self = "messageDigestMismatch"
     /// A digest or signature algorithm other than RSA PKCS#1 v1.5 with SHA-1 or SHA-256, or one not declared.
@@ -11,8 +9,6 @@ extension VerificationFailure.Code {
     public static let unexpectedSignerCount: Self = "unexpectedSignerCount"
     /// The receipt has no creation date, so there is no time to validate its chain at.
     public static let creationDateMissing: Self = "creationDateMissing"
-    /// The bundle id is not the one the caller expects.
-    public static let bundleIDMismatch: Self = "bundleIdMismatch"
     /// The app version is not the one the caller expects.
     public static let appVersionMismatch: Self = "appVersionMismatch"
     /// SHA-1(device id ‖ opaque value ‖ bundle id) is not the receipt's hash: the receipt is from another device.

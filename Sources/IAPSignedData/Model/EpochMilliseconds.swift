@@ -1,0 +1,45 @@
+public import Foundation
+
+/// A moment as Apple's signed data writes it: milliseconds since 1970, possibly fractional (Xcode writes
+/// `1697679936049.7297`) and possibly before 1970 (Xcode's app transactions say year 1).
+///
+/// The value is kept as written, so a decoded payload encodes back to the same number; compare at millisecond
+/// precision with ``wholeMilliseconds``.
+public struct EpochMilliseconds: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public let millisecondsSince1970: Double
+
+    public init(millisecondsSince1970: Double) {
+        self.millisecondsSince1970 = millisecondsSince1970
+    }
+
+    public init(_ date: Date) {
+        self.millisecondsSince1970 = (date.timeIntervalSince1970 * 1000).rounded()
+    }
+
+    /// The moment as a `Date`.
+    public var date: Date { Date(timeIntervalSince1970: millisecondsSince1970 / 1000) }
+
+    /// The whole milliseconds, rounded down.
+    public var wholeMilliseconds: Int64 { Int64(millisecondsSince1970.rounded(.down)) }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.millisecondsSince1970 < rhs.millisecondsSince1970 }
+
+    public var description: String { date.formatted(.iso8601) }
+}
+
+extension EpochMilliseconds: JSONFieldValue {
+    static func read(_ scanner: inout JSONScanner, field: String) throws -> EpochMilliseconds {
+        EpochMilliseconds(millisecondsSince1970: try scanner.double(field))
+    }
+    var jsonValue: JSONValue { .number(JSONNumber(millisecondsSince1970)) }
+}
+
+extension Int: JSONFieldValue {
+    static func read(_ scanner: inout JSONScanner, field: String) throws -> Int {
+        let value = try scanner.int64(field)
+        guard let narrowed = Int(exactly: value) else { throw scanner.typeError(field, "a smaller number") }
+        return narrowed
+    }
+    var jsonValue: JSONValue { .number(JSONNumber(Int64(self))) }
+}

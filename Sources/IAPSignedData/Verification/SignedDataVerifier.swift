@@ -1,0 +1,300 @@
+import Crypto
+import Foundation
+public import IAPTrust
+import X509
+
+/// Verifies the App Store's signed documents (StoreKit 2 transactions, renewal information, app transactions, and App
+/// Store Server Notifications V2 with the documents inside them).
+///
+/// Checks, in order: `alg` is ES256 and the header names no other key source; `x5c` holds exactly three
+/// certificates; they chain to a configured root (compared by key and signature, not name) at the payload's signed
+/// date, with Apple's marker OIDs on leaf and intermediate; the signature verifies with the leaf's key; then the bundle
+/// id, the app Apple id and the environment match the configuration. Every failed check is reported.
+///
+/// A chain verified once is remembered (by its exact bytes, inside its validity window), so steady-state cost is one
+/// P-256 signature check and one payload decode per document. One verifier is safe to share between tasks.
+public final class SignedDataVerifier: Sendable {
+    /// Which app and environment documents must be for.
+    public struct Configuration: Sendable, Hashable {
+        /// The bundle id transactions, app transactions and notifications must name.
+        public var bundleID: String
+        /// The app's Apple id: required for Production, checked wherever a payload names one.
+        public var appAppleID: Int64?
+        /// The environment payloads must name. Xcode-signed data is accepted only when this is `.xcode` and the
+        /// trust store lists the Xcode certificate (``TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)``).
+        public var environment: AppStoreEnvironment
+
+        public init(bundleID: String, appAppleID: Int64? = nil, environment: AppStoreEnvironment) {
+            self.bundleID = bundleID
+            self.appAppleID = appAppleID
+            self.environment = environment
+        }
+    }
+
+    /// Why a verifier could not be made.
+    public struct ConfigurationError: CodedError, Sendable {
+        public let code: String
+        public let reason: String
+    }
+
+    public let configuration: Configuration
+    private let chainVerifier: ChainVerifier
+
+    /// - Throws: ``ConfigurationError`` `appAppleIDRequired` for Production without an app Apple id.
+    public init(trustStore: TrustStore, configuration: Configuration, cacheCapacity: Int = 256)
+        throws(ConfigurationError)
+    {
+        if configuration.environment == .production, configuration.appAppleID == nil {
+            throw ConfigurationError(
+                code: "appAppleIdRequired", reason: "a Production verifier needs the app's Apple id to check")
+        }
+        self.configuration = configuration
+        self.chainVerifier = ChainVerifier(trustStore: trustStore, cacheCapacity: cacheCapacity)
+    }
+
+    /// How many verified chains are remembered now.
+    public var cachedChainCount: Int { chainVerifier.cachedChainCount }
+
+    // MARK: Entry points
+
+    /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2's `jwsRepresentation`).
+    nonisolated(nonsending) public func verifyTransaction(_ jws: String) async -> SignedDataVerdict<TransactionPayload>
+    {
+        await verifyDocument(Array(jws.utf8), as: TransactionPayload.self)
+    }
+
+    /// Verifies signed renewal information on its own.
+    ///
+    /// Renewal information names no bundle id, so this verdict cannot say which app it is for (it lists that among
+    /// its skipped checks). Prefer ``verifyRenewalInfo(_:for:)`` with the verified transaction it belongs to.
+    nonisolated(nonsending) public func verifyRenewalInfo(_ jws: String) async -> SignedDataVerdict<RenewalInfoPayload>
+    {
+        await verifyDocument(Array(jws.utf8), as: RenewalInfoPayload.self)
+    }
+
+    /// Verifies signed renewal information and ties it to a verified transaction: both must have the same original
+    /// transaction id, so the renewal information is for this app.
+    nonisolated(nonsending) public func verifyRenewalInfo(
+        _ jws: String, for transaction: TransactionPayload
+    ) async -> SignedDataVerdict<RenewalInfoPayload> {
+        let verdict = await verifyDocument(Array(jws.utf8), as: RenewalInfoPayload.self)
+        return Self.tie(verdict, to: transaction)
+    }
+
+    /// Verifies a signed app transaction.
+    nonisolated(nonsending) public func verifyAppTransaction(_ jws: String) async -> SignedDataVerdict<
+        AppTransactionPayload
+    > {
+        await verifyDocument(Array(jws.utf8), as: AppTransactionPayload.self)
+    }
+
+    /// Verifies an App Store Server Notification V2 (`signedPayload`), and the transaction, renewal information or app
+    /// transaction it carries, with the same rules.
+    nonisolated(nonsending) public func verifyNotification(_ jws: String) async -> SignedDataVerdict<
+        NotificationPayload
+    > {
+        await verifyNotification(bytes: Array(jws.utf8))
+    }
+
+    /// Verifies a document of any kind, found from its payload (see ``SignedPayloadKind/detect(payload:)``), or of
+    /// the kind given.
+    nonisolated(nonsending) public func verify(
+        _ jws: String, as kind: SignedPayloadKind? = nil
+    ) async -> SignedDataVerdict<SignedPayload> {
+        let bytes = Array(jws.utf8)
+        let detected = kind ?? (try? CompactJWS(bytes: bytes)).flatMap { SignedPayloadKind.detect(payload: $0.payload) }
+        switch detected {
+        case .transaction:
+            return await verifyDocument(bytes, as: TransactionPayload.self).mapPayload { .transaction($0) }
+        case .renewalInfo:
+            return await verifyDocument(bytes, as: RenewalInfoPayload.self).mapPayload { .renewalInfo($0) }
+        case .appTransaction:
+            return await verifyDocument(bytes, as: AppTransactionPayload.self).mapPayload { .appTransaction($0) }
+        case .notification: return await verifyNotification(bytes: bytes).mapPayload { .notification($0) }
+        case nil:
+            let parsed = Result { () throws(SignedDataParsingError) in try CompactJWS(bytes: bytes) }
+            let failure =
+                switch parsed {
+                case .failure(let error): VerificationFailure(.malformedDocument, "\(error.code): \(error.reason)")
+                case .success: VerificationFailure(.unknownPayloadType, "the payload is not a known App Store document")
+                }
+            return SignedDataVerdict(
+                payload: nil, header: try? parsed.get().header, failures: [failure], skippedChecks: [],
+                chainKind: nil, chain: [], chainValidationTime: nil, nested: [])
+        }
+    }
+
+    // MARK: The checks
+
+    nonisolated(nonsending) private func verifyNotification(bytes: [UInt8]) async -> SignedDataVerdict<
+        NotificationPayload
+    > {
+        let outer = await verifyDocument(bytes, as: NotificationPayload.self)
+        guard let notification = outer.payload else { return outer }
+        var nested: [NestedVerdict] = []
+        var transaction: TransactionPayload?
+        if let signed = notification.data?.signedTransactionInfo {
+            let verdict = await verifyDocument(Array(signed.utf8), as: TransactionPayload.self)
+            transaction = verdict.verifiedPayload
+            nested.append(
+                NestedVerdict(field: "data.signedTransactionInfo", verdict: verdict.mapPayload { .transaction($0) }))
+        }
+        if let signed = notification.data?.signedRenewalInfo {
+            var verdict = await verifyDocument(Array(signed.utf8), as: RenewalInfoPayload.self)
+            if let transaction { verdict = Self.tie(verdict, to: transaction) }
+            nested.append(
+                NestedVerdict(field: "data.signedRenewalInfo", verdict: verdict.mapPayload { .renewalInfo($0) }))
+        }
+        if let signed = notification.appData?.signedAppTransactionInfo {
+            let verdict = await verifyDocument(Array(signed.utf8), as: AppTransactionPayload.self)
+            nested.append(
+                NestedVerdict(
+                    field: "appData.signedAppTransactionInfo", verdict: verdict.mapPayload { .appTransaction($0) }))
+        }
+        var failures = outer.failures
+        for item in nested {
+            failures += item.verdict.failures.map { VerificationFailure($0.code, "\(item.field): \($0.reason)") }
+        }
+        return SignedDataVerdict(
+            payload: notification, header: outer.header, failures: failures, skippedChecks: outer.skippedChecks,
+            chainKind: outer.chainKind, chain: outer.chain, chainValidationTime: outer.chainValidationTime,
+            nested: nested)
+    }
+
+    nonisolated(nonsending) private func verifyDocument<Payload: VerifiablePayload>(
+        _ bytes: [UInt8], as type: Payload.Type
+    ) async -> SignedDataVerdict<Payload> {
+        let jws: CompactJWS
+        let payload: Payload
+        do {
+            jws = try CompactJWS(bytes: bytes)
+            payload = try jws.decodePayload(as: Payload.self)
+        } catch {
+            return SignedDataVerdict(
+                payload: nil, header: nil,
+                failures: [VerificationFailure(.malformedDocument, "\(error.code): \(error.reason)")],
+                skippedChecks: [], chainKind: nil, chain: [], chainValidationTime: nil, nested: [])
+        }
+        var failures: [VerificationFailure] = []
+        var skipped: [String] = []
+
+        // 1. The algorithm, and no other key source.
+        let algorithmAllowed = jws.header.algorithm == "ES256"
+        if !algorithmAllowed {
+            failures.append(
+                VerificationFailure(.algorithmNotAllowed, "alg is \"\(jws.header.algorithm)\"; only ES256 is accepted"))
+        }
+        for member in JWSHeader.refusedMembers where jws.header.fields[member] != nil {
+            failures.append(
+                VerificationFailure(.headerMemberNotAllowed, "the header has \"\(member)\", which is never used"))
+        }
+
+        // 2-4. The chain at the signed date, then the signature with the leaf's key.
+        var chain = ChainVerification(leafPublicKey: nil, chain: [], kind: nil, failures: [])
+        var validationTime: Date?
+        if let certificates = jws.header.certificateChain {
+            if certificates.count != 3, certificates.count != 1 {
+                failures.append(
+                    VerificationFailure(.unexpectedChainLength, "x5c has \(certificates.count) certificates, not 3"))
+                skipped.append("chain and signature: the x5c chain does not have 3 certificates")
+            } else if let date = payload.chainValidationDate {
+                validationTime = date.date
+                chain = await chainVerifier.verify(
+                    certificates: certificates.map { $0[...] }, leaf: .first, at: date.date)
+                failures += chain.failures
+                if certificates.count == 1, chain.kind == .xcodeTest, configuration.environment != .xcode {
+                    failures.append(
+                        VerificationFailure(
+                            .xcodeSignedNotAllowed,
+                            "signed by an Xcode test certificate, but this verifier is for "
+                                + configuration.environment.rawValue))
+                }
+            } else {
+                failures.append(
+                    VerificationFailure(.signedDateMissing, "the payload has no signedDate to check the chain at"))
+                skipped.append("chain and signature: no signed date")
+            }
+        } else {
+            failures.append(VerificationFailure(.certificateChainMissing, "the header has no x5c certificate chain"))
+        }
+        if let leafKey = chain.leafPublicKey {
+            if !algorithmAllowed {
+                skipped.append("signature: alg is not ES256")
+            } else if let key = P256.Signing.PublicKey(leafKey) {
+                if !Self.isValidSignature(jws.signature, of: jws.signingInput, key: key) {
+                    failures.append(
+                        VerificationFailure(
+                            .signatureInvalid, "the ES256 signature does not verify with the leaf's key"))
+                }
+            } else {
+                failures.append(VerificationFailure(.unsupportedKeyType, "the leaf's key is not a P-256 key"))
+            }
+        }
+
+        // 5. What the payload claims.
+        failures += claimFailures(of: payload, skipped: &skipped)
+
+        return SignedDataVerdict(
+            payload: payload, header: jws.header, failures: failures, skippedChecks: skipped, chainKind: chain.kind,
+            chain: chain.chain, chainValidationTime: validationTime, nested: [])
+    }
+
+    private static func isValidSignature(_ signature: [UInt8], of signingInput: [UInt8], key: P256.Signing.PublicKey)
+        -> Bool
+    {
+        guard signature.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
+            return false
+        }
+        return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+    }
+
+    private func claimFailures(of payload: some VerifiablePayload, skipped: inout [String]) -> [VerificationFailure] {
+        var failures: [VerificationFailure] = []
+        switch payload.claimedBundleID {
+        case .none:
+            skipped.append("bundleId: renewal information names none; tie it to a verified transaction")
+        case .some(let bundleID) where bundleID != configuration.bundleID:
+            failures.append(
+                VerificationFailure(
+                    .bundleIDMismatch,
+                    "the bundle id is \(bundleID.map { "\"\($0)\"" } ?? "missing"), not \"\(configuration.bundleID)\""))
+        case .some: break
+        }
+        if case .some(let appAppleID) = payload.claimedAppAppleID {
+            if let expected = configuration.appAppleID {
+                if appAppleID != expected, appAppleID != nil || configuration.environment == .production {
+                    failures.append(
+                        VerificationFailure(
+                            .appAppleIDMismatch,
+                            "the app Apple id is \(appAppleID.map(String.init) ?? "missing"), not \(expected)"))
+                }
+            }
+        }
+        if payload.claimedEnvironment != configuration.environment {
+            failures.append(
+                VerificationFailure(
+                    .environmentMismatch,
+                    "the environment is \(payload.claimedEnvironment?.rawValue ?? "missing"), not \(configuration.environment.rawValue)"
+                ))
+        }
+        return failures
+    }
+
+    private static func tie(
+        _ verdict: SignedDataVerdict<RenewalInfoPayload>, to transaction: TransactionPayload
+    ) -> SignedDataVerdict<RenewalInfoPayload> {
+        var failures = verdict.failures
+        let renewalOriginal = verdict.payload?.originalTransactionID
+        if verdict.payload != nil, renewalOriginal != transaction.originalTransactionID {
+            failures.append(
+                VerificationFailure(
+                    .renewalInfoMismatch,
+                    "the renewal information is for original transaction \(renewalOriginal ?? "none"), "
+                        + "the transaction's is \(transaction.originalTransactionID ?? "none")"))
+        }
+        return SignedDataVerdict(
+            payload: verdict.payload, header: verdict.header, failures: failures,
+            skippedChecks: verdict.skippedChecks.filter { !$0.hasPrefix("bundleId") }, chainKind: verdict.chainKind,
+            chain: verdict.chain, chainValidationTime: verdict.chainValidationTime, nested: verdict.nested)
+    }
+}
