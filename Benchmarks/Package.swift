@@ -25,6 +25,18 @@ let package = Package(
             ],
             path: "Benchmarks/ReceiptBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "SignedDataBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "IAPSignedData", package: "IAPKit"),
+                .product(name: "IAPTrust", package: "IAPKit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Benchmarks/SignedDataBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

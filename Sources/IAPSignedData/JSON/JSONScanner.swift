@@ -30,22 +30,36 @@ struct JSONScanner {
 
     // MARK: Structure
 
-    /// Calls `body` with each member's key, the scanner positioned at the member's value, which `body` must read.
-    mutating func forEachMember(_ body: (inout JSONScanner, String) throws -> Void) throws {
+    /// Calls `body` with each member's key (its bytes, escapes decoded, not yet checked as UTF-8) and the scanner
+    /// positioned at the member's value, which `body` must read. The caller refuses duplicated keys.
+    mutating func forEachMember(_ body: (inout JSONScanner, UnsafeBufferPointer<UInt8>) throws -> Void) throws {
         try enter(UInt8(ascii: "{"), "an object")
-        var seen = Set<String>(minimumCapacity: 32)
         if try !consume(UInt8(ascii: "}")) {
             repeat {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
-                let key = try readString()
-                guard seen.insert(key).inserted else { throw error("the key \"\(key)\" appears twice") }
-                try expect(UInt8(ascii: ":"))
-                try body(&self, key)
+                if let raw = scanPlainString() {
+                    try expect(UInt8(ascii: ":"))
+                    try body(&self, raw)
+                } else {
+                    let key = try readString()
+                    try expect(UInt8(ascii: ":"))
+                    try Array(key.utf8).withUnsafeBufferPointer { try body(&self, $0) }
+                }
             } while try consume(UInt8(ascii: ","))
             try expect(UInt8(ascii: "}"))
         }
         depth -= 1
+    }
+
+    /// A key's bytes as a string, refusing invalid UTF-8.
+    func keyString(_ bytes: UnsafeBufferPointer<UInt8>) throws -> String {
+        guard let key = Self.string(bytes) else { throw error("invalid UTF-8 in a key") }
+        return key
+    }
+
+    func duplicateKeyError(_ bytes: UnsafeBufferPointer<UInt8>) -> SignedDataParsingError {
+        error("the key \"\(String(decoding: bytes, as: UTF8.self))\" appears twice")
     }
 
     /// Calls `body` with the scanner positioned at each element of an array, which `body` must read.
@@ -152,7 +166,20 @@ struct JSONScanner {
         switch byte {
         case UInt8(ascii: "{"):
             var object = JSONObject()
-            try forEachMember { scanner, key in object.appendNew(key, try scanner.value()) }
+            var keys = Set<String>()
+            try forEachMember { scanner, keyBytes in
+                let key = try scanner.keyString(keyBytes)
+                // Small objects are checked by a scan; a set takes over for large ones so the check stays linear.
+                let duplicate: Bool
+                if object.count < 16 {
+                    duplicate = object.members.contains { $0.key == key }
+                } else {
+                    if keys.isEmpty { keys = Set(object.keys) }
+                    duplicate = !keys.insert(key).inserted
+                }
+                guard !duplicate else { throw scanner.duplicateKeyError(keyBytes) }
+                object.appendNew(key, try scanner.value())
+            }
             return .object(object)
         case UInt8(ascii: "["):
             var array: [JSONValue] = []
@@ -248,6 +275,32 @@ struct JSONScanner {
         return JSONNumber(text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
+    /// The bytes as a string, or nil when they are not valid UTF-8. ASCII, nearly every string Apple sends, takes a
+    /// fast path; `String(validating:as:)` is generic and measured slow when called unspecialised.
+    static func string(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
+        var index = 0
+        while index < raw.count, raw[index] < 0x80 { index += 1 }
+        if index == raw.count { return String(decoding: raw, as: UTF8.self) }
+        return String(validating: raw, as: UTF8.self)
+    }
+
+    /// At an opening quote: when the string has no escapes and no control characters, consumes it and returns its
+    /// bytes (not yet checked as UTF-8); otherwise consumes nothing and returns nil.
+    private mutating func scanPlainString() -> UnsafeBufferPointer<UInt8>? {
+        var end = index + 1
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])
+                index = end + 1
+                return raw
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            end += 1
+        }
+        return nil
+    }
+
     /// Reads a string starting at its opening quote.
     private mutating func readString() throws -> String {
         index += 1
@@ -278,7 +331,7 @@ struct JSONScanner {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let result = String(validating: text, as: UTF8.self) else {
+                guard let result = text.withUnsafeBufferPointer(Self.string) else {
                     throw error("invalid UTF-8 in a string")
                 }
                 return result

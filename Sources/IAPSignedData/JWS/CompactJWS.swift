@@ -22,6 +22,12 @@ public struct CompactJWS: Sendable {
 
     /// Parses compact JWS bytes (ASCII). Surrounding whitespace, such as a file's final newline, is ignored.
     public init(bytes input: [UInt8], maximumSize: Int = defaultMaximumSize) throws(SignedDataParsingError) {
+        try self.init(bytes: input, maximumSize: maximumSize, headerCache: nil)
+    }
+
+    init(bytes input: [UInt8], maximumSize: Int = defaultMaximumSize, headerCache: JWSHeaderCache?)
+        throws(SignedDataParsingError)
+    {
         guard input.count <= maximumSize else {
             throw SignedDataParsingError(
                 .inputTooLarge, "\(input.count) bytes is more than the limit of \(maximumSize)")
@@ -50,7 +56,13 @@ public struct CompactJWS: Sendable {
             }
             return bytes
         }
-        header = try JWSHeader(json: decode(headerText, "header"))
+        if let headerCache {
+            header = try headerCache.header(for: headerText) { () throws(SignedDataParsingError) in
+                try JWSHeader(json: decode(headerText, "header"))
+            }
+        } else {
+            header = try JWSHeader(json: decode(headerText, "header"))
+        }
         payload = try decode(payloadText, "payload")
         signature = try decode(signatureText, "signature")
         signingInput = Array(text[text.startIndex..<secondDot])

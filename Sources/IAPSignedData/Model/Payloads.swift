@@ -74,39 +74,44 @@ public struct TransactionPayload: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<TransactionPayload>([
-        .init("transactionId", \.transactionID),
-        .init("originalTransactionId", \.originalTransactionID),
-        .init("webOrderLineItemId", \.webOrderLineItemID),
-        .init("bundleId", \.bundleID),
-        .init("productId", \.productID),
-        .init("subscriptionGroupIdentifier", \.subscriptionGroupIdentifier),
-        .init("purchaseDate", \.purchaseDate),
-        .init("originalPurchaseDate", \.originalPurchaseDate),
-        .init("expiresDate", \.expiresDate),
-        .init("quantity", \.quantity),
-        .init("type", \.type),
-        .init("appAccountToken", \.appAccountToken),
-        .init("inAppOwnershipType", \.inAppOwnershipType),
-        .init("signedDate", \.signedDate),
-        .init("revocationReason", \.revocationReason),
-        .init("revocationDate", \.revocationDate),
-        .init("isUpgraded", \.isUpgraded),
-        .init("offerType", \.offerType),
-        .init("offerIdentifier", \.offerIdentifier),
-        .init("environment", \.environment),
-        .init("storefront", \.storefront),
-        .init("storefrontId", \.storefrontID),
-        .init("transactionReason", \.transactionReason),
-        .init("currency", \.currency),
-        .init("price", \.price),
-        .init("offerDiscountType", \.offerDiscountType),
-        .init("offerPeriod", \.offerPeriod),
-        .init("appTransactionId", \.appTransactionID),
-        .init("revocationType", \.revocationType),
-        .init("revocationPercentage", \.revocationPercentage),
-        .init("deviceVerification", \.deviceVerification),
-        .init("deviceVerificationNonce", \.deviceVerificationNonce),
+        .init("transactionId", { $0.transactionID }, { $0.transactionID = $1 }),
+        .init("originalTransactionId", { $0.originalTransactionID }, { $0.originalTransactionID = $1 }),
+        .init("webOrderLineItemId", { $0.webOrderLineItemID }, { $0.webOrderLineItemID = $1 }),
+        .init("bundleId", { $0.bundleID }, { $0.bundleID = $1 }),
+        .init("productId", { $0.productID }, { $0.productID = $1 }),
+        .init(
+            "subscriptionGroupIdentifier", { $0.subscriptionGroupIdentifier }, { $0.subscriptionGroupIdentifier = $1 }),
+        .init("purchaseDate", { $0.purchaseDate }, { $0.purchaseDate = $1 }),
+        .init("originalPurchaseDate", { $0.originalPurchaseDate }, { $0.originalPurchaseDate = $1 }),
+        .init("expiresDate", { $0.expiresDate }, { $0.expiresDate = $1 }),
+        .init("quantity", { $0.quantity }, { $0.quantity = $1 }),
+        .init("type", { $0.type }, { $0.type = $1 }),
+        .init("appAccountToken", { $0.appAccountToken }, { $0.appAccountToken = $1 }),
+        .init("inAppOwnershipType", { $0.inAppOwnershipType }, { $0.inAppOwnershipType = $1 }),
+        .init("signedDate", { $0.signedDate }, { $0.signedDate = $1 }),
+        .init("revocationReason", { $0.revocationReason }, { $0.revocationReason = $1 }),
+        .init("revocationDate", { $0.revocationDate }, { $0.revocationDate = $1 }),
+        .init("isUpgraded", { $0.isUpgraded }, { $0.isUpgraded = $1 }),
+        .init("offerType", { $0.offerType }, { $0.offerType = $1 }),
+        .init("offerIdentifier", { $0.offerIdentifier }, { $0.offerIdentifier = $1 }),
+        .init("environment", { $0.environment }, { $0.environment = $1 }),
+        .init("storefront", { $0.storefront }, { $0.storefront = $1 }),
+        .init("storefrontId", { $0.storefrontID }, { $0.storefrontID = $1 }),
+        .init("transactionReason", { $0.transactionReason }, { $0.transactionReason = $1 }),
+        .init("currency", { $0.currency }, { $0.currency = $1 }),
+        .init("price", { $0.price }, { $0.price = $1 }),
+        .init("offerDiscountType", { $0.offerDiscountType }, { $0.offerDiscountType = $1 }),
+        .init("offerPeriod", { $0.offerPeriod }, { $0.offerPeriod = $1 }),
+        .init("appTransactionId", { $0.appTransactionID }, { $0.appTransactionID = $1 }),
+        .init("revocationType", { $0.revocationType }, { $0.revocationType = $1 }),
+        .init("revocationPercentage", { $0.revocationPercentage }, { $0.revocationPercentage = $1 }),
+        .init("deviceVerification", { $0.deviceVerification }, { $0.deviceVerification = $1 }),
+        .init("deviceVerificationNonce", { $0.deviceVerificationNonce }, { $0.deviceVerificationNonce = $1 }),
     ])
 }
 
@@ -168,30 +173,35 @@ public struct RenewalInfoPayload: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<RenewalInfoPayload>([
-        .init("expirationIntent", \.expirationIntent),
-        .init("originalTransactionId", \.originalTransactionID),
-        .init("autoRenewProductId", \.autoRenewProductID),
-        .init("productId", \.productID),
-        .init("autoRenewStatus", \.autoRenewStatus),
-        .init("isInBillingRetryPeriod", \.isInBillingRetryPeriod),
-        .init("priceIncreaseStatus", \.priceIncreaseStatus),
-        .init("gracePeriodExpiresDate", \.gracePeriodExpiresDate),
-        .init("offerType", \.offerType),
-        .init("offerIdentifier", \.offerIdentifier),
-        .init("signedDate", \.signedDate),
-        .init("environment", \.environment),
-        .init("recentSubscriptionStartDate", \.recentSubscriptionStartDate),
-        .init("renewalDate", \.renewalDate),
-        .init("currency", \.currency),
-        .init("renewalPrice", \.renewalPrice),
-        .init("offerDiscountType", \.offerDiscountType),
-        .init("offerPeriod", \.offerPeriod),
-        .init("eligibleWinBackOfferIds", \.eligibleWinBackOfferIDs),
-        .init("appAccountToken", \.appAccountToken),
-        .init("appTransactionId", \.appTransactionID),
-        .init("deviceVerification", \.deviceVerification),
-        .init("deviceVerificationNonce", \.deviceVerificationNonce),
+        .init("expirationIntent", { $0.expirationIntent }, { $0.expirationIntent = $1 }),
+        .init("originalTransactionId", { $0.originalTransactionID }, { $0.originalTransactionID = $1 }),
+        .init("autoRenewProductId", { $0.autoRenewProductID }, { $0.autoRenewProductID = $1 }),
+        .init("productId", { $0.productID }, { $0.productID = $1 }),
+        .init("autoRenewStatus", { $0.autoRenewStatus }, { $0.autoRenewStatus = $1 }),
+        .init("isInBillingRetryPeriod", { $0.isInBillingRetryPeriod }, { $0.isInBillingRetryPeriod = $1 }),
+        .init("priceIncreaseStatus", { $0.priceIncreaseStatus }, { $0.priceIncreaseStatus = $1 }),
+        .init("gracePeriodExpiresDate", { $0.gracePeriodExpiresDate }, { $0.gracePeriodExpiresDate = $1 }),
+        .init("offerType", { $0.offerType }, { $0.offerType = $1 }),
+        .init("offerIdentifier", { $0.offerIdentifier }, { $0.offerIdentifier = $1 }),
+        .init("signedDate", { $0.signedDate }, { $0.signedDate = $1 }),
+        .init("environment", { $0.environment }, { $0.environment = $1 }),
+        .init(
+            "recentSubscriptionStartDate", { $0.recentSubscriptionStartDate }, { $0.recentSubscriptionStartDate = $1 }),
+        .init("renewalDate", { $0.renewalDate }, { $0.renewalDate = $1 }),
+        .init("currency", { $0.currency }, { $0.currency = $1 }),
+        .init("renewalPrice", { $0.renewalPrice }, { $0.renewalPrice = $1 }),
+        .init("offerDiscountType", { $0.offerDiscountType }, { $0.offerDiscountType = $1 }),
+        .init("offerPeriod", { $0.offerPeriod }, { $0.offerPeriod = $1 }),
+        .init("eligibleWinBackOfferIds", { $0.eligibleWinBackOfferIDs }, { $0.eligibleWinBackOfferIDs = $1 }),
+        .init("appAccountToken", { $0.appAccountToken }, { $0.appAccountToken = $1 }),
+        .init("appTransactionId", { $0.appTransactionID }, { $0.appTransactionID = $1 }),
+        .init("deviceVerification", { $0.deviceVerification }, { $0.deviceVerification = $1 }),
+        .init("deviceVerificationNonce", { $0.deviceVerificationNonce }, { $0.deviceVerificationNonce = $1 }),
     ])
 }
 
@@ -230,21 +240,25 @@ public struct AppTransactionPayload: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<AppTransactionPayload>([
-        .init("receiptType", \.receiptType),
-        .init("appAppleId", \.appAppleID),
-        .init("bundleId", \.bundleID),
-        .init("applicationVersion", \.applicationVersion),
-        .init("versionExternalIdentifier", \.versionExternalIdentifier),
-        .init("receiptCreationDate", \.receiptCreationDate),
-        .init("originalPurchaseDate", \.originalPurchaseDate),
-        .init("originalApplicationVersion", \.originalApplicationVersion),
-        .init("deviceVerification", \.deviceVerification),
-        .init("deviceVerificationNonce", \.deviceVerificationNonce),
-        .init("preorderDate", \.preorderDate),
-        .init("appTransactionId", \.appTransactionID),
-        .init("originalPlatform", \.originalPlatform),
-        .init("signedDate", \.signedDate),
+        .init("receiptType", { $0.receiptType }, { $0.receiptType = $1 }),
+        .init("appAppleId", { $0.appAppleID }, { $0.appAppleID = $1 }),
+        .init("bundleId", { $0.bundleID }, { $0.bundleID = $1 }),
+        .init("applicationVersion", { $0.applicationVersion }, { $0.applicationVersion = $1 }),
+        .init("versionExternalIdentifier", { $0.versionExternalIdentifier }, { $0.versionExternalIdentifier = $1 }),
+        .init("receiptCreationDate", { $0.receiptCreationDate }, { $0.receiptCreationDate = $1 }),
+        .init("originalPurchaseDate", { $0.originalPurchaseDate }, { $0.originalPurchaseDate = $1 }),
+        .init("originalApplicationVersion", { $0.originalApplicationVersion }, { $0.originalApplicationVersion = $1 }),
+        .init("deviceVerification", { $0.deviceVerification }, { $0.deviceVerification = $1 }),
+        .init("deviceVerificationNonce", { $0.deviceVerificationNonce }, { $0.deviceVerificationNonce = $1 }),
+        .init("preorderDate", { $0.preorderDate }, { $0.preorderDate = $1 }),
+        .init("appTransactionId", { $0.appTransactionID }, { $0.appTransactionID = $1 }),
+        .init("originalPlatform", { $0.originalPlatform }, { $0.originalPlatform = $1 }),
+        .init("signedDate", { $0.signedDate }, { $0.signedDate = $1 }),
     ])
 }
 
@@ -276,16 +290,20 @@ public struct NotificationPayload: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<NotificationPayload>([
-        .init("notificationType", \.notificationType),
-        .init("subtype", \.subtype),
-        .init("notificationUUID", \.notificationUUID),
-        .init("data", \.data),
-        .init("summary", \.summary),
-        .init("externalPurchaseToken", \.externalPurchaseToken),
-        .init("appData", \.appData),
-        .init("version", \.version),
-        .init("signedDate", \.signedDate),
+        .init("notificationType", { $0.notificationType }, { $0.notificationType = $1 }),
+        .init("subtype", { $0.subtype }, { $0.subtype = $1 }),
+        .init("notificationUUID", { $0.notificationUUID }, { $0.notificationUUID = $1 }),
+        .init("data", { $0.data }, { $0.data = $1 }),
+        .init("summary", { $0.summary }, { $0.summary = $1 }),
+        .init("externalPurchaseToken", { $0.externalPurchaseToken }, { $0.externalPurchaseToken = $1 }),
+        .init("appData", { $0.appData }, { $0.appData = $1 }),
+        .init("version", { $0.version }, { $0.version = $1 }),
+        .init("signedDate", { $0.signedDate }, { $0.signedDate = $1 }),
     ])
 }
 
@@ -312,15 +330,19 @@ public struct NotificationData: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<NotificationData>([
-        .init("environment", \.environment),
-        .init("appAppleId", \.appAppleID),
-        .init("bundleId", \.bundleID),
-        .init("bundleVersion", \.bundleVersion),
-        .init("signedTransactionInfo", \.signedTransactionInfo),
-        .init("signedRenewalInfo", \.signedRenewalInfo),
-        .init("status", \.status),
-        .init("consumptionRequestReason", \.consumptionRequestReason),
+        .init("environment", { $0.environment }, { $0.environment = $1 }),
+        .init("appAppleId", { $0.appAppleID }, { $0.appAppleID = $1 }),
+        .init("bundleId", { $0.bundleID }, { $0.bundleID = $1 }),
+        .init("bundleVersion", { $0.bundleVersion }, { $0.bundleVersion = $1 }),
+        .init("signedTransactionInfo", { $0.signedTransactionInfo }, { $0.signedTransactionInfo = $1 }),
+        .init("signedRenewalInfo", { $0.signedRenewalInfo }, { $0.signedRenewalInfo = $1 }),
+        .init("status", { $0.status }, { $0.status = $1 }),
+        .init("consumptionRequestReason", { $0.consumptionRequestReason }, { $0.consumptionRequestReason = $1 }),
     ])
 }
 
@@ -347,15 +369,19 @@ public struct NotificationSummary: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<NotificationSummary>([
-        .init("environment", \.environment),
-        .init("appAppleId", \.appAppleID),
-        .init("bundleId", \.bundleID),
-        .init("productId", \.productID),
-        .init("requestIdentifier", \.requestIdentifier),
-        .init("storefrontCountryCodes", \.storefrontCountryCodes),
-        .init("succeededCount", \.succeededCount),
-        .init("failedCount", \.failedCount),
+        .init("environment", { $0.environment }, { $0.environment = $1 }),
+        .init("appAppleId", { $0.appAppleID }, { $0.appAppleID = $1 }),
+        .init("bundleId", { $0.bundleID }, { $0.bundleID = $1 }),
+        .init("productId", { $0.productID }, { $0.productID = $1 }),
+        .init("requestIdentifier", { $0.requestIdentifier }, { $0.requestIdentifier = $1 }),
+        .init("storefrontCountryCodes", { $0.storefrontCountryCodes }, { $0.storefrontCountryCodes = $1 }),
+        .init("succeededCount", { $0.succeededCount }, { $0.succeededCount = $1 }),
+        .init("failedCount", { $0.failedCount }, { $0.failedCount = $1 }),
     ])
 }
 
@@ -374,11 +400,15 @@ public struct ExternalPurchaseToken: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<ExternalPurchaseToken>([
-        .init("externalPurchaseId", \.externalPurchaseID),
-        .init("tokenCreationDate", \.tokenCreationDate),
-        .init("appAppleId", \.appAppleID),
-        .init("bundleId", \.bundleID),
+        .init("externalPurchaseId", { $0.externalPurchaseID }, { $0.externalPurchaseID = $1 }),
+        .init("tokenCreationDate", { $0.tokenCreationDate }, { $0.tokenCreationDate = $1 }),
+        .init("appAppleId", { $0.appAppleID }, { $0.appAppleID = $1 }),
+        .init("bundleId", { $0.bundleID }, { $0.bundleID = $1 }),
     ])
 }
 
@@ -397,11 +427,15 @@ public struct NotificationAppData: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<NotificationAppData>([
-        .init("appAppleId", \.appAppleID),
-        .init("bundleId", \.bundleID),
-        .init("environment", \.environment),
-        .init("signedAppTransactionInfo", \.signedAppTransactionInfo),
+        .init("appAppleId", { $0.appAppleID }, { $0.appAppleID = $1 }),
+        .init("bundleId", { $0.bundleID }, { $0.bundleID = $1 }),
+        .init("environment", { $0.environment }, { $0.environment = $1 }),
+        .init("signedAppTransactionInfo", { $0.signedAppTransactionInfo }, { $0.signedAppTransactionInfo = $1 }),
     ])
 }
 
@@ -426,13 +460,17 @@ public struct RealtimeRequestPayload: PayloadModel, JSONFieldValue {
 
     public init() {}
 
+    public init(jsonBytes: some Collection<UInt8>) throws(SignedDataParsingError) {
+        self = try Self.decodeJSON(jsonBytes)
+    }
+
     public static let fieldTable = PayloadFieldTable<RealtimeRequestPayload>([
-        .init("originalTransactionId", \.originalTransactionID),
-        .init("appAppleId", \.appAppleID),
-        .init("productId", \.productID),
-        .init("userLocale", \.userLocale),
-        .init("requestIdentifier", \.requestIdentifier),
-        .init("environment", \.environment),
-        .init("signedDate", \.signedDate),
+        .init("originalTransactionId", { $0.originalTransactionID }, { $0.originalTransactionID = $1 }),
+        .init("appAppleId", { $0.appAppleID }, { $0.appAppleID = $1 }),
+        .init("productId", { $0.productID }, { $0.productID = $1 }),
+        .init("userLocale", { $0.userLocale }, { $0.userLocale = $1 }),
+        .init("requestIdentifier", { $0.requestIdentifier }, { $0.requestIdentifier = $1 }),
+        .init("environment", { $0.environment }, { $0.environment = $1 }),
+        .init("signedDate", { $0.signedDate }, { $0.signedDate = $1 }),
     ])
 }

@@ -39,6 +39,7 @@ public final class SignedDataVerifier: Sendable {
 
     public let configuration: Configuration
     private let chainVerifier: ChainVerifier
+    private let headerCache = JWSHeaderCache()
 
     /// - Throws: ``ConfigurationError`` `appAppleIDRequired` for Production without an app Apple id.
     public init(trustStore: TrustStore, configuration: Configuration, cacheCapacity: Int = 256)
@@ -167,7 +168,7 @@ public final class SignedDataVerifier: Sendable {
         let jws: CompactJWS
         let payload: Payload
         do {
-            jws = try CompactJWS(bytes: bytes)
+            jws = try CompactJWS(bytes: bytes, headerCache: headerCache)
             payload = try jws.decodePayload(as: Payload.self)
         } catch {
             return SignedDataVerdict(
