@@ -63,7 +63,9 @@ let package = Package(
             dependencies: [
                 "IAPTrust",
                 "IAPReceipts",
+                "IAPSignedData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strictSettings
@@ -120,7 +122,7 @@ let package = Package(
         .testTarget(
             name: "IAPKitCLITests",
             dependencies: [
-                "IAPKitCLI", "IAPTestSupport", "IAPTrust",
+                "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -4,8 +4,9 @@ public import ArgumentParser
 public struct IAPKitCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapkit",
-        abstract: "In-app purchases end to end: verify App Store receipts, in pure Swift, anywhere Swift runs.",
-        subcommands: [ReceiptCommand.self]
+        abstract:
+            "In-app purchases end to end: verify App Store receipts and signed data, in pure Swift, anywhere Swift runs.",
+        subcommands: [ReceiptCommand.self, JWSCommand.self]
     )
 
     public init() {}

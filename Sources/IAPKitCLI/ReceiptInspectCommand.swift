@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import IAPReceipts
+import IAPSignedData
 import IAPTrust
 
 /// `iapkit receipt inspect FILE... [--json]`: decodes receipts without verifying them.
@@ -54,6 +55,7 @@ enum ReceiptText {
     static func codeAndReason(of error: any Error) -> (String, String) {
         switch error {
         case let error as ReceiptParsingError: (error.code.rawValue, error.reason)
+        case let error as SignedDataParsingError: (error.code.rawValue, error.reason)
         case let error as CocoaError: ("unreadableFile", error.localizedDescription)
         default: ("unreadableFile", "\(error)")
         }

@@ -16,15 +16,17 @@ import X509
 public final class SignedDataVerifier: Sendable {
     /// Which app and environment documents must be for.
     public struct Configuration: Sendable, Hashable {
-        /// The bundle id transactions, app transactions and notifications must name.
-        public var bundleID: String
+        /// The bundle id transactions, app transactions and notifications must name. Nil skips the check (and the
+        /// verdict says so): servers should always set it.
+        public var bundleID: String?
         /// The app's Apple id: required for Production, checked wherever a payload names one.
         public var appAppleID: Int64?
-        /// The environment payloads must name. Xcode-signed data is accepted only when this is `.xcode` and the
-        /// trust store lists the Xcode certificate (``TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)``).
-        public var environment: AppStoreEnvironment
+        /// The environment payloads must name; nil skips the check (and the verdict says so). Xcode-signed data is
+        /// accepted only when the trust store lists the Xcode certificate
+        /// (``TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)``) and this is `.xcode` or nil.
+        public var environment: AppStoreEnvironment?
 
-        public init(bundleID: String, appAppleID: Int64? = nil, environment: AppStoreEnvironment) {
+        public init(bundleID: String?, appAppleID: Int64? = nil, environment: AppStoreEnvironment?) {
             self.bundleID = bundleID
             self.appAppleID = appAppleID
             self.environment = environment
@@ -203,12 +205,11 @@ public final class SignedDataVerifier: Sendable {
                 chain = await chainVerifier.verify(
                     certificates: certificates.map { $0[...] }, leaf: .first, at: date.date)
                 failures += chain.failures
-                if certificates.count == 1, chain.kind == .xcodeTest, configuration.environment != .xcode {
+                if chain.kind == .xcodeTest, let environment = configuration.environment, environment != .xcode {
                     failures.append(
                         VerificationFailure(
                             .xcodeSignedNotAllowed,
-                            "signed by an Xcode test certificate, but this verifier is for "
-                                + configuration.environment.rawValue))
+                            "signed by an Xcode test certificate, but this verifier is for \(environment.rawValue)"))
                 }
             } else {
                 failures.append(
@@ -251,32 +252,31 @@ public final class SignedDataVerifier: Sendable {
 
     private func claimFailures(of payload: some VerifiablePayload, skipped: inout [String]) -> [VerificationFailure] {
         var failures: [VerificationFailure] = []
-        switch payload.claimedBundleID {
-        case .none:
+        switch (payload.claimedBundleID, configuration.bundleID) {
+        case (.none, _):
             skipped.append("bundleId: renewal information names none; tie it to a verified transaction")
-        case .some(let bundleID) where bundleID != configuration.bundleID:
-            failures.append(
-                VerificationFailure(
-                    .bundleIDMismatch,
-                    "the bundle id is \(bundleID.map { "\"\($0)\"" } ?? "missing"), not \"\(configuration.bundleID)\""))
-        case .some: break
+        case (.some, nil):
+            skipped.append("bundleId: no expected bundle id configured")
+        case (.some(let bundleID), let expected?) where bundleID != expected:
+            let claimed = bundleID.map { "\"\($0)\"" } ?? "missing"
+            failures.append(VerificationFailure(.bundleIDMismatch, "the bundle id is \(claimed), not \"\(expected)\""))
+        case (.some, .some): break
         }
-        if case .some(let appAppleID) = payload.claimedAppAppleID {
-            if let expected = configuration.appAppleID {
-                if appAppleID != expected, appAppleID != nil || configuration.environment == .production {
-                    failures.append(
-                        VerificationFailure(
-                            .appAppleIDMismatch,
-                            "the app Apple id is \(appAppleID.map(String.init) ?? "missing"), not \(expected)"))
-                }
+        if case .some(let appAppleID) = payload.claimedAppAppleID, let expected = configuration.appAppleID,
+            appAppleID != expected, appAppleID != nil || configuration.environment == .production
+        {
+            let claimed = appAppleID.map(String.init) ?? "missing"
+            failures.append(VerificationFailure(.appAppleIDMismatch, "the app Apple id is \(claimed), not \(expected)"))
+        }
+        if let expected = configuration.environment {
+            if payload.claimedEnvironment != expected {
+                let claimed = payload.claimedEnvironment?.rawValue ?? "missing"
+                failures.append(
+                    VerificationFailure(.environmentMismatch, "the environment is \(claimed), not \(expected.rawValue)")
+                )
             }
-        }
-        if payload.claimedEnvironment != configuration.environment {
-            failures.append(
-                VerificationFailure(
-                    .environmentMismatch,
-                    "the environment is \(payload.claimedEnvironment?.rawValue ?? "missing"), not \(configuration.environment.rawValue)"
-                ))
+        } else {
+            skipped.append("environment: no expected environment configured")
         }
         return failures
     }

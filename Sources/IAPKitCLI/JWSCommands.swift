@@ -1,0 +1,258 @@
+public import ArgumentParser
+public import Foundation
+import IAPSignedData
+import IAPTrust
+import X509
+
+/// `iapkit jws ...`: StoreKit 2 and App Store Server signed data.
+public struct JWSCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "jws",
+        abstract: "Decode and verify signed transactions, renewal info, app transactions and notifications (JWS).",
+        subcommands: [JWSDecodeCommand.self, JWSVerifyCommand.self]
+    )
+
+    public init() {}
+}
+
+/// Reads one compact JWS from a file: the JWS text itself, or a notification body `{"signedPayload": "..."}`.
+enum JWSInput {
+    static func text(of file: String) throws -> String {
+        let bytes = try InputFile.read(file)
+        if let body = try? JSONValue(jsonBytes: bytes), let signed = body["signedPayload"]?.stringValue {
+            return signed
+        }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// `iapkit jws decode FILE... [--json]`: header and payload, without verifying anything.
+public struct JWSDecodeCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Print a JWS's header (algorithm, certificates) and payload. Nothing is verified.",
+        discussion: """
+            A file holds a compact JWS, or a notification request body {"signedPayload": "..."}. Documents nested \
+            in a notification are decoded too.
+            """
+    )
+
+    @Argument(help: "Files holding a compact JWS or a notification body; - reads standard input.")
+    var files: [String]
+
+    @Flag(help: "Print one JSON object per file (JSON Lines).")
+    var json = false
+
+    public init() {}
+
+    public func run() async throws {
+        let status = execute(output: StandardOutput())
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs the command, writing to `output`. Returns the exit status: 0 when every file decoded.
+    public func execute(output: some CommandOutput) -> Int32 {
+        var failed = 0
+        for file in files {
+            do {
+                let jws = try CompactJWS(try JWSInput.text(of: file))
+                let report = DecodedJWSReport(file: file, field: nil, jws: jws)
+                output.line(json ? JSONLine.encode(report) : Self.describe(report, indent: ""))
+            } catch {
+                failed += 1
+                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                output.line(
+                    json
+                        ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
+                        : "\(file): cannot decode\n  \(code): \(reason)")
+            }
+        }
+        return failed == 0 ? 0 : 1
+    }
+
+    static func describe(_ report: DecodedJWSReport, indent: String) -> String {
+        var lines = ["\(indent)\(report.file ?? report.field ?? "JWS"): \(report.type ?? "unknown payload type")"]
+        lines.append("\(indent)  alg \(report.algorithm)" + (report.keyID.map { ", kid \($0)" } ?? ""))
+        for (index, certificate) in report.certificates.enumerated() {
+            if let certificate {
+                lines.append(
+                    "\(indent)  x5c[\(index)] \(certificate.subject) (valid \(certificate.notValidBefore) to "
+                        + "\(certificate.notValidAfter))")
+            } else {
+                lines.append("\(indent)  x5c[\(index)] not a certificate")
+            }
+        }
+        let pretty = JSONLine.pretty(report.payload)
+        lines += pretty.split(separator: "\n").map { "\(indent)  \($0)" }
+        for nested in report.nested { lines.append(describe(nested, indent: indent + "  ")) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `iapkit jws verify FILE... --root CERT ...`: one verdict per file, a summary, exit 0 only if all are valid.
+public struct JWSVerifyCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract:
+            "Verify signed data: ES256 only, x5c of three, chain at signedDate, markers, signature, app, environment.",
+        discussion: """
+            The chain is validated at each document's signedDate (Apple's certificates in old documents have long \
+            expired). Documents nested in a notification are verified with the same rules. Exit status: 0 when every \
+            file is valid, 1 otherwise, 2 for a bad root or option.
+            Example: iapkit jws verify notification.json --root AppleRootCA-G3.cer --bundle-id com.example.app \
+            --app-apple-id 1234567890 --environment Production
+            """
+    )
+
+    @Argument(help: "Files holding a compact JWS or a notification body; - reads standard input.")
+    var files: [String]
+
+    @Option(
+        name: .customLong("root"),
+        help: "A trusted root certificate (DER or PEM), e.g. AppleRootCA-G3.cer. Repeatable.")
+    var roots: [String] = []
+
+    @Option(name: .customLong("bundle-id"), help: "The bundle id every document must name.")
+    var bundleID: String?
+
+    @Option(name: .customLong("app-apple-id"), help: "The app's Apple id (required with --environment Production).")
+    var appAppleID: Int64?
+
+    @Option(help: "The environment every document must name: Production, Sandbox, Xcode or LocalTesting.")
+    var environment: String?
+
+    @Option(help: "Verify as this kind instead of guessing: transaction, renewalInfo, appTransaction, notification.")
+    var type: String?
+
+    @Flag(
+        name: .customLong("allow-xcode"),
+        help:
+            "INSECURE, for local testing: also accept data signed by a --root that is Xcode's StoreKit test certificate."
+    )
+    var allowXcode = false
+
+    @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
+    var json = false
+
+    public init() {}
+
+    public func validate() throws {
+        guard !roots.isEmpty else { throw ValidationError("Give at least one --root certificate.") }
+        if let type, SignedPayloadKind(rawValue: type) == nil {
+            throw ValidationError("--type must be transaction, renewalInfo, appTransaction or notification.")
+        }
+        if environment == "Production", appAppleID == nil {
+            throw ValidationError("--environment Production needs --app-apple-id.")
+        }
+    }
+
+    public func run() async throws {
+        let status = await execute(output: StandardOutput())
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs the command, writing to `output`. Returns the exit status.
+    public func execute(output: some CommandOutput) async -> Int32 {
+        var certificates: [Certificate] = []
+        for path in roots {
+            do {
+                certificates += try TrustAnchorLoader.certificates(contentsOfFile: path)
+            } catch {
+                output.diagnostic("error: \(error.reason) [\(error.code)]")
+                return 2
+            }
+        }
+        var store = TrustStore(roots: certificates)
+        if allowXcode {
+            output.diagnostic(
+                "warning: --allow-xcode accepts data anyone with Xcode can sign; never use it in production")
+            store = store.insecurelyAcceptingXcodeTestCertificates(certificates)
+        }
+        let verifier: SignedDataVerifier
+        do {
+            verifier = try SignedDataVerifier(
+                trustStore: store,
+                configuration: .init(
+                    bundleID: bundleID, appAppleID: appAppleID, environment: environment.map(AppStoreEnvironment.init)))
+        } catch {
+            output.diagnostic("error: \(error.reason) [\(error.code)]")
+            return 2
+        }
+
+        var valid = 0
+        for file in files {
+            let verdict: SignedDataVerdict<SignedPayload>
+            do {
+                verdict = await verifier.verify(try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
+            } catch {
+                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                output.line(
+                    json
+                        ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
+                        : "\(file): INVALID\n  \(code): \(reason)")
+                continue
+            }
+            if verdict.isValid { valid += 1 }
+            output.line(
+                json
+                    ? JSONLine.encode(JWSVerdictReport(file: file, field: nil, verdict: verdict))
+                    : Self.describe(verdict, name: file, indent: ""))
+        }
+        let summary =
+            "\(files.count) file\(files.count == 1 ? "" : "s"): \(valid) valid, \(files.count - valid) invalid"
+        if json { output.diagnostic(summary) } else { output.line(summary) }
+        return valid == files.count ? 0 : 1
+    }
+
+    static func describe(_ verdict: SignedDataVerdict<SignedPayload>, name: String, indent: String) -> String {
+        var lines = [
+            "\(indent)\(name): \(verdict.isValid ? "VALID" : "INVALID") \(verdict.payload?.kind.rawValue ?? "")"
+        ]
+        if let payload = verdict.payload { lines.append("\(indent)  \(summary(of: payload))") }
+        let chain =
+            switch verdict.chainKind {
+            case .apple:
+                "Apple chain (\(verdict.chain.map { $0.subject.commonName ?? $0.subject.description }.joined(separator: " <- ")))"
+            case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
+            case nil: "untrusted"
+            }
+        if let time = verdict.chainValidationTime {
+            lines.append("\(indent)  signed by \(chain), checked at \(time.formatted(.iso8601))")
+        } else {
+            lines.append("\(indent)  chain not checked")
+        }
+        let ownFailures = verdict.failures.filter { failure in
+            !verdict.nested.contains { failure.reason.hasPrefix("\($0.field): ") }
+        }
+        for failure in ownFailures { lines.append("\(indent)  \(failure.code): \(failure.reason)") }
+        if !verdict.skippedChecks.isEmpty {
+            lines.append("\(indent)  not checked: \(verdict.skippedChecks.joined(separator: "; "))")
+        }
+        for nested in verdict.nested {
+            lines.append(describe(nested.verdict, name: nested.field, indent: indent + "  "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func summary(of payload: SignedPayload) -> String {
+        switch payload {
+        case .transaction(let t):
+            return [
+                t.bundleID, t.productID, t.type?.rawValue, t.transactionID.map { "transaction \($0)" },
+                t.environment?.rawValue,
+            ].compactMap { $0 }.joined(separator: ", ")
+        case .renewalInfo(let r):
+            return [
+                r.productID, r.originalTransactionID.map { "original transaction \($0)" },
+                r.autoRenewStatus.map { $0 == .on ? "renews" : "does not renew" }, r.environment?.rawValue,
+            ].compactMap { $0 }.joined(separator: ", ")
+        case .appTransaction(let a):
+            return [a.bundleID, a.applicationVersion.map { "version \($0)" }, a.receiptType?.rawValue]
+                .compactMap { $0 }.joined(separator: ", ")
+        case .notification(let n):
+            let what = [n.notificationType?.rawValue, n.subtype?.rawValue].compactMap { $0 }.joined(separator: "/")
+            return [what, n.notificationUUID, n.data?.bundleID, n.data?.environment?.rawValue]
+                .compactMap { $0 }.joined(separator: ", ")
+        }
+    }
+}
