@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import Foundation
+import Foundation
 import IAPSignedData
 import IAPTrust
 import X509
@@ -107,10 +107,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
     @Argument(help: "Files holding a compact JWS or a notification body; - reads standard input.")
     var files: [String]
 
-    @Option(
-        name: .customLong("root"),
-        help: "A trusted root certificate (DER or PEM), e.g. AppleRootCA-G3.cer. Repeatable.")
-    var roots: [String] = []
+    @OptionGroup var trust: TrustOptions
 
     @Option(name: .customLong("bundle-id"), help: "The bundle id every document must name.")
     var bundleID: String?
@@ -124,20 +121,12 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
     @Option(help: "Verify as this kind instead of guessing: transaction, renewalInfo, appTransaction, notification.")
     var type: String?
 
-    @Flag(
-        name: .customLong("allow-xcode"),
-        help:
-            "INSECURE, for local testing: also accept data signed by a --root that is Xcode's StoreKit test certificate."
-    )
-    var allowXcode = false
-
     @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
     var json = false
 
     public init() {}
 
     public func validate() throws {
-        guard !roots.isEmpty else { throw ValidationError("Give at least one --root certificate.") }
         if let type, SignedPayloadKind(rawValue: type) == nil {
             throw ValidationError("--type must be transaction, renewalInfo, appTransaction or notification.")
         }
@@ -153,21 +142,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
 
     /// Runs the command, writing to `output`. Returns the exit status.
     public func execute(output: some CommandOutput) async -> Int32 {
-        var certificates: [Certificate] = []
-        for path in roots {
-            do {
-                certificates += try TrustAnchorLoader.certificates(contentsOfFile: path)
-            } catch {
-                output.diagnostic("error: \(error.reason) [\(error.code)]")
-                return 2
-            }
-        }
-        var store = TrustStore(roots: certificates)
-        if allowXcode {
-            output.diagnostic(
-                "warning: --allow-xcode accepts data anyone with Xcode can sign; never use it in production")
-            store = store.insecurelyAcceptingXcodeTestCertificates(certificates)
-        }
+        guard let store = trust.trustStore(output: output) else { return 2 }
         let verifier: SignedDataVerifier
         do {
             verifier = try SignedDataVerifier(

@@ -19,10 +19,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     @Argument(help: "Receipt files, binary DER/BER or base64 text; - reads standard input.")
     var files: [String]
 
-    @Option(
-        name: .customLong("root"),
-        help: "A trusted root certificate (DER or PEM), e.g. AppleIncRootCertificate.cer. Repeatable.")
-    var roots: [String] = []
+    @OptionGroup var trust: TrustOptions
 
     @Option(name: .customLong("bundle-id"), help: "The bundle id every receipt must carry.")
     var bundleID: String?
@@ -40,20 +37,12 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("now"), help: "The time expiration is judged at (RFC 3339; default: the current time).")
     var now: String?
 
-    @Flag(
-        name: .customLong("allow-xcode"),
-        help:
-            "INSECURE, for local testing: also accept receipts signed by a --root that is Xcode's StoreKit test certificate."
-    )
-    var allowXcode = false
-
     @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
     var json = false
 
     public init() {}
 
     public func validate() throws {
-        guard !roots.isEmpty else { throw ValidationError("Give at least one --root certificate.") }
         if let deviceID, UUID(uuidString: deviceID) == nil { throw ValidationError("--device-id must be a UUID.") }
         if chainTime != "creation", chainTime != "now", Self.date(chainTime) == nil {
             throw ValidationError("--chain-time must be creation, now or an RFC 3339 date.")
@@ -70,20 +59,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
 
     /// Runs the command, writing to `output`; `currentTime` stands in for the clock. Returns the exit status.
     public func execute(output: some CommandOutput, currentTime: Date) async -> Int32 {
-        var certificates: [Certificate] = []
-        for path in roots {
-            do {
-                certificates += try TrustAnchorLoader.certificates(contentsOfFile: path)
-            } catch {
-                output.diagnostic("error: \(error.reason) [\(error.code)]")
-                return 2
-            }
-        }
-        var store = TrustStore(roots: certificates)
-        if allowXcode {
-            output.diagnostic("warning: --allow-xcode accepts receipts anyone can sign; never use it in production")
-            store = store.insecurelyAcceptingXcodeTestCertificates(certificates)
-        }
+        guard let store = trust.trustStore(output: output) else { return 2 }
         let verifier = ReceiptVerifier(trustStore: store)
         let policy = policy(currentTime: currentTime)
 

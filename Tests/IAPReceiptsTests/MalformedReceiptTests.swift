@@ -91,7 +91,7 @@ struct MalformedReceiptTests {
         var receipt = F.receipt()
         receipt.unknownAttributes = []
         receipt.bundleIDData = [0x02, 0x01, 0x05]  // an INTEGER where a string belongs
-        let bytes = try ReceiptSigner(key: F.leafKey, certificates: TestPKI.trusted.certificates)
+        let bytes = ReceiptSigner(key: F.leafKey, certificates: TestPKI.trusted.certificates)
         #expect(throws: ReceiptParsingError(.malformedAttribute, "")) { try bytes.sign(receipt) }
     }
 
