@@ -63,7 +63,7 @@ public final class SignedDataVerifier: Sendable {
     /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2's `jwsRepresentation`).
     nonisolated(nonsending) public func verifyTransaction(_ jws: String) async -> SignedDataVerdict<TransactionPayload>
     {
-        await verifyDocument(Array(jws.utf8), as: TransactionPayload.self)
+        await verifyDocument(parse(jws), as: TransactionPayload.self)
     }
 
     /// Verifies signed renewal information on its own.
@@ -72,7 +72,7 @@ public final class SignedDataVerifier: Sendable {
     /// its skipped checks). Prefer ``verifyRenewalInfo(_:for:)`` with the verified transaction it belongs to.
     nonisolated(nonsending) public func verifyRenewalInfo(_ jws: String) async -> SignedDataVerdict<RenewalInfoPayload>
     {
-        await verifyDocument(Array(jws.utf8), as: RenewalInfoPayload.self)
+        await verifyDocument(parse(jws), as: RenewalInfoPayload.self)
     }
 
     /// Verifies signed renewal information and ties it to a verified transaction: both must have the same original
@@ -80,7 +80,7 @@ public final class SignedDataVerifier: Sendable {
     nonisolated(nonsending) public func verifyRenewalInfo(
         _ jws: String, for transaction: TransactionPayload
     ) async -> SignedDataVerdict<RenewalInfoPayload> {
-        let verdict = await verifyDocument(Array(jws.utf8), as: RenewalInfoPayload.self)
+        let verdict = await verifyDocument(parse(jws), as: RenewalInfoPayload.self)
         return Self.tie(verdict, to: transaction)
     }
 
@@ -88,7 +88,7 @@ public final class SignedDataVerifier: Sendable {
     nonisolated(nonsending) public func verifyAppTransaction(_ jws: String) async -> SignedDataVerdict<
         AppTransactionPayload
     > {
-        await verifyDocument(Array(jws.utf8), as: AppTransactionPayload.self)
+        await verifyDocument(parse(jws), as: AppTransactionPayload.self)
     }
 
     /// Verifies an App Store Server Notification V2 (`signedPayload`), and the transaction, renewal information or app
@@ -96,7 +96,7 @@ public final class SignedDataVerifier: Sendable {
     nonisolated(nonsending) public func verifyNotification(_ jws: String) async -> SignedDataVerdict<
         NotificationPayload
     > {
-        await verifyNotification(bytes: Array(jws.utf8))
+        await verifyNotification(parse(jws))
     }
 
     /// Verifies a document of any kind, found from its payload (see ``SignedPayloadKind/detect(payload:)``), or of
@@ -104,18 +104,17 @@ public final class SignedDataVerifier: Sendable {
     nonisolated(nonsending) public func verify(
         _ jws: String, as kind: SignedPayloadKind? = nil
     ) async -> SignedDataVerdict<SignedPayload> {
-        let bytes = Array(jws.utf8)
-        let detected = kind ?? (try? CompactJWS(bytes: bytes)).flatMap { SignedPayloadKind.detect(payload: $0.payload) }
+        let parsed = parse(jws)
+        let detected = kind ?? (try? parsed.get()).flatMap { SignedPayloadKind.detect(payload: $0.payload) }
         switch detected {
         case .transaction:
-            return await verifyDocument(bytes, as: TransactionPayload.self).mapPayload { .transaction($0) }
+            return await verifyDocument(parsed, as: TransactionPayload.self).mapPayload { .transaction($0) }
         case .renewalInfo:
-            return await verifyDocument(bytes, as: RenewalInfoPayload.self).mapPayload { .renewalInfo($0) }
+            return await verifyDocument(parsed, as: RenewalInfoPayload.self).mapPayload { .renewalInfo($0) }
         case .appTransaction:
-            return await verifyDocument(bytes, as: AppTransactionPayload.self).mapPayload { .appTransaction($0) }
-        case .notification: return await verifyNotification(bytes: bytes).mapPayload { .notification($0) }
+            return await verifyDocument(parsed, as: AppTransactionPayload.self).mapPayload { .appTransaction($0) }
+        case .notification: return await verifyNotification(parsed).mapPayload { .notification($0) }
         case nil:
-            let parsed = Result { () throws(SignedDataParsingError) in try CompactJWS(bytes: bytes) }
             let failure =
                 switch parsed {
                 case .failure(let error): VerificationFailure(.malformedDocument, "\(error.code): \(error.reason)")
@@ -129,27 +128,27 @@ public final class SignedDataVerifier: Sendable {
 
     // MARK: The checks
 
-    nonisolated(nonsending) private func verifyNotification(bytes: [UInt8]) async -> SignedDataVerdict<
+    nonisolated(nonsending) private func verifyNotification(_ parsed: ParsedDocument) async -> SignedDataVerdict<
         NotificationPayload
     > {
-        let outer = await verifyDocument(bytes, as: NotificationPayload.self)
+        let outer = await verifyDocument(parsed, as: NotificationPayload.self)
         guard let notification = outer.payload else { return outer }
         var nested: [NestedVerdict] = []
         var transaction: TransactionPayload?
         if let signed = notification.data?.signedTransactionInfo {
-            let verdict = await verifyDocument(Array(signed.utf8), as: TransactionPayload.self)
+            let verdict = await verifyDocument(parse(signed), as: TransactionPayload.self)
             transaction = verdict.verifiedPayload
             nested.append(
                 NestedVerdict(field: "data.signedTransactionInfo", verdict: verdict.mapPayload { .transaction($0) }))
         }
         if let signed = notification.data?.signedRenewalInfo {
-            var verdict = await verifyDocument(Array(signed.utf8), as: RenewalInfoPayload.self)
+            var verdict = await verifyDocument(parse(signed), as: RenewalInfoPayload.self)
             if let transaction { verdict = Self.tie(verdict, to: transaction) }
             nested.append(
                 NestedVerdict(field: "data.signedRenewalInfo", verdict: verdict.mapPayload { .renewalInfo($0) }))
         }
         if let signed = notification.appData?.signedAppTransactionInfo {
-            let verdict = await verifyDocument(Array(signed.utf8), as: AppTransactionPayload.self)
+            let verdict = await verifyDocument(parse(signed), as: AppTransactionPayload.self)
             nested.append(
                 NestedVerdict(
                     field: "appData.signedAppTransactionInfo", verdict: verdict.mapPayload { .appTransaction($0) }))
@@ -164,13 +163,21 @@ public final class SignedDataVerifier: Sendable {
             nested: nested)
     }
 
+    typealias ParsedDocument = Result<CompactJWS, SignedDataParsingError>
+
+    /// Splits and decodes a compact JWS once; the header comes from the cache when it was seen recently.
+    private func parse(_ text: String) -> ParsedDocument {
+        Result { () throws(SignedDataParsingError) in try CompactJWS(bytes: Array(text.utf8), headerCache: headerCache)
+        }
+    }
+
     nonisolated(nonsending) private func verifyDocument<Payload: VerifiablePayload>(
-        _ bytes: [UInt8], as type: Payload.Type
+        _ parsed: ParsedDocument, as type: Payload.Type
     ) async -> SignedDataVerdict<Payload> {
         let jws: CompactJWS
         let payload: Payload
         do {
-            jws = try CompactJWS(bytes: bytes, headerCache: headerCache)
+            jws = try parsed.get()
             payload = try jws.decodePayload(as: Payload.self)
         } catch {
             return SignedDataVerdict(
