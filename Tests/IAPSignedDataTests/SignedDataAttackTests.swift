@@ -114,8 +114,11 @@ struct SignedDataAttackTests {
             issuerKey: Certificate.PrivateKey(TestJWS.rogueKey))
         let verdict = await verifier.verifyTransaction(
             sign(TestJWS.transaction(), chain: [selfSigned], key: TestJWS.rogueKey))
-        #expect(verdict.failed(.chainUntrusted))
-        #expect(!verdict.isValid)
+        #expect(verdict.failures.map(\.code) == [.chainUntrusted, .unexpectedChainLength])
+        // The trusted leaf alone (its intermediate left out) does not reach the root either.
+        let leafAlone = await verifier.verifyTransaction(sign(TestJWS.transaction(), chain: [TestJWS.trusted.leaf]))
+        #expect(leafAlone.failed(.unexpectedChainLength))
+        #expect(!leafAlone.isValid)
     }
 
     @Test func aRootWithTheRightNameAndAnotherKeyIsRefused() async {

@@ -212,6 +212,12 @@ public final class SignedDataVerifier: Sendable {
                 chain = await chainVerifier.verify(
                     certificates: certificates.map { $0[...] }, leaf: .first, at: date.date)
                 failures += chain.failures
+                // One certificate is Xcode's shape; anything else presented alone is a chain of the wrong length.
+                if certificates.count == 1, !chain.isTrusted,
+                    !chain.failures.contains(where: { $0.code == .xcodeSignedNotAllowed })
+                {
+                    failures.append(VerificationFailure(.unexpectedChainLength, "x5c has 1 certificate, not 3"))
+                }
                 if chain.kind == .xcodeTest, let environment = configuration.environment, environment != .xcode {
                     failures.append(
                         VerificationFailure(
