@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "IAPTrust", targets: ["IAPTrust"]),
         .library(name: "IAPReceipts", targets: ["IAPReceipts"]),
         .library(name: "IAPSignedData", targets: ["IAPSignedData"]),
+        .library(name: "IAPCatalog", targets: ["IAPCatalog"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
@@ -57,6 +58,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Catalog: products, subscription groups, offers and settings from .storekit files and Products.plist.
+        .target(
+            name: "IAPCatalog",
+            dependencies: ["IAPTrust"],
+            swiftSettings: strictSettings
+        ),
         // The command line: thin commands over the libraries, testable in process.
         .target(
             name: "IAPKitCLI",
@@ -64,6 +71,7 @@ let package = Package(
                 "IAPTrust",
                 "IAPReceipts",
                 "IAPSignedData",
+                "IAPCatalog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -120,9 +128,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "IAPCatalogTests",
+            dependencies: ["IAPCatalog", "IAPTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "IAPKitCLITests",
             dependencies: [
-                "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData",
+                "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
