@@ -1,5 +1,9 @@
 import Foundation
+import IAPReceipts
+import IAPSignedData
+import IAPTrust
 import Synchronization
+import X509
 
 /// Where a command writes: standard output and error in the tool, memory in tests.
 public protocol CommandOutput: Sendable {
@@ -60,5 +64,27 @@ enum JSONLine {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
         guard let data = try? encoder.encode(value) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Text every command shows the same way: an error as code and reason, a chain as people read it.
+enum CommandText {
+    static func codeAndReason(of error: any Error) -> (String, String) {
+        switch error {
+        case let error as ReceiptParsingError: (error.code.rawValue, error.reason)
+        case let error as SignedDataParsingError: (error.code.rawValue, error.reason)
+        case let error as CocoaError: ("unreadableFile", error.localizedDescription)
+        default: ("unreadableFile", "\(error)")
+        }
+    }
+
+    /// What a verified chain rests on: Apple's chain by name, leaf first, Xcode's test certificate, or nothing.
+    static func chain(_ kind: ChainKind?, _ certificates: [Certificate]) -> String {
+        switch kind {
+        case .apple:
+            "Apple chain (\(certificates.map { $0.subject.commonName ?? $0.subject.description }.joined(separator: " <- ")))"
+        case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
+        case nil: "untrusted"
+        }
     }
 }

@@ -60,7 +60,7 @@ public struct JWSDecodeCommand: AsyncParsableCommand {
                 output.line(json ? JSONLine.encode(report) : Self.describe(report, indent: ""))
             } catch {
                 failed += 1
-                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                let (code, reason) = CommandText.codeAndReason(of: error)
                 output.line(
                     json
                         ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
@@ -160,7 +160,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
             do {
                 verdict = await verifier.verify(try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
             } catch {
-                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                let (code, reason) = CommandText.codeAndReason(of: error)
                 output.line(
                     json
                         ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
@@ -184,13 +184,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
             "\(indent)\(name): \(verdict.isValid ? "VALID" : "INVALID") \(verdict.payload?.kind.rawValue ?? "")"
         ]
         if let payload = verdict.payload { lines.append("\(indent)  \(summary(of: payload))") }
-        let chain =
-            switch verdict.chainKind {
-            case .apple:
-                "Apple chain (\(verdict.chain.map { $0.subject.commonName ?? $0.subject.description }.joined(separator: " <- ")))"
-            case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
-            case nil: "untrusted"
-            }
+        let chain = CommandText.chain(verdict.chainKind, verdict.chain)
         if let time = verdict.chainValidationTime {
             lines.append("\(indent)  signed by \(chain), checked at \(time.formatted(.iso8601))")
         } else {

@@ -1,7 +1,6 @@
 public import ArgumentParser
 import Foundation
 import IAPReceipts
-import IAPSignedData
 import IAPTrust
 
 /// `iapkit receipt inspect FILE... [--json]`: decodes receipts without verifying them.
@@ -38,7 +37,7 @@ public struct ReceiptInspectCommand: AsyncParsableCommand {
                 }
             } catch {
                 failed += 1
-                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                let (code, reason) = CommandText.codeAndReason(of: error)
                 if json {
                     output.line(JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason))))
                 } else {
@@ -52,15 +51,6 @@ public struct ReceiptInspectCommand: AsyncParsableCommand {
 
 /// The human-readable views of receipts and verdicts.
 enum ReceiptText {
-    static func codeAndReason(of error: any Error) -> (String, String) {
-        switch error {
-        case let error as ReceiptParsingError: (error.code.rawValue, error.reason)
-        case let error as SignedDataParsingError: (error.code.rawValue, error.reason)
-        case let error as CocoaError: ("unreadableFile", error.localizedDescription)
-        default: ("unreadableFile", "\(error)")
-        }
-    }
-
     static func date(_ date: Date?) -> String { date.map(ReceiptDate.format) ?? "-" }
 
     static func describe(_ receipt: AppReceipt, file: String) -> String {

@@ -74,7 +74,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
                     json
                     ? JSONLine.encode(VerdictReport(file: file, verdict: verdict)) : Self.describe(verdict, file: file)
             } catch {
-                let (code, reason) = ReceiptText.codeAndReason(of: error)
+                let (code, reason) = CommandText.codeAndReason(of: error)
                 line =
                     json
                     ? JSONLine.encode(VerdictReport(file: file, parseFailure: .init(code: code, reason: reason)))
@@ -112,12 +112,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     static func describe(_ verdict: ReceiptVerdict, file: String) -> String {
         let receipt = verdict.receipt
         var lines = ["\(file): \(verdict.isValid ? "VALID" : "INVALID")"]
-        let chain =
-            switch verdict.chainKind {
-            case .apple: "Apple chain (\(verdict.chain.compactMap { $0.subject.commonName }.joined(separator: " <- ")))"
-            case .xcodeTest: "Xcode StoreKit test certificate (INSECURE)"
-            case nil: "untrusted"
-            }
+        let chain = CommandText.chain(verdict.chainKind, verdict.chain)
         lines.append(
             "  \(receipt.bundleID) \(receipt.appVersion), \(verdict.environment?.normalized ?? "unknown environment"), "
                 + "\(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")")
