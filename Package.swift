@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "IAPReceipts", targets: ["IAPReceipts"]),
         .library(name: "IAPSignedData", targets: ["IAPSignedData"]),
         .library(name: "IAPCatalog", targets: ["IAPCatalog"]),
+        .library(name: "IAPEntitlements", targets: ["IAPEntitlements"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
@@ -22,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         // Trust: roots, Apple's marker OIDs, the chain policy, the verified-chain cache, minting test PKIs.
@@ -64,6 +66,12 @@ let package = Package(
             dependencies: ["IAPTrust"],
             swiftSettings: strictSettings
         ),
+        // Entitlements: one purchase-record type for every source, and the pure engine that says what a customer owns.
+        .target(
+            name: "IAPEntitlements",
+            dependencies: ["IAPCatalog", "IAPReceipts", "IAPSignedData"],
+            swiftSettings: strictSettings
+        ),
         // The command line: thin commands over the libraries, testable in process.
         .target(
             name: "IAPKitCLI",
@@ -72,6 +80,7 @@ let package = Package(
                 "IAPReceipts",
                 "IAPSignedData",
                 "IAPCatalog",
+                "IAPEntitlements",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -90,7 +99,7 @@ let package = Package(
         .target(
             name: "IAPTestSupport",
             dependencies: [
-                "IAPTrust", "IAPSignedData",
+                "IAPTrust", "IAPSignedData", "IAPCatalog",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -130,6 +139,14 @@ let package = Package(
         .testTarget(
             name: "IAPCatalogTests",
             dependencies: ["IAPCatalog", "IAPTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPEntitlementsTests",
+            dependencies: [
+                "IAPEntitlements", "IAPCatalog", "IAPReceipts", "IAPSignedData", "IAPTrust", "IAPTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
