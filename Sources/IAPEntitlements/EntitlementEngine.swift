@@ -294,7 +294,8 @@ public struct EntitlementEngine: Sendable {
             let successor = records[(index + 1)...].first {
                 $0.purchaseDate < end && $0.originalTransactionID == record.originalTransactionID
             }
-            upgradeDates[record.transactionID] = successor?.purchaseDate ?? record.revocation?.date ?? record.purchaseDate
+            upgradeDates[record.transactionID] =
+                successor?.purchaseDate ?? record.revocation?.date ?? record.purchaseDate
         }
         return groups.keys.sorted().map { key in
             let group = groups[key]!
@@ -309,8 +310,11 @@ public struct EntitlementEngine: Sendable {
             if let existing = latest[renewal.originalTransactionID] {
                 let a = renewal.signedDate ?? .distantPast
                 let b = existing.signedDate ?? .distantPast
-                if a < b || (a == b && (renewal.source > existing.source || (renewal.source == existing.source
-                    && String(reflecting: renewal) >= String(reflecting: existing))))
+                if a < b
+                    || (a == b
+                        && (renewal.source > existing.source
+                            || (renewal.source == existing.source
+                                && String(reflecting: renewal) >= String(reflecting: existing))))
                 {
                     continue
                 }
@@ -341,7 +345,8 @@ public struct EntitlementEngine: Sendable {
         }
 
         var status = SubscriptionGroupStatus(
-            groupID: id, key: key, state: .expired, introductoryOfferEligible: !records.contains {
+            groupID: id, key: key, state: .expired,
+            introductoryOfferEligible: !records.contains {
                 $0.ownership == .purchased && $0.offer?.kind == .introductory
             }, upgradedTransactionIDs: upgraded)
 

@@ -61,7 +61,8 @@ struct Timeline {
         return subscribe(product ?? last.productID, on: start, period: period, original: original)
     }
 
-    mutating func revoke(_ transaction: String, on date: Date, kind: Revocation.Kind = .refund, percentage: Int? = nil) {
+    mutating func revoke(_ transaction: String, on date: Date, kind: Revocation.Kind = .refund, percentage: Int? = nil)
+    {
         let index = records.firstIndex { $0.transactionID == transaction }!
         records[index].revocation = Revocation(date: date, kind: kind, percentage: percentage)
     }

@@ -21,7 +21,8 @@ public enum FloristCatalog {
         func vip(_ id: String, level: Int, period: SubscriptionPeriod = month, price: Decimal) -> CatalogProduct {
             CatalogProduct(
                 id: id, kind: .autoRenewable, referenceName: id, price: price, familyShareable: true,
-                subscription: SubscriptionInfo(groupID: vipGroup, level: level, period: period, introductoryOffer: trial))
+                subscription: SubscriptionInfo(
+                    groupID: vipGroup, level: level, period: period, introductoryOffer: trial))
         }
         return Catalog(
             products: [
