@@ -17,12 +17,22 @@ public struct JWSCommand: AsyncParsableCommand {
 
 /// Reads one compact JWS from a file: the JWS text itself, or a notification body `{"signedPayload": "..."}`.
 enum JWSInput {
+    /// The file's JWS, or its text as it is (for the decoder to say what is wrong with it).
     static func text(of file: String) throws -> String {
         let bytes = try InputFile.read(file)
+        return text(from: bytes)
+            ?? String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The JWS in `bytes` when they hold one (compact JWS text or a notification body); `nil` for anything else,
+    /// such as a receipt.
+    static func text(from bytes: [UInt8]) -> String? {
         if let body = try? JSONValue(jsonBytes: bytes), let signed = body["signedPayload"]?.stringValue {
             return signed
         }
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard bytes.count < 1 << 20, let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.hasPrefix("eyJ") && trimmed.count { $0 == "." } == 2 ? trimmed : nil
     }
 }
 
