@@ -38,5 +38,16 @@ let package = Package(
             path: "Benchmarks/SignedDataBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "EntitlementBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "IAPEntitlements", package: "IAPKit"),
+                .product(name: "IAPCatalog", package: "IAPKit"),
+                .product(name: "IAPReceipts", package: "IAPKit"),
+            ],
+            path: "Benchmarks/EntitlementBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -110,13 +110,20 @@ public struct EntitlementEngine: Sendable {
 
     /// One record per transaction id, sorted by purchase date then transaction id.
     static func merged(_ records: [PurchaseRecord]) -> [PurchaseRecord] {
-        var byID: [String: PurchaseRecord] = [:]
-        byID.reserveCapacity(records.count)
-        for record in records {
-            if let existing = byID[record.transactionID], !isBetterInformed(record, than: existing) { continue }
-            byID[record.transactionID] = record
+        // Indices, not records, are stored and sorted: moving a record means copying a dozen fields (measured:
+        // sorting the records themselves took a third of a snapshot).
+        var chosen: [String: Int] = [:]
+        chosen.reserveCapacity(records.count)
+        for index in records.indices {
+            let id = records[index].transactionID
+            if let existing = chosen[id], !isBetterInformed(records[index], than: records[existing]) { continue }
+            chosen[id] = index
         }
-        return byID.values.sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
+        return chosen.values.sorted {
+            (records[$0].purchaseDate, records[$0].transactionID) < (
+                records[$1].purchaseDate, records[$1].transactionID
+            )
+        }.map { records[$0] }
     }
 
     /// Which of two copies of one transaction to keep: the one that knows of a revocation or an upgrade, then the

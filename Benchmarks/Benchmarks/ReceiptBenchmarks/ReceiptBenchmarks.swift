@@ -59,7 +59,8 @@ let benchmarks: @Sendable () -> Void = {
     let content = signed.signedData.content!
     Benchmark("RSA-2048 verify (bare, SHA-1 of the content included)") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(key.isValidSignature(signature, for: Insecure.SHA1.hash(data: content), padding: .insecurePKCS1v1_5))
+            blackHole(
+                key.isValidSignature(signature, for: Insecure.SHA1.hash(data: content), padding: .insecurePKCS1v1_5))
         }
     }
 

@@ -42,7 +42,8 @@ func mintAppleShapedChain() throws -> (chain: MintedChain, leafKey: P256.Signing
         rootKey: Certificate.PrivateKey(try p384("bench-root")),
         intermediateKey: Certificate.PrivateKey(try p384("bench-intermediate")),
         leafKey: Certificate.PrivateKey(leafKey),
-        notValidBefore: Date(timeIntervalSince1970: 1_577_836_800), notValidAfter: Date(timeIntervalSince1970: 2_524_608_000))
+        notValidBefore: Date(timeIntervalSince1970: 1_577_836_800),
+        notValidAfter: Date(timeIntervalSince1970: 2_524_608_000))
     return (chain, leafKey)
 }
 
@@ -112,7 +113,8 @@ let benchmarks: @Sendable () -> Void = {
     let base = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("shared/testdata")
-    if let notification = try? String(contentsOf: base.appendingPathComponent("jws/aporat-test-notification-signedPayload.jws"), encoding: .utf8),
+    if let notification = try? String(
+        contentsOf: base.appendingPathComponent("jws/aporat-test-notification-signedPayload.jws"), encoding: .utf8),
         let rootBytes = try? Data(contentsOf: base.appendingPathComponent("certs/apple-official/AppleRootCA-G3.cer")),
         let root = try? Certificate(derEncoded: Array(rootBytes))
     {
