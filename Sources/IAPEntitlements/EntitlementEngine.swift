@@ -202,17 +202,17 @@ public struct EntitlementEngine: Sendable {
                 var event = event
                 switch event.kind {
                 case .purchase:
-                    balance.purchased += event.quantity
-                    balance.balance += event.quantity
+                    balance.purchased.saturatingAdd(event.quantity)
+                    balance.balance.saturatingAdd(event.quantity)
                 case .consumption, .refund:
                     if event.kind == .consumption {
-                        balance.consumed += event.quantity
+                        balance.consumed.saturatingAdd(event.quantity)
                     } else {
-                        balance.refunded += event.quantity
+                        balance.refunded.saturatingAdd(event.quantity)
                     }
                     let covered = min(balance.balance, event.quantity)
                     balance.balance -= covered
-                    balance.shortfall += event.quantity - covered
+                    balance.shortfall.saturatingAdd(event.quantity - covered)
                 }
                 event.balanceAfter = balance.balance
                 balance.history.append(event)
@@ -433,5 +433,13 @@ public struct EntitlementEngine: Sendable {
         guard next != current else { return nil }
         guard let from = level(of: current), let to = level(of: next) else { return .otherProduct }
         return to < from ? .upgrade : to > from ? .downgrade : .crossgrade
+    }
+}
+
+extension Int {
+    /// Adds, stopping at `Int.max`: quantities come from outside, and a sum must not trap.
+    mutating func saturatingAdd(_ other: Int) {
+        let (sum, overflow) = addingReportingOverflow(other)
+        self = overflow ? (other > 0 ? .max : .min) : sum
     }
 }

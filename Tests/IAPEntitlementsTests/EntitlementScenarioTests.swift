@@ -392,3 +392,45 @@ struct EntitlementUtilityTests {
         }
     }
 }
+
+@Suite("Entitlements: hostile input")
+struct HostileInputTests {
+    @Test func extremeQuantitiesAndDatesNeverTrap() {
+        var t = Timeline()
+        t.buy(F.installation, on: day(1), quantity: .max)
+        t.buy(F.installation, on: day(2), quantity: .max)
+        t.buy(F.installation, on: day(3), quantity: -5)
+        t.consume(F.installation, .max, on: day(4))
+        t.consume(F.installation, -3, on: day(4))
+        let upside = t.buy(F.gold, on: day(5), expires: day(1))  // expires before it starts
+        t.markUpgraded(upside)
+        t.buy(F.bronze, on: .distantFuture, expires: .distantFuture)
+        t.buy(F.silver, on: .distantPast, expires: .distantPast)
+        let balance = t.snapshot(at: day(10)).consumables.first!
+        #expect(balance.purchased == .max)
+        #expect(balance.balance >= 0)
+        #expect(t.vip(at: day(10))?.isEntitled == false)
+        #expect(t.snapshot(at: .distantFuture).vipIsKnown)
+    }
+
+    @Test func randomVersionStringsCompareConsistently() {
+        var random = SeededGenerator(seed: 7)
+        let alphabet = Array("0123456789.abrc-+ ")
+        let versions = (0..<300).map { _ in
+            AppVersion(
+                String(
+                    (0..<Int.random(in: 0...12, using: &random)).map { _ in alphabet.randomElement(using: &random)! }))
+        }
+        for a in versions.prefix(60) {
+            #expect(!(a < a))
+            for b in versions.prefix(60) {
+                #expect(!(a < b && b < a), "\(a) and \(b)")
+                for c in versions.prefix(15) where a < b && b < c { #expect(a < c, "\(a) < \(b) < \(c)") }
+            }
+        }
+    }
+}
+
+extension EntitlementSnapshot {
+    fileprivate var vipIsKnown: Bool { group(FloristCatalog.vipGroup) != nil }
+}
