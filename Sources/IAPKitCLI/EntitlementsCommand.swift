@@ -37,11 +37,7 @@ public struct EntitlementsCommand: AsyncParsableCommand {
     @Option(name: .customLong("bundle-id"), help: "The bundle id every receipt and document must carry.")
     var bundleID: String?
 
-    @Option(name: .customLong("app-apple-id"), help: "The app's Apple id (required with --environment Production).")
-    var appAppleID: Int64?
-
-    @Option(help: "The environment every signed document must name: Production, Sandbox, Xcode or LocalTesting.")
-    var environment: String?
+    @OptionGroup var signedData: SignedDataOptions
 
     @Option(
         name: .customLong("non-renewing-duration"),
@@ -57,9 +53,6 @@ public struct EntitlementsCommand: AsyncParsableCommand {
 
     public func validate() throws {
         if let at, ReceiptVerifyCommand.date(at) == nil { throw ValidationError("--at must be an RFC 3339 date.") }
-        if environment == "Production", appAppleID == nil {
-            throw ValidationError("--environment Production needs --app-apple-id.")
-        }
         _ = try policy()
     }
 
@@ -80,14 +73,7 @@ public struct EntitlementsCommand: AsyncParsableCommand {
                 return 2
             }
         }
-        let signedDataVerifier: SignedDataVerifier
-        do {
-            signedDataVerifier = try SignedDataVerifier(
-                trustStore: store,
-                configuration: .init(
-                    bundleID: bundleID, appAppleID: appAppleID, environment: environment.map(AppStoreEnvironment.init)))
-        } catch {
-            output.diagnostic("error: \(error.reason) [\(error.code)]")
+        guard let signedDataVerifier = signedData.verifier(trustStore: store, bundleID: bundleID, output: output) else {
             return 2
         }
         let moment = at.flatMap(ReceiptVerifyCommand.date) ?? currentTime

@@ -122,11 +122,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("bundle-id"), help: "The bundle id every document must name.")
     var bundleID: String?
 
-    @Option(name: .customLong("app-apple-id"), help: "The app's Apple id (required with --environment Production).")
-    var appAppleID: Int64?
-
-    @Option(help: "The environment every document must name: Production, Sandbox, Xcode or LocalTesting.")
-    var environment: String?
+    @OptionGroup var signedData: SignedDataOptions
 
     @Option(help: "Verify as this kind instead of guessing: transaction, renewalInfo, appTransaction, notification.")
     var type: String?
@@ -140,9 +136,6 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
         if let type, SignedPayloadKind(rawValue: type) == nil {
             throw ValidationError("--type must be transaction, renewalInfo, appTransaction or notification.")
         }
-        if environment == "Production", appAppleID == nil {
-            throw ValidationError("--environment Production needs --app-apple-id.")
-        }
     }
 
     public func run() async throws {
@@ -153,14 +146,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
     /// Runs the command, writing to `output`. Returns the exit status.
     public func execute(output: some CommandOutput) async -> Int32 {
         guard let store = trust.trustStore(output: output) else { return 2 }
-        let verifier: SignedDataVerifier
-        do {
-            verifier = try SignedDataVerifier(
-                trustStore: store,
-                configuration: .init(
-                    bundleID: bundleID, appAppleID: appAppleID, environment: environment.map(AppStoreEnvironment.init)))
-        } catch {
-            output.diagnostic("error: \(error.reason) [\(error.code)]")
+        guard let verifier = signedData.verifier(trustStore: store, bundleID: bundleID, output: output) else {
             return 2
         }
 
