@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "IAPSignedData", targets: ["IAPSignedData"]),
         .library(name: "IAPCatalog", targets: ["IAPCatalog"]),
         .library(name: "IAPEntitlements", targets: ["IAPEntitlements"]),
+        .library(name: "IAPSimulator", targets: ["IAPSimulator"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
@@ -70,6 +71,18 @@ let package = Package(
         .target(
             name: "IAPEntitlements",
             dependencies: ["IAPCatalog", "IAPReceipts", "IAPSignedData"],
+            swiftSettings: strictSettings
+        ),
+        // The local App Store: its own PKI, clock, accounts and purchase flows, signing every artifact for real.
+        .target(
+            name: "IAPSimulator",
+            dependencies: [
+                "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         // The command line: thin commands over the libraries, testable in process.
@@ -146,6 +159,16 @@ let package = Package(
             dependencies: [
                 "IAPEntitlements", "IAPCatalog", "IAPReceipts", "IAPSignedData", "IAPTrust", "IAPTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPSimulatorTests",
+            dependencies: [
+                "IAPSimulator", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
