@@ -71,7 +71,7 @@ public struct EntitlementEngine: Sendable {
                 if kind(of: record) == .autoRenewable { laterSubscriptions.append(record) }
                 continue
             }
-            if let revocation = record.revocation, revocation.date <= moment {
+            if record.isRevoked(at: moment), let revocation = record.revocation {
                 revoked.append(
                     RevokedTransaction(
                         productID: record.productID, transactionID: record.transactionID,
@@ -174,7 +174,7 @@ public struct EntitlementEngine: Sendable {
                         date: record.purchaseDate, kind: .purchase, quantity: quantity,
                         transactionID: record.transactionID, balanceAfter: 0), 0
                 ))
-            if let revocation = record.revocation, revocation.date <= moment {
+            if record.isRevoked(at: moment), let revocation = record.revocation {
                 events[record.productID, default: []].append(
                     (
                         ConsumableEvent(

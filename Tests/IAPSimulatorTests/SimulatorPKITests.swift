@@ -150,16 +150,7 @@ struct SimulatorPKITests {
 
     @discardableResult
     private func run(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runTool("/usr/bin/openssl", arguments)
     }
 }
 
@@ -176,16 +167,7 @@ struct AppleLibraryCrossCheck {
     }()
 
     static func python(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runTool("/usr/bin/env", ["python3"] + arguments)
     }
 
     @Test(.enabled(if: available, "python3 with app-store-server-library is not installed"))
@@ -213,4 +195,18 @@ struct AppleLibraryCrossCheck {
         #expect(output.contains("ok renewal \(renewal.path)"), "\(output)")
         #expect(output.contains("FAILED transaction \(forged.path)"), "\(output)")
     }
+}
+
+/// Runs an external tool to the end; returns its exit status and its standard output and error together.
+private func runTool(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
