@@ -1,0 +1,337 @@
+public import Foundation
+public import IAPCatalog
+public import IAPReceipts
+public import IAPSignedData
+import Synchronization
+
+/// A local App Store: accounts, devices and families buying from a catalog on a virtual clock, every artifact signed
+/// with the simulator's own PKI in Apple's formats.
+///
+/// Instances share nothing; each is safe to use from any task. Time moves only when you say so (a frozen clock that
+/// ``advance(by:)`` and ``advance(to:)`` move, running every renewal, retry and expiry in between in order), or with
+/// a wall clock you pass in (``Clock/running(wallClock:)``), which each call catches up with first.
+///
+/// ```swift
+/// let store = try AppStoreSimulator(catalog: catalog, pki: try SimulatorPKI(keys: .generate()))
+/// try store.createAccount("ana")
+/// let device = try store.addDevice(account: "ana")
+/// let outcome = try store.purchase("com.example.gold", account: "ana")
+/// try store.advance(by: .init(value: 1, unit: .year))
+/// let receipt = try store.receipt(account: "ana", device: device)
+/// ```
+public final class AppStoreSimulator: Sendable {
+    /// Where the simulator's time comes from.
+    public enum Clock: Sendable {
+        /// Time stands still at the configured start until advanced.
+        case frozen
+        /// Time runs with the given wall clock from the configured start (jumps add to it).
+        case running(wallClock: @Sendable () -> Date)
+    }
+
+    /// The PKI every artifact is signed with; give its roots (``SimulatorPKI/trustStore``) to a verifier.
+    public let pki: SimulatorPKI
+    public let catalog: Catalog
+    public let configuration: SimulatorConfiguration
+    private let clock: Clock
+    private let wallStart: Date?
+    private let state: Mutex<(core: SimulatorCore, jump: TimeInterval)>
+
+    /// A simulator selling `catalog`, signing with `pki`. `keepsRecords` keeps every event, artifact and notification
+    /// in memory for ``events``, ``artifacts`` and ``notifications`` (turn it off for very long simulations; sinks and
+    /// statistics still see everything).
+    public init(
+        catalog: Catalog, configuration: SimulatorConfiguration = SimulatorConfiguration(), pki: SimulatorPKI,
+        clock: Clock = .frozen, keepsRecords: Bool = true
+    ) throws {
+        self.pki = pki
+        self.catalog = catalog
+        self.configuration = configuration
+        self.clock = clock
+        if case .running(let wall) = clock { wallStart = wall() } else { wallStart = nil }
+        let core = try SimulatorCore(
+            catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords)
+        state = Mutex((core, 0))
+    }
+
+    /// Runs `body` on the state after catching the clock up with the wall clock (when running).
+    private func withCore<T: Sendable>(_ body: (inout SimulatorCore) throws(StoreError) -> T) throws(StoreError) -> T {
+        try state.withLock { (state) throws(StoreError) -> T in
+            if case .running(let wall) = clock, let wallStart {
+                let target = configuration.start + wall().timeIntervalSince(wallStart) + state.jump
+                if target > state.core.now { try state.core.advance(to: target) }
+            }
+            return try body(&state.core)
+        }
+    }
+
+    // MARK: - Clock
+
+    /// The simulated moment.
+    public var now: Date { (try? withCore { $0.now }) ?? configuration.start }
+
+    /// Moves the clock forward by `seconds`, running everything due on the way.
+    public func advance(by seconds: TimeInterval) throws(StoreError) {
+        guard seconds >= 0 else { throw StoreError(.timeGoesForward, "the clock cannot go back") }
+        try state.withLock { (state) throws(StoreError) in
+            state.jump += seconds
+            try state.core.advance(to: state.core.now + seconds)
+        }
+        try withCore { _ in }
+    }
+
+    /// Moves the clock forward by calendar periods (real-time calendar arithmetic, whatever the time rate).
+    public func advance(by period: SubscriptionPeriod, count: Int = 1) throws(StoreError) {
+        let start = now
+        try advance(by: period.advance(start, by: count).timeIntervalSince(start))
+    }
+
+    /// Moves the clock to `date`, running everything due on the way.
+    public func advance(to date: Date) throws(StoreError) {
+        let start = now
+        guard date >= start else {
+            throw StoreError(.timeGoesForward, "the clock cannot go back from \(start) to \(date)")
+        }
+        try advance(by: date.timeIntervalSince(start))
+    }
+
+    // MARK: - Accounts
+
+    /// Opens an account in a storefront (`USA`, `FRA`, ...), optionally with an app account token that its purchases
+    /// carry and with ask-to-buy on (a child in a family).
+    public func createAccount(
+        _ id: String, storefront: String = "USA", appAccountToken: UUID? = nil, askToBuy: Bool = false
+    ) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in
+            try core.createAccount(id, storefront: storefront, appAccountToken: appAccountToken, askToBuy: askToBuy)
+        }
+    }
+
+    /// Signs an account in on a device; returns the device id (receipts hash it). A fresh seeded id when nil.
+    @discardableResult
+    public func addDevice(account: String, deviceID: UUID? = nil) throws(StoreError) -> UUID {
+        try withCore { (core) throws(StoreError) in try core.addDevice(account: account, deviceID: deviceID) }
+    }
+
+    /// Turns ask-to-buy on or off, or moves the account to another storefront.
+    public func updateAccount(_ id: String, askToBuy: Bool? = nil, storefront: String? = nil) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.setAccount(id, askToBuy: askToBuy, storefront: storefront)
+        }
+    }
+
+    /// Adds an account to a family group (created on first use); shareable purchases flow both ways at once.
+    public func joinFamily(_ family: String, account: String) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.join(family: family, account: account) }
+    }
+
+    /// Takes an account out of its family; shared purchases are revoked (REVOKE notifications).
+    public func leaveFamily(account: String) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.leaveFamily(account: account) }
+    }
+
+    /// Makes the account's renewals fail (`failing: true`) or fixes its payment method, which recovers subscriptions
+    /// in billing retry at once.
+    public func setBillingIssue(account: String, failing: Bool) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.setBillingIssue(account: account, failing: failing) }
+    }
+
+    // MARK: - Store operations
+
+    /// Makes every later call of an operation fail with `code` (nil stops it), as StoreKit testing's error settings do.
+    public func injectFailure(_ operation: StoreOperation, _ code: StoreError.Code?) {
+        state.withLock { $0.core.failures[operation] = code }
+    }
+
+    /// A product request: the products of the catalog among `ids`, localized for the account's storefront.
+    public func products(_ ids: [String], account: String) throws(StoreError) -> [StoreProduct] {
+        try withCore { (core) throws(StoreError) in try core.products(ids, account: account) }
+    }
+
+    /// Buys a product. Ask-to-buy accounts and interrupted purchases answer `.pending`; see ``approve(_:)``,
+    /// ``decline(_:)``.
+    public func purchase(
+        _ productID: String, account: String, device: UUID? = nil, options: PurchaseOptions = PurchaseOptions()
+    ) throws(StoreError) -> PurchaseOutcome {
+        try withCore { (core) throws(StoreError) in
+            try core.purchase(productID, account: account, device: device, options: options)
+        }
+    }
+
+    /// Approves an ask-to-buy request or completes an interrupted purchase: the purchase happens now.
+    public func approve(_ pendingID: String) throws(StoreError) -> PurchaseOutcome {
+        try withCore { (core) throws(StoreError) in try core.resolvePending(pendingID, approve: true) }
+    }
+
+    /// Declines an ask-to-buy request or abandons an interrupted purchase: no transaction.
+    public func decline(_ pendingID: String) throws(StoreError) {
+        _ = try withCore { (core) throws(StoreError) in try core.resolvePending(pendingID, approve: false) }
+    }
+
+    /// Purchases waiting for approval or the customer, oldest first.
+    public var pendingPurchases: [PendingPurchase] {
+        state.withLock { state in state.core.pendingOrder.compactMap { state.core.pending[$0]?.pending } }
+    }
+
+    /// Redeems an offer code configured in ``SimulatorConfiguration/offerCodes``.
+    public func redeemOfferCode(_ code: String, account: String) throws(StoreError) -> IssuedTransaction {
+        try withCore { (core) throws(StoreError) in try core.redeemOfferCode(code, account: account) }
+    }
+
+    /// Finishes a transaction: it stops being redelivered, and a consumable leaves the receipt.
+    public func finish(_ transactionID: String) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.finish(transactionID) }
+    }
+
+    /// The account's unfinished transactions, signed: what StoreKit redelivers at every launch until finished.
+    public func unfinishedTransactions(account: String) throws(StoreError) -> [IssuedTransaction] {
+        try withCore { (core) throws(StoreError) in
+            _ = try core.account(account)
+            var result: [IssuedTransaction] = []
+            for id in core.unfinished(account: account) { result.append(try core.signedTransaction(id)) }
+            return result
+        }
+    }
+
+    /// Restores purchases (`AppStore.sync()`): the latest transaction of everything the account has.
+    public func sync(account: String) throws(StoreError) -> [IssuedTransaction] {
+        try withCore { (core) throws(StoreError) in try core.sync(account: account) }
+    }
+
+    /// Every transaction of the account, signed, in issue order.
+    public func transactions(account: String) throws(StoreError) -> [IssuedTransaction] {
+        try withCore { (core) throws(StoreError) in
+            var result: [IssuedTransaction] = []
+            for id in try core.account(account).transactionIDs { result.append(try core.signedTransaction(id)) }
+            return result
+        }
+    }
+
+    /// Turns a subscription's auto-renew off (it expires at the end of the period) or on.
+    public func setAutoRenew(account: String, group: String, enabled: Bool) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in
+            try core.setAutoRenew(account: account, group: group, enabled: enabled)
+        }
+    }
+
+    /// Changes a product's price; see ``consentToPriceIncrease(account:group:)``.
+    public func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool = true) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in
+            try core.changePrice(productID, to: price, requiresConsent: requiresConsent)
+        }
+    }
+
+    /// The customer accepts a price increase that needs consent.
+    public func consentToPriceIncrease(account: String, group: String) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.consentToPriceIncrease(account: account, group: group) }
+    }
+
+    /// Refunds a purchase in full, or in part with `percentage` in milli-percent (50000 = half).
+    public func refund(_ transactionID: String, percentage: Int? = nil, reason: RevocationReason = .other)
+        throws(StoreError)
+    {
+        try withCore { (core) throws(StoreError) in
+            try core.refund(transactionID, percentage: percentage, reason: reason)
+        }
+    }
+
+    /// A customer asks for a refund; the developer gets a CONSUMPTION_REQUEST.
+    public func requestRefund(_ transactionID: String, reason: ConsumptionRequestReason = .unintendedPurchase)
+        throws(StoreError)
+    {
+        try withCore { (core) throws(StoreError) in try core.requestRefund(transactionID, reason: reason) }
+    }
+
+    /// The developer's answer to a consumption request (the App Store Server API's "send consumption information").
+    public func reportConsumption(_ transactionID: String, _ report: ConsumptionReport) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.reportConsumption(transactionID, report) }
+    }
+
+    /// Apple's decision on a refund request: REFUND (full or prorated) or REFUND_DECLINED.
+    public func decideRefund(_ transactionID: String, grant: Bool, percentage: Int? = nil) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in
+            try core.decideRefund(transactionID, grant: grant, percentage: percentage)
+        }
+    }
+
+    /// The consumption information reported for a transaction's refund request, if any.
+    public func consumptionReport(for transactionID: String) -> ConsumptionReport? {
+        state.withLock { state in UInt64(transactionID).flatMap { state.core.refundRequests[$0]?.report } }
+    }
+
+    /// Deletes a transaction from history (Xcode's "Delete Transaction").
+    public func deleteTransaction(_ transactionID: String) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.deleteTransaction(transactionID) }
+    }
+
+    /// Clears every transaction of one account, or of every account.
+    public func clearTransactions(account: String? = nil) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.clearTransactions(account: account) }
+    }
+
+    // MARK: - Artifacts
+
+    /// The device's app receipt as of now (re-signed only after a change).
+    public func receipt(account: String, device: UUID) throws(StoreError) -> IssuedReceipt {
+        try withCore { (core) throws(StoreError) in try core.receipt(account: account, device: device) }
+    }
+
+    /// A signed app transaction for the device, with a device verification for `nonce`.
+    public func appTransaction(account: String, device: UUID, nonce: UUID? = nil) throws(StoreError) -> String {
+        try withCore { (core) throws(StoreError) in
+            try core.appTransaction(account: account, device: device, nonce: nonce)
+        }
+    }
+
+    /// The signed renewal info of the account's subscription in a group.
+    public func renewalInfo(account: String, group: String) throws(StoreError) -> String {
+        try withCore { (core) throws(StoreError) in
+            guard let number = core.lineNumber(account: account, group: group) else {
+                throw StoreError(.invalidState, "\(account) has no subscription in group '\(group)'")
+            }
+            return try core.signedRenewalInfo(line: number, forAccount: account)
+        }
+    }
+
+    /// The simulator's own view of what the account has now.
+    public func view(account: String) throws(StoreError) -> CustomerView {
+        try withCore { (core) throws(StoreError) in try core.view(account: account) }
+    }
+
+    /// Every event so far (when records are kept).
+    public var events: [StoreEvent] { state.withLock { $0.core.events } }
+    /// Every signed artifact so far, in issue order (when records are kept).
+    public var artifacts: [IssuedArtifact] { state.withLock { $0.core.artifacts } }
+    /// Every notification so far (when records are kept).
+    public var notifications: [IssuedNotification] { state.withLock { $0.core.notifications } }
+    /// What the simulator counted.
+    public var statistics: SimulatorStatistics { state.withLock { $0.core.statistics } }
+    /// Account ids in creation order.
+    public var accountIDs: [String] { state.withLock { $0.core.accountOrder } }
+
+    /// The devices of an account, in the order they were added.
+    public func devices(account: String) throws(StoreError) -> [UUID] {
+        try withCore { (core) throws(StoreError) in try core.account(account).devices.map(\.id) }
+    }
+
+    // MARK: - Delivery
+
+    /// Calls `sink` with every notification issued from now on, synchronously, in order (an in-process server).
+    public func addNotificationSink(_ sink: @escaping @Sendable (IssuedNotification) -> Void) {
+        state.withLock { $0.core.notificationSinks.append(sink) }
+    }
+
+    /// The account's transaction updates (`Transaction.updates`): first every unfinished transaction (redelivery),
+    /// then each transaction issued or changed from now on.
+    public func transactionUpdates(account: String) throws(StoreError) -> AsyncStream<IssuedTransaction> {
+        let (stream, continuation) = AsyncStream.makeStream(of: IssuedTransaction.self)
+        let key = UUID()
+        try withCore { (core) throws(StoreError) in
+            _ = try core.account(account)
+            for id in core.unfinished(account: account) { continuation.yield(try core.signedTransaction(id)) }
+            core.updateStreams[account, default: [:]][key] = continuation
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.core.updateStreams[account]?.removeValue(forKey: key) }
+        }
+        return stream
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import IAPCatalog
+import IAPReceipts
+import IAPSignedData
+
+/// A customer of the simulated store.
+struct Account {
+    let id: String
+    var storefront: Storefront
+    var appAccountToken: UUID?
+    var askToBuy: Bool
+    /// While set, renewals fail (an expired card); clearing it recovers subscriptions in billing retry.
+    var billingFails = false
+    var familyID: String?
+    var devices: [Device] = []
+    /// Every transaction of the account (own and family-shared), in issue order.
+    var transactionIDs: [UInt64] = []
+    let createdAt: Date
+    let appTransactionID: String
+    /// Bumped on every change that a receipt shows, so cached receipts know they are stale.
+    var revision = 0
+
+    func device(_ id: UUID) -> Int? { devices.firstIndex { $0.id == id } }
+}
+
+/// A device of an account: its identifier feeds the receipt hash.
+struct Device {
+    let id: UUID
+    let opaqueValue: [UInt8]
+    var cachedReceipt: (revision: Int, receipt: IssuedReceipt)?
+}
+
+/// A revocation as the store records it.
+struct StoreRevocation {
+    var date: Date
+    var reason: RevocationReason
+    var type: RevocationType
+    /// Milli-percent (100000 is everything), prorated refunds only.
+    var percentage: Int?
+}
+
+/// An offer applied to a transaction.
+struct AppliedOffer {
+    var type: OfferType
+    var id: String?
+    var offer: SubscriptionOffer
+}
+
+/// A transaction the store issued.
+struct StoreTransaction {
+    let id: UInt64
+    let originalID: UInt64
+    let accountID: String
+    let productID: String
+    let kind: ProductKind
+    let groupID: String?
+    let quantity: Int
+    let purchaseDate: Date
+    let originalPurchaseDate: Date
+    var expiresDate: Date?
+    let webOrderLineItemID: UInt64?
+    let reason: TransactionReason
+    let offer: AppliedOffer?
+    let appAccountToken: UUID?
+    let ownership: OwnershipType
+    /// The purchaser's transaction this family-shared copy mirrors.
+    let sharedFrom: UInt64?
+    let price: Decimal
+    let storefront: Storefront
+    var revocation: StoreRevocation?
+    var isUpgraded = false
+    var finished = false
+    /// The signed form, dropped whenever the transaction changes.
+    var signed: IssuedTransaction?
+}
+
+/// One customer's subscription in one group: the chain of periods sharing an original transaction.
+struct SubscriptionLine {
+    enum Status {
+        case active
+        case billingRetry(graceEnd: Date?, retryEnd: Date, graceExpiredNotified: Bool)
+        case expired(ExpirationIntent)
+        case revoked
+    }
+
+    let accountID: String
+    let groupID: String
+    let originalID: UInt64
+    var productID: String
+    var autoRenewProductID: String
+    var autoRenew = true
+    var latestTransactionID: UInt64
+    var expiresDate: Date
+    var recentStart: Date
+    var status: Status = .active
+    var priceIncrease: PriceIncreaseStatus?
+    /// The offer the coming renewals keep, and how many more periods it lasts.
+    var offer: AppliedOffer?
+    var offerPeriodsRemaining = 0
+    /// For each family member: the original id of their shared copies.
+    var sharedOriginals: [String: UInt64] = [:]
+    /// Bumped whenever the next due date changes, so stale entries in the event queue are skipped.
+    var version = 0
+
+    var isActive: Bool { if case .active = status { true } else { false } }
+    var isInBillingRetry: Bool { if case .billingRetry = status { true } else { false } }
+
+    /// When the store must next look at this line, if ever.
+    var nextDueDate: Date? {
+        switch status {
+        case .active: expiresDate
+        case .billingRetry(let graceEnd, let retryEnd, let notified):
+            if let graceEnd, !notified { graceEnd } else { retryEnd }
+        case .expired, .revoked: nil
+        }
+    }
+}
+
+/// A purchase waiting for approval or for the customer.
+struct PendingRequest {
+    let pending: PendingPurchase
+    let deviceID: UUID?
+    let options: PurchaseOptions
+}
+
+/// A customer's refund request waiting for the developer's consumption information and Apple's decision.
+struct RefundRequest {
+    let transactionID: UInt64
+    let reason: ConsumptionRequestReason
+    var report: ConsumptionReport?
+}
+
+/// The line events the clock runs, earliest first; equal dates in the order they were scheduled.
+struct EventQueue {
+    struct Entry {
+        let date: Date
+        let order: UInt64
+        let line: Int
+        let version: Int
+    }
+
+    private var heap: [Entry] = []
+    private var counter: UInt64 = 0
+
+    var isEmpty: Bool { heap.isEmpty }
+    var first: Entry? { heap.first }
+
+    mutating func push(date: Date, line: Int, version: Int) {
+        counter += 1
+        heap.append(Entry(date: date, order: counter, line: line, version: version))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.precedes(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Entry? {
+        guard !heap.isEmpty else { return nil }
+        heap.swapAt(0, heap.count - 1)
+        let top = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var best = parent
+            if left < heap.count, Self.precedes(heap[left], heap[best]) { best = left }
+            if right < heap.count, Self.precedes(heap[right], heap[best]) { best = right }
+            if best == parent { break }
+            heap.swapAt(parent, best)
+            parent = best
+        }
+        return top
+    }
+
+    mutating func removeAll() { heap.removeAll() }
+
+    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+        a.date != b.date ? a.date < b.date : a.order < b.order
+    }
+}
+
+/// Deterministic identifiers: numbered transactions, seeded UUIDs.
+struct IdentifierSource {
+    let seed: UInt64
+    var nextTransactionID: UInt64
+    var nextWebOrderLineItemID: UInt64
+    var uuidCounter: UInt64 = 0
+    var pendingCounter = 0
+
+    mutating func transactionID() -> UInt64 {
+        defer { nextTransactionID += 1 }
+        return nextTransactionID
+    }
+
+    mutating func webOrderLineItemID() -> UInt64 {
+        defer { nextWebOrderLineItemID += 1 }
+        return nextWebOrderLineItemID
+    }
+
+    /// A version-4-shaped UUID drawn from the seed and a counter (SplitMix64), unique within a simulator.
+    mutating func uuid() -> UUID {
+        uuidCounter += 1
+        var state = seed &+ uuidCounter &* 0x9E37_79B9_7F4A_7C15
+        var bytes: [UInt8] = []
+        for _ in 0..<2 {
+            state = state &+ 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: z >> UInt64(shift)))
+            }
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
+}

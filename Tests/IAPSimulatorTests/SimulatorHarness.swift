@@ -1,0 +1,128 @@
+import Foundation
+import IAPCatalog
+import IAPEntitlements
+import IAPReceipts
+import IAPSignedData
+import IAPSimulator
+import IAPTestSupport
+import Testing
+
+/// A florist simulator on a frozen clock with fixed keys, and verifiers configured with its roots, for scenario tests.
+struct SimulatorHarness {
+    static let bundleID = "com.example.florist"
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+
+    let store: AppStoreSimulator
+    let jwsVerifier: SignedDataVerifier
+    let receiptVerifier: ReceiptVerifier
+    let engine: EntitlementEngine
+
+    init(
+        catalog: Catalog = FloristCatalog.catalog, grace: Bool = true, timeRate: TimeRate = .realTime,
+        configure: (inout SimulatorConfiguration) -> Void = { _ in }
+    ) throws {
+        var configuration = SimulatorConfiguration(
+            bundleID: Self.bundleID, timeRate: timeRate, start: Self.start, billingGracePeriodEnabled: grace)
+        configure(&configuration)
+        store = try AppStoreSimulator(catalog: catalog, configuration: configuration, pki: SimulatorTestKeys.pki)
+        jwsVerifier = try SignedDataVerifier(
+            trustStore: SimulatorTestKeys.pki.trustStore,
+            configuration: .init(
+                bundleID: Self.bundleID, appAppleID: configuration.appAppleID,
+                environment: configuration.environment))
+        receiptVerifier = ReceiptVerifier(trustStore: SimulatorTestKeys.pki.trustStore)
+        engine = EntitlementEngine(catalog: catalog)
+    }
+
+    /// An account with one device.
+    @discardableResult
+    func customer(_ id: String, askToBuy: Bool = false, storefront: String = "USA") throws -> UUID {
+        try store.createAccount(id, storefront: storefront, askToBuy: askToBuy)
+        return try store.addDevice(account: id)
+    }
+
+    /// The engine's snapshot now, from the account's signed transactions and renewal infos, each verified with the
+    /// simulator's roots (a document that fails verification fails the test).
+    func snapshotFromSignedData(_ account: String) async throws -> EntitlementSnapshot {
+        var history = PurchaseHistory()
+        for transaction in try store.transactions(account: account) {
+            let verdict = await jwsVerifier.verifyTransaction(transaction.jws)
+            #expect(verdict.isValid, "transaction \(transaction.transactionID): \(verdict.failures)")
+            if let payload = verdict.verifiedPayload { history.add(.transaction(payload)) }
+        }
+        for group in try store.view(account: account).subscriptions.keys.sorted() {
+            let verdict = await jwsVerifier.verifyRenewalInfo(try store.renewalInfo(account: account, group: group))
+            #expect(verdict.isValid, "renewal info: \(verdict.failures)")
+            if let payload = verdict.verifiedPayload { history.add(.renewalInfo(payload)) }
+        }
+        return engine.snapshot(of: history, at: store.now)
+    }
+
+    /// The engine's snapshot now from the device's receipt, verified with the simulator's roots.
+    func snapshotFromReceipt(_ account: String, device: UUID) async throws -> EntitlementSnapshot {
+        let issued = try store.receipt(account: account, device: device)
+        let verdict = try await receiptVerifier.verify(
+            issued.bytes,
+            policy: ReceiptVerificationPolicy(now: store.now, bundleID: Self.bundleID).checkingDevice(device))
+        #expect(verdict.isValid, "receipt: \(verdict.failures)")
+        var history = PurchaseHistory()
+        if verdict.isValid { history.add(verdict.receipt) }
+        return engine.snapshot(of: history, at: store.now)
+    }
+
+    /// Checks that the engine, reading the signed artifacts, sees what the simulator sees.
+    func expectAgreement(_ account: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let view = try store.view(account: account)
+        let snapshot = try await snapshotFromSignedData(account)
+        Self.expect(snapshot, matches: view, catalog: store.catalog, what: "signed data", sourceLocation)
+    }
+
+    static func expect(
+        _ snapshot: EntitlementSnapshot, matches view: CustomerView, catalog: Catalog, what: String,
+        _ sourceLocation: SourceLocation
+    ) {
+        let passes = Set(catalog.products.filter { $0.kind == .nonRenewable }.map(\.id))
+        #expect(
+            snapshot.entitledProductIDs.subtracting(passes) == view.entitledProductIDs, "\(what): entitled",
+            sourceLocation: sourceLocation)
+        for (product, purchased) in view.consumablePurchased {
+            #expect(
+                snapshot.balance(of: product) == purchased, "\(what): \(product) balance",
+                sourceLocation: sourceLocation)
+        }
+        for (group, subscription) in view.subscriptions {
+            guard let status = snapshot.group(group) else {
+                Issue.record("\(what): the engine has no group \(group)", sourceLocation: sourceLocation)
+                continue
+            }
+            #expect(status.state == subscription.state, "\(what): \(group) state", sourceLocation: sourceLocation)
+            #expect(
+                status.currentProductID == subscription.productID, "\(what): \(group) product",
+                sourceLocation: sourceLocation)
+            #expect(
+                status.expiresDate == subscription.expiresDate, "\(what): \(group) expiry",
+                sourceLocation: sourceLocation)
+            #expect(
+                status.willAutoRenew == subscription.willAutoRenew, "\(what): \(group) auto-renew",
+                sourceLocation: sourceLocation)
+            #expect(
+                status.renewsToProductID == subscription.renewsToProductID, "\(what): \(group) renews to",
+                sourceLocation: sourceLocation)
+            if subscription.state == .inGracePeriod {
+                #expect(
+                    status.gracePeriodExpiresDate == subscription.gracePeriodExpiresDate, "\(what): grace end",
+                    sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// The notifications so far as "TYPE/SUBTYPE" strings, in order, optionally for one account.
+    func notificationNames(_ account: String? = nil) -> [String] {
+        store.notifications.filter { account == nil || $0.accountID == account }.map {
+            $0.type.rawValue + ($0.subtype.map { "/\($0.rawValue)" } ?? "")
+        }
+    }
+
+    static let month = SubscriptionPeriod(value: 1, unit: .month)
+    static let day: TimeInterval = 86_400
+}
