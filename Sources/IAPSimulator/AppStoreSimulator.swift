@@ -281,13 +281,28 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
-    /// The signed renewal info of the account's subscription in a group.
+    /// The signed renewal info of the account's subscription in a group (its own, or else the one its family shares).
     public func renewalInfo(account: String, group: String) throws(StoreError) -> String {
         try withCore { (core) throws(StoreError) in
-            guard let number = core.lineNumber(account: account, group: group) else {
-                throw StoreError(.invalidState, "\(account) has no subscription in group '\(group)'")
+            _ = try core.account(account)
+            guard
+                let visible = core.visibleLines(account: account).first(where: { core.lines[$0.line].groupID == group })
+            else { throw StoreError(.invalidState, "\(account) has no subscription in group '\(group)'") }
+            return try core.signedRenewalInfo(line: visible.line, forAccount: account)
+        }
+    }
+
+    /// The signed renewal info of every subscription the account sees (its own and family-shared ones), as the
+    /// App Store Server API's subscription statuses give them.
+    public func renewalInfos(account: String) throws(StoreError) -> [String] {
+        try withCore { (core) throws(StoreError) in
+            try core.checkInjectedFailure(.subscriptionStatus)
+            _ = try core.account(account)
+            var result: [String] = []
+            for visible in core.visibleLines(account: account) {
+                result.append(try core.signedRenewalInfo(line: visible.line, forAccount: account))
             }
-            return try core.signedRenewalInfo(line: number, forAccount: account)
+            return result
         }
     }
 

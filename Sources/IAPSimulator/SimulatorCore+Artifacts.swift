@@ -247,6 +247,18 @@ extension SimulatorCore {
         return jws
     }
 
+    /// The subscription lines an account sees: its own, and those its family shares with it, each with the
+    /// original transaction id the account knows it by.
+    func visibleLines(account accountID: String) -> [(line: Int, originalID: UInt64, shared: Bool)] {
+        var result = (lineIndex[accountID] ?? [:]).values.sorted().map { ($0, lines[$0].originalID, false) }
+        for member in familyMembers(of: accountID) {
+            for number in (lineIndex[member] ?? [:]).values.sorted() {
+                if let copy = lines[number].sharedOriginals[accountID] { result.append((number, copy, true)) }
+            }
+        }
+        return result
+    }
+
     // MARK: - The simulator's own view
 
     /// What the account has now, from the simulator's state.
@@ -271,18 +283,8 @@ extension SimulatorCore {
             }
         }
         var subscriptions: [String: SubscriptionView] = [:]
-        var candidates: [(SubscriptionLine, Bool, UInt64)] = []
-        for number in (lineIndex[accountID] ?? [:]).values {
-            candidates.append((lines[number], false, lines[number].originalID))
-        }
-        for member in familyMembers(of: accountID) {
-            for number in (lineIndex[member] ?? [:]).values {
-                if let copy = lines[number].sharedOriginals[accountID] {
-                    candidates.append((lines[number], true, copy))
-                }
-            }
-        }
-        for (line, shared, originalID) in candidates {
+        for (number, originalID, shared) in visibleLines(account: accountID) {
+            let line = lines[number]
             let state = Self.status(line, at: now)
             let view = SubscriptionView(
                 state: state, productID: line.productID, expiresDate: line.expiresDate, willAutoRenew: line.autoRenew,
@@ -299,8 +301,8 @@ extension SimulatorCore {
                 if !better { continue }
             }
             subscriptions[line.groupID] = view
-            if state.grantsAccess { entitled.insert(line.productID) }
         }
+        for view in subscriptions.values where view.state.grantsAccess { entitled.insert(view.productID) }
         return CustomerView(
             entitledProductIDs: entitled, consumablePurchased: consumables, subscriptions: subscriptions)
     }

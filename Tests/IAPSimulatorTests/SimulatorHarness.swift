@@ -50,8 +50,8 @@ struct SimulatorHarness {
             #expect(verdict.isValid, "transaction \(transaction.transactionID): \(verdict.failures)")
             if let payload = verdict.verifiedPayload { history.add(.transaction(payload)) }
         }
-        for group in try store.view(account: account).subscriptions.keys.sorted() {
-            let verdict = await jwsVerifier.verifyRenewalInfo(try store.renewalInfo(account: account, group: group))
+        for renewal in try store.renewalInfos(account: account) {
+            let verdict = await jwsVerifier.verifyRenewalInfo(renewal)
             #expect(verdict.isValid, "renewal info: \(verdict.failures)")
             if let payload = verdict.verifiedPayload { history.add(.renewalInfo(payload)) }
         }
