@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // Trust: roots, Apple's marker OIDs, the chain policy, the verified-chain cache, minting test PKIs.
@@ -78,6 +79,7 @@ let package = Package(
             name: "IAPSimulator",
             dependencies: [
                 "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -94,6 +96,7 @@ let package = Package(
                 "IAPSignedData",
                 "IAPCatalog",
                 "IAPEntitlements",
+                "IAPSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -175,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "IAPKitCLITests",
             dependencies: [
-                "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
+                "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog", "IAPSimulator", "IAPReceipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -6,7 +6,9 @@ public struct IAPKitCommand: AsyncParsableCommand {
         commandName: "iapkit",
         abstract:
             "In-app purchases end to end: verify App Store receipts and signed data, in pure Swift, anywhere Swift runs.",
-        subcommands: [ReceiptCommand.self, JWSCommand.self, CatalogCommand.self, EntitlementsCommand.self]
+        subcommands: [
+            ReceiptCommand.self, JWSCommand.self, CatalogCommand.self, EntitlementsCommand.self, SimulateCommand.self,
+        ]
     )
 
     public init() {}

@@ -108,10 +108,7 @@ extension SimulatorCore {
             notify(
                 offer.map { $0.type != .introductory } == true ? .offerRedeemed : .didChangeRenewalPref, .upgrade,
                 transaction: id, line: number)
-            for member in familyMembers(of: account) where lines[number].sharedOriginals[member] != nil {
-                share(id, with: member)
-            }
-            shareWithFamily(id)
+            shareWithFamily(id, upgrade: true)
             return id
         }
         lines[number].autoRenewProductID = productID
@@ -415,7 +412,14 @@ extension SimulatorCore {
 
     // MARK: - Wording
 
-    static func format(_ date: Date) -> String { date.formatted(.iso8601) }
+    /// A moment as the timeline writes it: `2026-03-09 09:00` (UTC), seconds only when there are some.
+    static func format(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let base = String(format: "%04d-%02d-%02d %02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+        return c.second == 0 ? base : base + String(format: ":%02d", c.second!)
+    }
 
     static func describe(_ offer: AppliedOffer) -> String {
         let kind =

@@ -262,16 +262,17 @@ struct SimulatorCore {
 
     // MARK: - Family sharing
 
-    mutating func shareWithFamily(_ id: UInt64) {
+    mutating func shareWithFamily(_ id: UInt64, upgrade: Bool = false) {
         guard let transaction = transactions[id], transaction.ownership == .purchased,
             catalog.product(transaction.productID)?.familyShareable == true,
             transaction.kind == .nonConsumable || transaction.kind == .autoRenewable
         else { return }
-        for member in familyMembers(of: transaction.accountID) { share(id, with: member) }
+        for member in familyMembers(of: transaction.accountID) { share(id, with: member, upgrade: upgrade) }
     }
 
-    /// Gives `member` a family-shared copy of a purchaser's transaction.
-    mutating func share(_ id: UInt64, with member: String) {
+    /// Gives `member` a family-shared copy of a purchaser's transaction, with the notification the member's server
+    /// would get: ONE_TIME_CHARGE, SUBSCRIBED (initial or resubscribe), DID_RENEW, or an upgrade.
+    mutating func share(_ id: UInt64, with member: String, upgrade: Bool = false) {
         guard let original = transactions[id] else { return }
         var originalID: UInt64?
         var line: Int?
@@ -289,11 +290,13 @@ struct SimulatorCore {
             expiresDate: original.expiresDate, reason: original.reason, offer: original.offer,
             appAccountToken: accounts[member]?.appAccountToken, ownership: .familyShared, sharedFrom: id)
         if let line, originalID == nil { lines[line].sharedOriginals[member] = copy }
-        let isSubscription = original.kind == .autoRenewable
-        notify(
-            isSubscription ? (original.reason == .renewal ? .didRenew : .subscribed) : .oneTimeCharge,
-            isSubscription && original.reason == .purchase ? .initialBuy : nil,
-            transaction: copy, line: line)
+        switch (original.kind, original.reason) {
+        case (.autoRenewable, .renewal): notify(.didRenew, nil, transaction: copy, line: line)
+        case (.autoRenewable, _) where upgrade: notify(.didChangeRenewalPref, .upgrade, transaction: copy, line: line)
+        case (.autoRenewable, _):
+            notify(.subscribed, originalID == nil ? .initialBuy : .resubscribe, transaction: copy, line: line)
+        default: notify(.oneTimeCharge, nil, transaction: copy, line: line)
+        }
     }
 
     /// Family members get what an organizer already had: their non-consumables, and running subscriptions' current
