@@ -2,10 +2,12 @@
 """Cross-check: verify signed data with Apple's own app-store-server-library (PyPI), default strict mode.
 
 Usage: apple-verify.py --root ROOT.der [--root ...] --bundle-id ID --environment Sandbox KIND=FILE...
-KIND is transaction, renewal, notification or app. Prints one line per file, "ok KIND FILE" or
+KIND is transaction, renewal, notification or app; a notification file may hold the JWS or the request body
+{"signedPayload": "..."}. Prints one line per file, "ok KIND FILE" or
 "FAILED KIND FILE: reason", and exits 1 if any failed, 2 if the library is missing.
 """
 import argparse
+import json
 import sys
 
 try:
@@ -38,6 +40,8 @@ def main() -> int:
     for document in args.documents:
         kind, _, path = document.partition("=")
         text = open(path).read().strip()
+        if text.startswith("{"):
+            text = json.loads(text)["signedPayload"]
         try:
             methods[kind](text)
             print(f"ok {kind} {path}")

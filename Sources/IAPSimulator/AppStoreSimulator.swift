@@ -73,8 +73,8 @@ public final class AppStoreSimulator: Sendable {
     public func advance(by seconds: TimeInterval) throws(StoreError) {
         guard seconds >= 0 else { throw StoreError(.timeGoesForward, "the clock cannot go back") }
         try state.withLock { (state) throws(StoreError) in
-            state.jump += seconds
             try state.core.advance(to: state.core.now + seconds)
+            state.jump += seconds
         }
         try withCore { _ in }
     }

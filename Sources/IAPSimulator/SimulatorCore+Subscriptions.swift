@@ -149,7 +149,18 @@ extension SimulatorCore {
             throw StoreError(
                 .timeGoesForward, "the clock cannot go back from \(Self.format(now)) to \(Self.format(target))")
         }
+        guard target <= SimulatorConfiguration.latestDate else {
+            throw StoreError(.invalidArgument, "the clock stops at \(Self.format(SimulatorConfiguration.latestDate))")
+        }
+        var ran = 0
         while let next = queue.first, next.date <= target {
+            guard ran < configuration.maximumEventsPerAdvance else {
+                throw StoreError(
+                    .invalidArgument,
+                    "more than \(configuration.maximumEventsPerAdvance) renewals, retries and expiries in one move; "
+                        + "the clock stopped at \(Self.format(now))")
+            }
+            ran += 1
             _ = queue.pop()
             guard lines.indices.contains(next.line), lines[next.line].version == next.version else { continue }
             now = max(now, next.date)

@@ -32,6 +32,11 @@ public struct SimulatorConfiguration: Sendable {
     public var promotionalOfferKeys: [String: P256.Signing.PublicKey]
     /// Offer codes customers can redeem: code -> (product, offer id of one of the product's offer codes).
     public var offerCodes: [String: OfferCodeGrant]
+    /// The most renewals, retries and expiries one clock move may run; a move that would run more stops at the
+    /// limit with an error (so a two-second time rate advanced by a century cannot hang the caller).
+    public var maximumEventsPerAdvance: Int = 5_000_000
+    /// The latest moment the clock may reach (receipts and certificates stop making sense after it).
+    public static let latestDate = Date(timeIntervalSince1970: 4_102_444_799)  // 2099-12-31T23:59:59Z
 
     public init(
         bundleID: String = "com.example.app", appAppleID: Int64 = 1_234_567_890, appVersion: String = "1.0",

@@ -260,6 +260,18 @@ struct SubscriptionFlowTests {
         #expect(TimeRate.named("monthlyRenewalEveryHour") == .monthlyRenewalEveryHour)
     }
 
+    @Test func runawayClockMovesStopWithAnError() throws {
+        let h = try SimulatorHarness(timeRate: .oneRenewalEveryTwoSeconds) { $0.maximumEventsPerAdvance = 200 }
+        try h.customer("ana")
+        _ = try h.store.purchase(F.gold, account: "ana")
+        let error = #expect(throws: StoreError.self) { try h.store.advance(by: 86_400) }
+        #expect(error?.code == .invalidArgument)
+        #expect(h.store.now < start + 86_400)
+        #expect(try h.store.transactions(account: "ana").count == 201)
+        let late = #expect(throws: StoreError.self) { try h.store.advance(to: Date(timeIntervalSince1970: 5e9)) }
+        #expect(late?.code == .invalidArgument)
+    }
+
     @Test func aRunningClockCatchesUpWithTheWallClock() throws {
         final class Wall: @unchecked Sendable { var now = Date(timeIntervalSince1970: 0) }
         let wall = Wall()

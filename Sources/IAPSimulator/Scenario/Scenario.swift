@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Yams
 
 /// A scenario file: a readable script of store steps with expectations, in JSON or YAML.
@@ -49,6 +49,8 @@ public struct Scenario: Sendable, Decodable {
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
             throw ScenarioError("wrong type at \(Self.path(context.codingPath)): \(context.debugDescription)")
         } catch let DecodingError.dataCorrupted(context) {
+            // Errors thrown while decoding a step come back wrapped; unwrap ours.
+            if let ours = context.underlyingError as? ScenarioError { throw ours }
             throw ScenarioError("\(Self.path(context.codingPath)): \(context.debugDescription)")
         } catch {
             throw ScenarioError("not a readable scenario: \(error)")

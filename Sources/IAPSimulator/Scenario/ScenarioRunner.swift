@@ -70,6 +70,7 @@ public struct ScenarioRunner: Sendable {
         }
         configuration.billingGracePeriodEnabled = scenario.gracePeriod
         if let seed = scenario.seed { configuration.seed = seed }
+        configuration.maximumEventsPerAdvance = 200_000
         let resolver = ScenarioValues(catalog: catalog)
         for (code, grant) in scenario.offerCodes ?? [:] {
             configuration.offerCodes[code] = OfferCodeGrant(
