@@ -49,5 +49,15 @@ let package = Package(
             path: "Benchmarks/EntitlementBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "SimulatorYear",
+            dependencies: [
+                .product(name: "IAPSimulator", package: "IAPKit"),
+                .product(name: "IAPCatalog", package: "IAPKit"),
+                .product(name: "IAPReceipts", package: "IAPKit"),
+                .product(name: "IAPSignedData", package: "IAPKit"),
+            ],
+            path: "Benchmarks/SimulatorYear"
+        ),
     ]
 )
