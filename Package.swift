@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "IAPCatalog", targets: ["IAPCatalog"]),
         .library(name: "IAPEntitlements", targets: ["IAPEntitlements"]),
         .library(name: "IAPSimulator", targets: ["IAPSimulator"]),
+        .library(name: "IAPSimulatorDelivery", targets: ["IAPSimulatorDelivery"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Trust: roots, Apple's marker OIDs, the chain policy, the verified-chain cache, minting test PKIs.
@@ -87,6 +90,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Delivery over HTTP: the simulator's notifications posted to a webhook with Apple's retry schedule.
+        .target(
+            name: "IAPSimulatorDelivery",
+            dependencies: [
+                "IAPSimulator", "IAPCatalog",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The command line: thin commands over the libraries, testable in process.
         .target(
             name: "IAPKitCLI",
@@ -97,6 +111,7 @@ let package = Package(
                 "IAPCatalog",
                 "IAPEntitlements",
                 "IAPSimulator",
+                "IAPSimulatorDelivery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -170,6 +185,20 @@ let package = Package(
             dependencies: [
                 "IAPSimulator", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPSimulatorDeliveryTests",
+            dependencies: [
+                "IAPSimulatorDelivery", "IAPSimulator", "IAPSignedData", "IAPTestSupport", "IAPCatalog", "IAPKitCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

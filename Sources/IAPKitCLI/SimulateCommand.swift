@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 import IAPCatalog
 import IAPSimulator
+import IAPSimulatorDelivery
 
 /// `iapkit simulate SCENARIO [--catalog F] [--out DIR] [--pki DIR]`: runs a scenario on the local App Store.
 public struct SimulateCommand: AsyncParsableCommand {
@@ -41,7 +42,9 @@ public struct SimulateCommand: AsyncParsableCommand {
 
             With --out DIR: DIR/receipts/*.der, DIR/jws/*.jws (transactions, renewal infos, app transactions), \
             DIR/notifications/*.json (request bodies), DIR/roots/receipt-root.der, DIR/roots/jws-root.der and \
-            DIR/timeline.txt. Exit status: 0 all expectations met, 1 one failed or a step could not run, 2 the \
+            DIR/timeline.txt. With --webhook URL every notification is also POSTed as Apple posts it \
+            ({"signedPayload": ...}; success is HTTP 200; failures retried on Apple's schedule divided by \
+            --retry-compression). Exit status: 0 all expectations met, 1 one failed or a step could not run, 2 the \
             scenario, catalog or PKI cannot be read.
             """
     )
@@ -59,7 +62,20 @@ public struct SimulateCommand: AsyncParsableCommand {
         help: "Sign with the authority saved in this folder (made and saved with its keys if the folder is absent).")
     var pki: String?
 
+    @Option(help: "Also POST every notification to this URL, as the App Store does, retrying failures.")
+    var webhook: String?
+
+    @Option(help: "Divide Apple's retry schedule (1, 12, 24, 48, 72 hours) by this for --webhook.")
+    var retryCompression: Double = 3600
+
     public init() {}
+
+    public func validate() throws {
+        if let webhook, URL(string: webhook)?.scheme.map({ ["http", "https"].contains($0) }) != true {
+            throw ValidationError("--webhook needs an http or https URL")
+        }
+        if retryCompression < 1 { throw ValidationError("--retry-compression must be at least 1") }
+    }
 
     public func run() async throws {
         let status = await execute(output: StandardOutput())
@@ -85,11 +101,26 @@ public struct SimulateCommand: AsyncParsableCommand {
             return 2
         }
         let report: ScenarioReport
+        let delivery = webhook.flatMap(URL.init(string:)).map {
+            WebhookDelivery(url: $0, schedule: .apple(compressedBy: retryCompression))
+        }
         do {
-            report = try await ScenarioRunner(scenario: loaded, catalog: catalogValue, pki: authority).run()
+            report = try await ScenarioRunner(scenario: loaded, catalog: catalogValue, pki: authority).run {
+                delivery?.attach(to: $0)
+            }
         } catch {
             output.diagnostic("error: \(error)")
             return 2
+        }
+        if let delivery {
+            await delivery.drain()
+            let attempts = delivery.attempts
+            let delivered = Set(attempts.filter(\.succeeded).map(\.notificationUUID)).count
+            let total = Set(attempts.map(\.notificationUUID)).count
+            output.line(
+                "Webhook \(delivery.url.absoluteString): \(delivered) of \(total) notifications delivered, "
+                    + "\(attempts.count) attempts.")
+            if delivered != total { output.diagnostic("warning: some notifications were not delivered") }
         }
         let timeline = report.timelineText()
         output.line(timeline.hasSuffix("\n") ? String(timeline.dropLast()) : timeline)

@@ -85,13 +85,15 @@ public struct ScenarioRunner: Sendable {
         return configuration
     }
 
-    /// Runs every step in order; a step that throws unexpectedly ends the run with that failure.
-    public func run() async throws(ScenarioError) -> ScenarioReport {
+    /// Runs every step in order; a step that throws unexpectedly ends the run with that failure. `prepare` sees the
+    /// simulator before the first step (to attach notification sinks or a webhook).
+    public func run(prepare: (AppStoreSimulator) -> Void = { _ in }) async throws(ScenarioError) -> ScenarioReport {
         let configuration = try configuration()
         let store: AppStoreSimulator
         do { store = try AppStoreSimulator(catalog: catalog, configuration: configuration, pki: pki) } catch {
             throw ScenarioError("cannot start the simulator: \(error)")
         }
+        prepare(store)
         var run = ScenarioRun(
             scenario: scenario, store: store, values: ScenarioValues(catalog: catalog), configuration: configuration)
         for (index, step) in scenario.steps.enumerated() {
