@@ -1,6 +1,6 @@
 public import Foundation
 public import IAPCatalog
-public import IAPReceipts
+import IAPReceipts
 public import IAPSignedData
 import Synchronization
 
@@ -334,13 +334,19 @@ public final class AppStoreSimulator: Sendable {
         state.withLock { $0.core.notificationSinks.append(sink) }
     }
 
-    /// The account's transaction updates (`Transaction.updates`): first every unfinished transaction (redelivery),
-    /// then each transaction issued or changed from now on.
-    public func transactionUpdates(account: String) throws(StoreError) -> AsyncStream<IssuedTransaction> {
+    /// The transaction updates one device of the account sees (`Transaction.updates`): first every unfinished
+    /// transaction (redelivery at launch), then each transaction issued or changed from now on. Each call is one
+    /// listener; end it by dropping the stream.
+    public func transactionUpdates(account: String, device: UUID? = nil) throws(StoreError)
+        -> AsyncStream<IssuedTransaction>
+    {
         let (stream, continuation) = AsyncStream.makeStream(of: IssuedTransaction.self)
         let key = UUID()
         try withCore { (core) throws(StoreError) in
-            _ = try core.account(account)
+            let holder = try core.account(account)
+            if let device, holder.device(device) == nil {
+                throw StoreError(.unknownDevice, "device \(device) does not belong to \(account)")
+            }
             for id in core.unfinished(account: account) { continuation.yield(try core.signedTransaction(id)) }
             core.updateStreams[account, default: [:]][key] = continuation
         }

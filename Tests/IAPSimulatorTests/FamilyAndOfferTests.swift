@@ -193,7 +193,7 @@ struct OfferTests {
                 == .ineligibleForOffer)
         try h.store.setAutoRenew(account: "ana", group: F.vipGroup, enabled: false)
         try h.store.advance(by: 40 * day)
-        let renewal = try await h.jwsVerifier.verifyRenewalInfo(
+        let renewal = await h.jwsVerifier.verifyRenewalInfo(
             try h.store.renewalInfo(account: "ana", group: F.vipGroup))
         #expect(renewal.verifiedPayload?.eligibleWinBackOfferIDs == ["missyou"])
         let back = try #require(try h.store.purchase(F.gold, account: "ana", options: winBack).transaction)

@@ -27,6 +27,17 @@ struct ScenarioTests {
         #expect(report.entries.count == (try Examples.scenario(name)).steps.count)
     }
 
+    /// The engine, reading the signed artifacts, agrees with the simulator after every step of every shipped
+    /// scenario, for every account the step touched.
+    @Test(arguments: Examples.all)
+    func theEngineAgreesAfterEveryStep(_ name: String) async throws {
+        let report = try await ScenarioRunner(
+            scenario: try Examples.scenario(name), catalog: Examples.catalog, pki: SimulatorTestKeys.pki,
+            crossChecksEveryStep: true
+        ).run()
+        #expect(report.failures.isEmpty, "\(report.failures)")
+    }
+
     @Test func theStoryReadsLikeAStory() async throws {
         let report = try await ScenarioRunner(
             scenario: try Examples.scenario("florist-story.yaml"), catalog: Examples.catalog,

@@ -114,6 +114,35 @@ struct OneTimePurchaseTests {
         #expect(fr[0].displayPrice.contains("€"))
     }
 
+    @Test(arguments: [AppStoreEnvironment.production, .xcode])
+    func theEnvironmentIsConfigurable(_ environment: AppStoreEnvironment) async throws {
+        let h = try SimulatorHarness { $0.environment = environment }
+        let device = try h.customer("ana")
+        let token = UUID(uuidString: "6B1D2A55-9C1F-4E2B-8D3A-2F6E0C9B7A10")!
+        let bought = try #require(
+            try h.store.purchase(
+                F.gold, account: "ana", device: device, options: PurchaseOptions(appAccountToken: token)
+            )
+            .transaction)
+        #expect(bought.payload.environment == environment)
+        #expect(bought.payload.appAccountToken == token.uuidString.lowercased())
+        let verdict = await h.jwsVerifier.verifyTransaction(bought.jws)
+        #expect(verdict.isValid, "\(verdict.failures)")
+        let sandbox = try SignedDataVerifier(
+            trustStore: SimulatorTestKeys.pki.trustStore,
+            configuration: .init(bundleID: SimulatorHarness.bundleID, environment: .sandbox))
+        #expect(await !sandbox.verifyTransaction(bought.jws).isValid, "a Sandbox verifier refuses it")
+        let receipt = try h.store.receipt(account: "ana", device: device).receipt.receipt
+        #expect(receipt.environment == (environment == .production ? .production : .xcode))
+        #expect((receipt.appItemID != nil) == (environment == .production))
+        let app = await h.jwsVerifier.verifyAppTransaction(try h.store.appTransaction(account: "ana", device: device))
+        #expect(app.isValid, "\(app.failures)")
+        #expect(app.verifiedPayload?.receiptType == environment)
+        try await h.expectAgreement("ana")
+        let error = #expect(throws: StoreError.self) { try h.store.transactionUpdates(account: "ana", device: UUID()) }
+        #expect(error?.code == .unknownDevice)
+    }
+
     @Test func instancesShareNothing() throws {
         let a = try SimulatorHarness()
         let b = try SimulatorHarness()

@@ -18,6 +18,7 @@ struct ScenarioRun {
     var pendingLabels: [String: String] = [:]
     var notificationsSeen: [String: Int] = [:]
     var checks = 0
+    var crossChecksEveryStep = false
 
     init(scenario: Scenario, store: AppStoreSimulator, values: ScenarioValues, configuration: SimulatorConfiguration) {
         self.scenario = scenario
@@ -58,6 +59,10 @@ struct ScenarioRun {
         var holdings: [(String, String)] = []
         for account in store.accountIDs where touched.contains(account) {
             holdings.append((account, summary(account)))
+            if crossChecksEveryStep, step.action != .expect, let view = try? store.view(account: account) {
+                checks += 1
+                failures += (try? await engineDisagreements(account, view: view)) ?? ["\(account): cross-check failed"]
+            }
             for device in (try? store.devices(account: account)) ?? [] {
                 _ = try? store.receipt(account: account, device: device)  // re-signed only if it changed
             }

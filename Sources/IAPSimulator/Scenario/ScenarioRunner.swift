@@ -38,11 +38,15 @@ public struct ScenarioRunner: Sendable {
     public let scenario: Scenario
     public let catalog: Catalog
     public let pki: SimulatorPKI
+    /// Cross-check the engine against the simulator after every step for every account the step touched, not only
+    /// at `expect` steps.
+    public var crossChecksEveryStep: Bool
 
-    public init(scenario: Scenario, catalog: Catalog, pki: SimulatorPKI) {
+    public init(scenario: Scenario, catalog: Catalog, pki: SimulatorPKI, crossChecksEveryStep: Bool = false) {
         self.scenario = scenario
         self.catalog = catalog
         self.pki = pki
+        self.crossChecksEveryStep = crossChecksEveryStep
     }
 
     /// The simulator configuration the scenario asks for.
@@ -96,6 +100,7 @@ public struct ScenarioRunner: Sendable {
         prepare(store)
         var run = ScenarioRun(
             scenario: scenario, store: store, values: ScenarioValues(catalog: catalog), configuration: configuration)
+        run.crossChecksEveryStep = crossChecksEveryStep
         for (index, step) in scenario.steps.enumerated() {
             let entry = await run.perform(step, number: index + 1)
             run.entries.append(entry)
