@@ -53,6 +53,16 @@ public final class AppStoreSimulator: Sendable {
         state = Mutex((core, 0))
     }
 
+    /// A simulator selling the products of a `.storekit` file or `Products.plist`.
+    public convenience init(
+        catalogFile path: String, configuration: SimulatorConfiguration = SimulatorConfiguration(), pki: SimulatorPKI,
+        clock: Clock = .frozen, keepsRecords: Bool = true
+    ) throws {
+        try self.init(
+            catalog: try Catalog.load(contentsOfFile: path), configuration: configuration, pki: pki, clock: clock,
+            keepsRecords: keepsRecords)
+    }
+
     /// Runs `body` on the state after catching the clock up with the wall clock (when running).
     private func withCore<T: Sendable>(_ body: (inout SimulatorCore) throws(StoreError) -> T) throws(StoreError) -> T {
         try state.withLock { (state) throws(StoreError) -> T in

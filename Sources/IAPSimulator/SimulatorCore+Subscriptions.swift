@@ -36,14 +36,6 @@ extension SimulatorCore {
         let number: Int
         if let existing {
             number = existing
-            lines[number].productID = productID
-            lines[number].autoRenewProductID = productID
-            lines[number].autoRenew = true
-            lines[number].latestTransactionID = id
-            lines[number].expiresDate = expires
-            lines[number].recentStart = now
-            lines[number].status = .active
-            lines[number].priceIncrease = nil
         } else {
             number = lines.count
             lines.append(
@@ -52,8 +44,7 @@ extension SimulatorCore {
                     autoRenewProductID: productID, latestTransactionID: id, expiresDate: expires, recentStart: now))
             lineIndex[account, default: [:]][info.groupID] = number
         }
-        lines[number].offer = remaining > 0 ? offer : nil
-        lines[number].offerPeriodsRemaining = remaining
+        lines[number].begin(productID, transaction: id, at: now, expires: expires, offer: offer, remaining: remaining)
         reschedule(number)
         let subtype: NotificationSubtype = existing == nil ? .initialBuy : .resubscribe
         let redeemed = offer.map { $0.type != .introductory } ?? false
@@ -92,15 +83,8 @@ extension SimulatorCore {
                 account: account, productID: productID, kind: .autoRenewable, purchaseDate: now,
                 originalID: line.originalID, originalPurchaseDate: transactions[line.originalID]?.purchaseDate,
                 expiresDate: expires, offer: offer)
-            lines[number].productID = productID
-            lines[number].autoRenewProductID = productID
-            lines[number].autoRenew = true
-            lines[number].latestTransactionID = id
-            lines[number].expiresDate = expires
-            lines[number].recentStart = now
-            lines[number].offer = remaining > 0 ? offer : nil
-            lines[number].offerPeriodsRemaining = remaining
-            lines[number].priceIncrease = nil
+            lines[number].begin(
+                productID, transaction: id, at: now, expires: expires, offer: offer, remaining: remaining)
             reschedule(number)
             log(
                 .upgraded, account: account, product: productID, transaction: id,

@@ -105,6 +105,22 @@ struct SubscriptionLine {
     var isActive: Bool { if case .active = status { true } else { false } }
     var isInBillingRetry: Bool { if case .billingRetry = status { true } else { false } }
 
+    /// A period starts on `productID` with auto-renew on: a purchase, a resubscription or an upgrade.
+    mutating func begin(
+        _ productID: String, transaction: UInt64, at start: Date, expires: Date, offer: AppliedOffer?, remaining: Int
+    ) {
+        self.productID = productID
+        autoRenewProductID = productID
+        autoRenew = true
+        latestTransactionID = transaction
+        expiresDate = expires
+        recentStart = start
+        status = .active
+        priceIncrease = nil
+        self.offer = remaining > 0 ? offer : nil
+        offerPeriodsRemaining = remaining
+    }
+
     /// When the store must next look at this line, if ever.
     var nextDueDate: Date? {
         switch status {

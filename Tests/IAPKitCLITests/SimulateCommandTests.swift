@@ -10,26 +10,7 @@ import Testing
 
 private let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Examples/Florist")
-private let script = examples.deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Scripts/apple-verify.py").path
-
-/// Runs an external tool; returns its exit status and output.
-private func runTool(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
-private let appleLibrary: Bool = {
-    (try? runTool("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary"]))?.0 == 0
-}()
+private let script = ExternalTool.appleVerifyScript
 
 @Suite("iapkit simulate", .serialized)
 struct SimulateCommandTests {
@@ -95,10 +76,10 @@ struct SimulateCommandTests {
         }
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "openssl is not installed"))
+    @Test(.enabled(if: ExternalTool.hasOpenSSL, "openssl is not installed"))
     func opensslVerifiesEveryReceipt() throws {
         let rootPEM = Self.run.folder.appendingPathComponent("receipt-root.pem")
-        _ = try runTool(
+        _ = try ExternalTool.run(
             "/usr/bin/openssl",
             [
                 "x509", "-inform", "DER", "-in",
@@ -106,7 +87,7 @@ struct SimulateCommandTests {
                 "-out", rootPEM.path,
             ])
         for file in try Self.files("receipts") {
-            let (status, output) = try runTool(
+            let (status, output) = try ExternalTool.run(
                 "/usr/bin/openssl",
                 [
                     "cms", "-verify", "-inform", "DER", "-in", file.path, "-CAfile", rootPEM.path, "-purpose", "any",
@@ -116,7 +97,7 @@ struct SimulateCommandTests {
         }
     }
 
-    @Test(.enabled(if: appleLibrary, "python3 with app-store-server-library is not installed"))
+    @Test(.enabled(if: ExternalTool.hasAppleLibrary, "python3 with app-store-server-library is not installed"))
     func applesLibraryVerifiesEverySignedDocument() throws {
         var documents: [String] = []
         for file in try Self.files("jws") {
@@ -125,7 +106,7 @@ struct SimulateCommandTests {
             documents.append("\(kind)=\(file.path)")
         }
         documents += try Self.files("notifications").map { "notification=\($0.path)" }
-        let (status, output) = try runTool(
+        let (status, output) = try ExternalTool.run(
             "/usr/bin/env",
             [
                 "python3", script, "--root", Self.run.folder.appendingPathComponent(SimulatorPKI.FileName.jwsRoot).path,

@@ -38,6 +38,18 @@ struct ScenarioTests {
         #expect(report.failures.isEmpty, "\(report.failures)")
     }
 
+    @Test func aSimulatorStartsFromACatalogFile() throws {
+        let store = try AppStoreSimulator(
+            catalogFile: Examples.folder.appendingPathComponent("Florist.storekit").path, pki: SimulatorTestKeys.pki)
+        try store.createAccount("ana")
+        let products = try store.products(["com.example.florist.vip.gold"], account: "ana")
+        #expect(products.first?.displayName == "VIP Gold")
+        #expect(products.first?.subscriptionGroupID == "21000001")
+        #expect(throws: (any Error).self) {
+            try AppStoreSimulator(catalogFile: "/nonexistent.storekit", pki: SimulatorTestKeys.pki)
+        }
+    }
+
     @Test func theStoryReadsLikeAStory() async throws {
         let report = try await ScenarioRunner(
             scenario: try Examples.scenario("florist-story.yaml"), catalog: Examples.catalog,

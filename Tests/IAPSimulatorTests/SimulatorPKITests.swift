@@ -112,7 +112,7 @@ struct SimulatorPKITests {
         #expect(throws: TrustError.self) { try SimulatorPKI.load(from: directory) }
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "openssl is not installed"))
+    @Test(.enabled(if: ExternalTool.hasOpenSSL, "openssl is not installed"))
     func opensslVerifiesTheReceiptAgainstTheExportedRoot() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-openssl-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -150,27 +150,20 @@ struct SimulatorPKITests {
 
     @discardableResult
     private func run(_ arguments: [String]) throws -> (Int32, String) {
-        try runTool("/usr/bin/openssl", arguments)
+        try ExternalTool.run("/usr/bin/openssl", arguments)
     }
 }
 
 /// Apple's Python library, in its default strict mode, configured with the simulator's exported root.
 @Suite("Simulator PKI: Apple's library agrees")
 struct AppleLibraryCrossCheck {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Scripts/apple-verify.py").path
-
-    /// Whether python3 with app-store-server-library is here (`.ci/run` installs it).
-    static let available: Bool = {
-        guard let (status, _) = try? python(["-c", "import appstoreserverlibrary"]) else { return false }
-        return status == 0
-    }()
+    static let script = ExternalTool.appleVerifyScript
 
     static func python(_ arguments: [String]) throws -> (Int32, String) {
-        try runTool("/usr/bin/env", ["python3"] + arguments)
+        try ExternalTool.run("/usr/bin/env", ["python3"] + arguments)
     }
 
-    @Test(.enabled(if: available, "python3 with app-store-server-library is not installed"))
+    @Test(.enabled(if: ExternalTool.hasAppleLibrary, "python3 with app-store-server-library is not installed"))
     func signedTransactionAndRenewalVerify() throws {
         let pki = SimulatorTestKeys.pki
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-apple-\(UUID())")
@@ -195,18 +188,4 @@ struct AppleLibraryCrossCheck {
         #expect(output.contains("ok renewal \(renewal.path)"), "\(output)")
         #expect(output.contains("FAILED transaction \(forged.path)"), "\(output)")
     }
-}
-
-/// Runs an external tool to the end; returns its exit status and its standard output and error together.
-private func runTool(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
