@@ -32,6 +32,8 @@ public final class AppStoreSimulator: Sendable {
     public let pki: SimulatorPKI
     public let catalog: Catalog
     public let configuration: SimulatorConfiguration
+    /// A verifier configured as a server of this app would be, with the simulator's roots (its chain cache is kept).
+    let signedDataVerifier: SignedDataVerifier
     private let clock: Clock
     private let wallStart: Date?
     private let state: Mutex<(core: SimulatorCore, jump: TimeInterval)>
@@ -47,6 +49,11 @@ public final class AppStoreSimulator: Sendable {
         self.catalog = catalog
         self.configuration = configuration
         self.clock = clock
+        self.signedDataVerifier = try SignedDataVerifier(
+            trustStore: pki.trustStore,
+            configuration: .init(
+                bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
+                environment: configuration.environment))
         if case .running(let wall) = clock { wallStart = wall() } else { wallStart = nil }
         let core = try SimulatorCore(
             catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords)

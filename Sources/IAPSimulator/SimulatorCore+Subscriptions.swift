@@ -314,9 +314,10 @@ extension SimulatorCore {
         guard let number = lineNumber(account: account, group: group), lines[number].priceIncrease == .notResponded
         else { throw StoreError(.invalidState, "\(account) has no price increase to accept in '\(group)'") }
         lines[number].priceIncrease = .consented
+        let line = lines[number]
         log(
-            .priceIncreaseConsented, account: account, product: lines[number].productID,
-            "\(account) accepts the new price of \(lines[number].autoRenewProductID)")
+            .priceIncreaseConsented, account: account, product: line.productID,
+            "\(account) accepts the new price of \(line.autoRenewProductID)")
         notify(.priceIncrease, .accepted, transaction: lines[number].latestTransactionID, line: number)
     }
 

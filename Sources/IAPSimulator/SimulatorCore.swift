@@ -91,14 +91,14 @@ struct SimulatorCore {
 
     mutating func log(
         _ kind: StoreEvent.Kind, account: String?, product: String? = nil, transaction: UInt64? = nil,
-        _ summary: String
+        _ summary: @autoclosure () -> String
     ) {
         statistics.events += 1
-        guard keepsRecords else { return }
+        guard keepsRecords else { return }  // the sentence is only written when it is kept
         events.append(
             StoreEvent(
                 sequence: events.count, date: now, kind: kind, accountID: account, productID: product,
-                transactionID: transaction.map(String.init), summary: summary))
+                transactionID: transaction.map(String.init), summary: summary()))
     }
 
     mutating func keep(_ kind: IssuedArtifact.Kind, id: String, account: String?, bytes: [UInt8]) {

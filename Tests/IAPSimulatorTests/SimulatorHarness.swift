@@ -44,18 +44,9 @@ struct SimulatorHarness {
     /// The engine's snapshot now, from the account's signed transactions and renewal infos, each verified with the
     /// simulator's roots (a document that fails verification fails the test).
     func snapshotFromSignedData(_ account: String) async throws -> EntitlementSnapshot {
-        var history = PurchaseHistory()
-        for transaction in try store.transactions(account: account) {
-            let verdict = await jwsVerifier.verifyTransaction(transaction.jws)
-            #expect(verdict.isValid, "transaction \(transaction.transactionID): \(verdict.failures)")
-            if let payload = verdict.verifiedPayload { history.add(.transaction(payload)) }
-        }
-        for renewal in try store.renewalInfos(account: account) {
-            let verdict = await jwsVerifier.verifyRenewalInfo(renewal)
-            #expect(verdict.isValid, "renewal info: \(verdict.failures)")
-            if let payload = verdict.verifiedPayload { history.add(.renewalInfo(payload)) }
-        }
-        return engine.snapshot(of: history, at: store.now)
+        let reading = try await store.readSignedData(account: account)
+        for failure in reading.unverified { Issue.record("\(failure)") }
+        return reading.snapshot
     }
 
     /// The engine's snapshot now from the device's receipt, verified with the simulator's roots.

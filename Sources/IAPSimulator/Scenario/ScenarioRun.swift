@@ -59,9 +59,10 @@ struct ScenarioRun {
         var holdings: [(String, String)] = []
         for account in store.accountIDs where touched.contains(account) {
             holdings.append((account, summary(account)))
-            if crossChecksEveryStep, step.action != .expect, let view = try? store.view(account: account) {
+            if crossChecksEveryStep, step.action != .expect {
                 checks += 1
-                failures += (try? await engineDisagreements(account, view: view)) ?? ["\(account): cross-check failed"]
+                failures +=
+                    (try? await store.engineDisagreements(account: account)) ?? ["\(account): cross-check failed"]
             }
             for device in (try? store.devices(account: account)) ?? [] {
                 _ = try? store.receipt(account: account, device: device)  // re-signed only if it changed
@@ -255,37 +256,8 @@ struct ScenarioRun {
         }
         notificationsSeen[account] = mine.count
         checks += 1
-        failures += try await engineDisagreements(account, view: view)
+        failures += try await store.engineDisagreements(account: account)
         return failures
-    }
-
-    /// Verifies the account's signed data with the simulator's roots and compares the engine's snapshot with the view.
-    func engineDisagreements(_ account: String, view: CustomerView) async throws -> [String] {
-        let verifier = try SignedDataVerifier(
-            trustStore: store.pki.trustStore,
-            configuration: .init(
-                bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
-                environment: configuration.environment))
-        var history = PurchaseHistory()
-        var failures: [String] = []
-        for transaction in try store.transactions(account: account) {
-            let verdict = await verifier.verifyTransaction(transaction.jws)
-            if let payload = verdict.verifiedPayload {
-                history.add(.transaction(payload))
-            } else {
-                failures.append("transaction \(transaction.transactionID) does not verify: \(verdict.failures)")
-            }
-        }
-        for renewal in try store.renewalInfos(account: account) {
-            let verdict = await verifier.verifyRenewalInfo(renewal)
-            if let payload = verdict.verifiedPayload {
-                history.add(.renewalInfo(payload))
-            } else {
-                failures.append("a renewal info does not verify: \(verdict.failures)")
-            }
-        }
-        let snapshot = EntitlementEngine(catalog: store.catalog).snapshot(of: history, at: store.now)
-        return failures + view.differences(from: snapshot, catalog: store.catalog).map { "the engine disagrees: \($0)" }
     }
 
     // MARK: - Helpers

@@ -113,6 +113,21 @@ public struct ScenarioRunner: Sendable {
 /// Reading a scenario's values: products by short name, groups by name, durations, dates.
 struct ScenarioValues: Sendable {
     let catalog: Catalog
+    /// The dotted prefix every product id of the catalog shares (`com.example.florist.`), or "".
+    let sharedPrefix: String
+
+    init(catalog: Catalog) {
+        self.catalog = catalog
+        let ids = catalog.products.map(\.id)
+        var prefix = ids.first?.split(separator: ".").dropLast().map(String.init) ?? []
+        for id in ids {
+            let parts = id.split(separator: ".").map(String.init)
+            while !prefix.isEmpty && !(parts.count > prefix.count && Array(parts.prefix(prefix.count)) == prefix) {
+                prefix.removeLast()
+            }
+        }
+        sharedPrefix = prefix.isEmpty ? "" : prefix.joined(separator: ".") + "."
+    }
 
     /// A product id, or its unique last dot-separated part(s): `flowers`, `vip.gold`.
     func product(_ name: String) throws(ScenarioError) -> String {
@@ -138,29 +153,15 @@ struct ScenarioValues: Sendable {
         return group.id
     }
 
-    /// The dotted prefix every product id of the catalog shares (`com.example.florist.`), or "".
-    var sharedPrefix: String {
-        let ids = catalog.products.map(\.id)
-        guard var prefix = ids.first?.split(separator: ".").dropLast().map(String.init) else { return "" }
-        for id in ids {
-            let parts = id.split(separator: ".").map(String.init)
-            while !prefix.isEmpty && !(parts.count > prefix.count && Array(parts.prefix(prefix.count)) == prefix) {
-                prefix.removeLast()
-            }
-        }
-        return prefix.isEmpty ? "" : prefix.joined(separator: ".") + "."
-    }
-
     /// The shortest readable name of a product: its id without the shared prefix.
     func short(_ productID: String) -> String {
-        let prefix = sharedPrefix
-        return prefix.isEmpty || !productID.hasPrefix(prefix) ? productID : String(productID.dropFirst(prefix.count))
+        sharedPrefix.isEmpty || !productID.hasPrefix(sharedPrefix)
+            ? productID : String(productID.dropFirst(sharedPrefix.count))
     }
 
     /// A sentence with every product id written short.
     func shorten(_ text: String) -> String {
-        let prefix = sharedPrefix
-        return prefix.isEmpty ? text : text.replacingOccurrences(of: prefix, with: "")
+        sharedPrefix.isEmpty ? text : text.replacingOccurrences(of: sharedPrefix, with: "")
     }
 
     /// `P3D`, `P2W`, `P1M`, `P1Y` (calendar) or `90s`, `15m`, `2h`, `3d` (exact).

@@ -1,0 +1,46 @@
+public import IAPEntitlements
+import IAPSignedData
+
+/// What the entitlement engine concludes from an account's signed data, each document verified with the
+/// simulator's roots first.
+public struct SignedDataReading: Sendable {
+    /// The engine's snapshot at the simulator's now, from the documents that verified.
+    public let snapshot: EntitlementSnapshot
+    /// One sentence for each document that did not verify (none is expected).
+    public let unverified: [String]
+}
+
+extension AppStoreSimulator {
+    /// Verifies the account's signed transactions and renewal infos as a server configured with this simulator's
+    /// roots would, and gives what the entitlement engine makes of them.
+    public func readSignedData(account: String) async throws -> SignedDataReading {
+        var history = PurchaseHistory()
+        var unverified: [String] = []
+        for transaction in try transactions(account: account) {
+            let verdict = await signedDataVerifier.verifyTransaction(transaction.jws)
+            if let payload = verdict.verifiedPayload {
+                history.add(.transaction(payload))
+            } else {
+                unverified.append("transaction \(transaction.transactionID) does not verify: \(verdict.failures)")
+            }
+        }
+        for renewal in try renewalInfos(account: account) {
+            let verdict = await signedDataVerifier.verifyRenewalInfo(renewal)
+            if let payload = verdict.verifiedPayload {
+                history.add(.renewalInfo(payload))
+            } else {
+                unverified.append("a renewal info does not verify: \(verdict.failures)")
+            }
+        }
+        return SignedDataReading(
+            snapshot: EntitlementEngine(catalog: catalog).snapshot(of: history, at: now), unverified: unverified)
+    }
+
+    /// Where the engine, reading the account's signed data, disagrees with the simulator's own view (and every
+    /// document that did not verify); empty when they agree.
+    public func engineDisagreements(account: String) async throws -> [String] {
+        let reading = try await readSignedData(account: account)
+        let differences = try view(account: account).differences(from: reading.snapshot, catalog: catalog)
+        return reading.unverified + differences.map { "the engine disagrees: \($0)" }
+    }
+}
