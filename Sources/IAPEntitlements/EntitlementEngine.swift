@@ -126,9 +126,13 @@ public struct EntitlementEngine: Sendable {
         }.map { records[$0] }
     }
 
-    /// Which of two copies of one transaction to keep: the one that knows of a revocation or an upgrade, then the
-    /// more complete source, then the later expiry; any remaining tie is broken by content so order never matters.
+    /// Which of two copies of one transaction to keep: of two statements by the same kind of source, the later one
+    /// (a refund, then its reversal); otherwise the one that knows of a revocation or an upgrade, then the more
+    /// complete source, then the later expiry; any remaining tie is broken by content so order never matters.
     static func isBetterInformed(_ a: PurchaseRecord, than b: PurchaseRecord) -> Bool {
+        if a.source == b.source, let aSigned = a.signedDate, let bSigned = b.signedDate, aSigned != bSigned {
+            return aSigned > bSigned
+        }
         if (a.revocation != nil) != (b.revocation != nil) { return a.revocation != nil }
         if a.isUpgraded != b.isUpgraded { return a.isUpgraded }
         if a.source != b.source { return a.source < b.source }
@@ -221,11 +225,19 @@ public struct EntitlementEngine: Sendable {
         }
     }
 
-    /// Units a revocation takes back: all of them, or the refunded share of a prorated refund (rounded down).
+    /// Units a revocation takes back: all of them, or the refunded share of a prorated refund.
     static func refundedUnits(_ quantity: Int, _ revocation: Revocation) -> Int {
         guard revocation.kind == .proratedRefund, let percentage = revocation.percentage else { return quantity }
-        let share = Double(quantity) * Double(min(max(percentage, 0), 100_000)) / 100_000
-        return min(quantity, Int(share.rounded(.down)))
+        return proratedUnits(of: quantity, milliPercent: percentage)
+    }
+
+    /// The one proration rule, which the simulator's own view uses too: `milliPercent` thousandths of a percent
+    /// (50000 = half) of `quantity`, rounded down, in integers so no quantity or percentage can overflow or trap.
+    public static func proratedUnits(of quantity: Int, milliPercent: Int) -> Int {
+        let quantity = max(quantity, 0)
+        let share = min(max(milliPercent, 0), 100_000)
+        // quantity * share / 100000 without forming the product: both parts stay below Int.max.
+        return quantity / 100_000 * share + quantity % 100_000 * share / 100_000
     }
 
     /// Consumptions sorted, each caller id counted once.

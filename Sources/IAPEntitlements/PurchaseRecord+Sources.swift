@@ -19,6 +19,7 @@ extension PurchaseRecord {
         records.reserveCapacity(entries.count)
         for entry in entries {
             guard var record = PurchaseRecord(receiptEntry: entry, environment: environment) else { continue }
+            record.signedDate = receipt.creationDate
             if let cancellation = entry.cancellationDate, entry.expiresDate != nil,
                 entries.contains(where: {
                     $0.productID != entry.productID
@@ -126,7 +127,8 @@ extension PurchaseRecord {
             appAccountToken: transaction.appAccountToken,
             webOrderLineItemID: transaction.webOrderLineItemID,
             environment: transaction.environment?.rawValue,
-            source: source
+            source: source,
+            signedDate: transaction.signedDate?.date
         )
     }
 }

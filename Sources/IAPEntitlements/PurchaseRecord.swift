@@ -32,6 +32,10 @@ public struct PurchaseRecord: Hashable, Sendable, Codable {
     /// `Production`, `Sandbox`, `Xcode`... as the source says it.
     public var environment: String?
     public var source: PurchaseSource
+    /// When the source stated this copy: a signed transaction's `signedDate`, a receipt's creation date. Of two
+    /// copies of one transaction from the same kind of source, the later statement wins, so a refund reversed after a
+    /// dispute (REFUND_REVERSED, a copy signed later without the revocation) gives access back.
+    public var signedDate: Date?
 
     public init(
         transactionID: String,
@@ -50,7 +54,8 @@ public struct PurchaseRecord: Hashable, Sendable, Codable {
         appAccountToken: String? = nil,
         webOrderLineItemID: String? = nil,
         environment: String? = nil,
-        source: PurchaseSource
+        source: PurchaseSource,
+        signedDate: Date? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID ?? transactionID
@@ -69,6 +74,7 @@ public struct PurchaseRecord: Hashable, Sendable, Codable {
         self.webOrderLineItemID = webOrderLineItemID
         self.environment = environment
         self.source = source
+        self.signedDate = signedDate
     }
 
     /// Whether the purchase had been revoked (refunded, family access withdrawn) at `moment`.

@@ -78,7 +78,11 @@ public struct EntitlementsCommand: AsyncParsableCommand {
         }
         let moment = at.flatMap(ReceiptVerifyCommand.date) ?? currentTime
         let receiptVerifier = ReceiptVerifier(trustStore: store)
-        let receiptPolicy = ReceiptVerificationPolicy(now: moment, bundleID: bundleID)
+        // The same environment applies to receipts and signed data: a sandbox receipt grants nothing in Production.
+        let receiptPolicy = ReceiptVerificationPolicy(
+            now: moment, bundleID: bundleID,
+            environments: signedData.environment.map { [ReceiptEnvironment(rawValue: $0)] })
+        var bundleIDs = Set<String>()
 
         var history = PurchaseHistory()
         var reports: [EntitlementFileReport] = []
@@ -91,6 +95,7 @@ public struct EntitlementsCommand: AsyncParsableCommand {
                     report.kind = verdict.payload?.kind.rawValue
                     report.failures = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason) }
                     if let payload = verdict.verifiedPayload {
+                        if let named = payload.bundleID { bundleIDs.insert(named) }
                         report.added = history.add(payload, nested: verdict.nested.compactMap(\.verdict.payload))
                         if report.added == 0, payload.kind != .appTransaction {
                             report.note =
@@ -103,7 +108,10 @@ public struct EntitlementsCommand: AsyncParsableCommand {
                         ReceiptInput.receiptBytes(from: bytes), policy: receiptPolicy)
                     report.kind = "receipt"
                     report.failures = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason) }
-                    if verdict.isValid { report.added = history.add(verdict.receipt) }
+                    if verdict.isValid {
+                        bundleIDs.insert(verdict.receipt.bundleID)
+                        report.added = history.add(verdict.receipt)
+                    }
                 }
             } catch {
                 let (code, reason) = CommandText.codeAndReason(of: error)
@@ -112,6 +120,13 @@ public struct EntitlementsCommand: AsyncParsableCommand {
             reports.append(report)
         }
 
+        // One customer of one app: without --bundle-id the verified documents must agree on the app.
+        if bundleID == nil, bundleIDs.count > 1 {
+            output.diagnostic(
+                "error: the documents are for \(bundleIDs.count) apps (\(bundleIDs.sorted().joined(separator: ", "))); "
+                    + "give --bundle-id to say which app's entitlements to count [severalApps]")
+            return 2
+        }
         // validate() has refused a bad policy already.
         let engine = EntitlementEngine(catalog: loadedCatalog, policy: (try? policy()) ?? EntitlementPolicy())
         let snapshot = engine.snapshot(of: history, at: moment)

@@ -27,6 +27,13 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-version"), help: "The app version (CFBundleVersion) every receipt must carry.")
     var appVersion: String?
 
+    @Option(
+        help: """
+            An environment every receipt may come from: Production, Sandbox (also ProductionSandbox) or Xcode. \
+            Repeatable. Without it the environment is not checked, and each verdict says so.
+            """)
+    var environment: [String] = []
+
     @Option(name: .customLong("device-id"), help: "The device identifier (a UUID) the receipts' hash must match.")
     var deviceID: String?
 
@@ -50,6 +57,20 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         if let now, Self.date(now) == nil {
             throw ValidationError("--now must be an RFC 3339 date.")
         }
+        _ = try Self.environments(environment)
+    }
+
+    /// The receipt environments `--environment` values name; nil when none is given (not checked).
+    static func environments(_ names: [String]) throws -> Set<ReceiptEnvironment>? {
+        guard !names.isEmpty else { return nil }
+        let known: [ReceiptEnvironment] = [.production, .sandbox, .productionSandbox, .xcode]
+        return Set(
+            try names.map { name in
+                guard let environment = known.first(where: { $0.rawValue == name }) else {
+                    throw ValidationError("--environment \(name): expected Production, Sandbox or Xcode.")
+                }
+                return environment
+            })
     }
 
     public func run() async throws {
@@ -102,7 +123,8 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         default: chainValidation = .fixed(Self.date(chainTime) ?? nowDate)
         }
         var policy = ReceiptVerificationPolicy(
-            now: nowDate, bundleID: bundleID, appVersion: appVersion, chainValidationTime: chainValidation)
+            now: nowDate, bundleID: bundleID, appVersion: appVersion,
+            environments: (try? Self.environments(environment)) ?? nil, chainValidationTime: chainValidation)
         if let deviceID, let uuid = UUID(uuidString: deviceID) {
             policy = policy.checkingDevice(uuid)
         }

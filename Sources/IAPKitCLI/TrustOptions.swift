@@ -3,6 +3,9 @@ import IAPTrust
 import X509
 
 /// The options every verify command shares: the roots to trust and the Xcode escape hatch.
+///
+/// Xcode's test certificates are named on their own option, never among the roots: Xcode's signed-data certificate is
+/// a certificate authority whose key ships with Xcode, and a root it would be able to vouch for an Apple-shaped chain.
 struct TrustOptions: ParsableArguments {
     @Option(
         name: .customLong("root"),
@@ -12,33 +15,41 @@ struct TrustOptions: ParsableArguments {
             """)
     var roots: [String] = []
 
-    @Flag(
-        name: .customLong("allow-xcode"),
-        help:
-            "INSECURE, for local testing: also accept data signed by a --root that is one of Xcode's StoreKit test certificates."
-    )
-    var allowXcode = false
+    @Option(
+        name: .customLong("insecure-xcode-cert"),
+        help: """
+            INSECURE, for local testing: also accept documents signed by exactly this Xcode StoreKit test certificate \
+            (StoreKitTestCertificate.cer). Never a root; refused wherever --environment names another environment. \
+            Repeatable.
+            """)
+    var xcodeCertificates: [String] = []
 
     func validate() throws {
-        guard !roots.isEmpty else { throw ValidationError("Give at least one --root certificate.") }
+        guard !roots.isEmpty || !xcodeCertificates.isEmpty else {
+            throw ValidationError("Give at least one --root certificate (or --insecure-xcode-cert).")
+        }
     }
 
     /// The trust store the options describe, or nil after reporting why a root could not be loaded.
     func trustStore(output: some CommandOutput) -> TrustStore? {
-        var certificates: [Certificate] = []
-        for path in roots {
-            do {
-                certificates += try TrustAnchorLoader.certificates(contentsOfFile: path)
-            } catch {
-                output.diagnostic("error: \(error.reason) [\(error.code)]")
-                return nil
+        func load(_ paths: [String]) -> [Certificate]? {
+            var certificates: [Certificate] = []
+            for path in paths {
+                do {
+                    certificates += try TrustAnchorLoader.certificates(contentsOfFile: path)
+                } catch {
+                    output.diagnostic("error: \(error.reason) [\(error.code)]")
+                    return nil
+                }
             }
+            return certificates
         }
-        var store = TrustStore(roots: certificates)
-        if allowXcode {
+        guard let rootCertificates = load(roots), let xcode = load(xcodeCertificates) else { return nil }
+        var store = TrustStore(roots: rootCertificates)
+        if !xcode.isEmpty {
             output.diagnostic(
-                "warning: --allow-xcode accepts data anyone with Xcode can sign; never use it in production")
-            store = store.insecurelyAcceptingXcodeTestCertificates(certificates)
+                "warning: --insecure-xcode-cert accepts data anyone with Xcode can sign; never use it in production")
+            store = store.insecurelyAcceptingXcodeTestCertificates(xcode)
         }
         return store
     }

@@ -250,6 +250,11 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// Apple reverses a refund it granted (after a dispute): the purchase grants again, with REFUND_REVERSED.
+    public func reverseRefund(_ transactionID: String) throws(StoreError) {
+        try withCore { (core) throws(StoreError) in try core.reverseRefund(transactionID) }
+    }
+
     /// A customer asks for a refund; the developer gets a CONSUMPTION_REQUEST.
     public func requestRefund(_ transactionID: String, reason: ConsumptionRequestReason = .unintendedPurchase)
         throws(StoreError)

@@ -272,8 +272,9 @@ extension SimulatorCore {
             case .consumable:
                 var quantity = t.quantity
                 if let revocation = t.revocation {
-                    let refunded = Double(t.quantity) * Double(revocation.percentage ?? 100_000) / 100_000
-                    quantity = max(0, t.quantity - Int(refunded.rounded()))
+                    let refunded = EntitlementEngine.proratedUnits(
+                        of: t.quantity, milliPercent: revocation.percentage ?? 100_000)
+                    quantity = max(0, t.quantity - refunded)
                 }
                 consumables[t.productID, default: 0] += quantity
             case .nonConsumable:

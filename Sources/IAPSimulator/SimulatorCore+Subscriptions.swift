@@ -360,6 +360,37 @@ extension SimulatorCore {
         }
     }
 
+    /// Apple reverses a refund it granted (after a dispute with the customer's bank, say): the transaction is no
+    /// longer revoked, a subscription period that has not ended grants again (auto-renew stays off, as the refund
+    /// left it), and the family copies the refund revoked come back. The developer gets REFUND_REVERSED.
+    mutating func reverseRefund(_ id: String) throws(StoreError) {
+        let t = try transaction(id)
+        guard let revocation = t.revocation, revocation.type == .refundFull || revocation.type == .refundProrated
+        else {
+            throw StoreError(.invalidState, "transaction \(id) has no refund to reverse")
+        }
+        change(t.id) { $0.revocation = nil }
+        var line: Int?
+        if let group = t.groupID, let number = lineNumber(account: t.accountID, group: group),
+            lines[number].latestTransactionID == t.id, case .revoked = lines[number].status
+        {
+            line = number
+            lines[number].status = lines[number].expiresDate > now ? .active : .expired(.customerCancelled)
+            reschedule(number)
+        }
+        log(
+            .refundReversed, account: t.accountID, product: t.productID, transaction: t.id,
+            "Apple reverses the refund of \(t.productID) (transaction \(t.id)); \(t.accountID) has it again")
+        notify(.refundReversed, nil, transaction: t.id, line: line)
+        for copy in sharedCopies(of: t.id) {
+            guard let shared = transactions[copy], shared.revocation?.type == .familyRevoke,
+                shared.revocation?.date == revocation.date
+            else { continue }
+            change(copy) { $0.revocation = nil }
+            notify(.refundReversed, nil, transaction: copy, line: nil)
+        }
+    }
+
     /// A customer asks Apple for a refund: Apple asks the developer for consumption information (CONSUMPTION_REQUEST)
     /// and waits for ``decideRefund(_:grant:percentage:)``.
     mutating func requestRefund(_ id: String, reason: ConsumptionRequestReason) throws(StoreError) {

@@ -12,7 +12,7 @@ public struct StoreEvent: Hashable, Sendable {
         case userCancelled, failed, finished, synced
         case autoRenewDisabled, autoRenewEnabled
         case billingIssue, billingFailed, gracePeriodExpired, billingRecovered, billingResolved
-        case expired, refunded, revoked, refundRequested, refundDeclined, consumptionReported
+        case expired, refunded, refundReversed, revoked, refundRequested, refundDeclined, consumptionReported
         case priceIncreased, priceIncreaseConsented, offerRedeemed
         case transactionDeleted, transactionsCleared, clockAdvanced
     }

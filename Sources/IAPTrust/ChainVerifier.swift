@@ -8,7 +8,16 @@ import SwiftASN1
 /// Apple-style chains are checked with swift-certificates' `Verifier` (RFC 5280 at the validation time) plus
 /// ``AppleChainPolicy``; the root is one of the trust store's roots, matched by name, then key and signature.
 /// Xcode's one-certificate chains are accepted only when the trust store lists that exact certificate.
+///
+/// The work of one verification is bounded before any chain is built: at most
+/// ``maximumPresentedCertificates`` certificates are looked at (a set of look-alike certificates makes a general path
+/// search exponential), and every certificate presented must end up in the verified chain, the presented root being
+/// byte for byte a trusted one. So no input can vary an unused certificate to defeat the cache, or pass with one.
 public final class ChainVerifier: Sendable {
+    /// The most certificates a document may present: Apple's receipts and signed data carry leaf, intermediate and
+    /// root; Xcode's carry one.
+    public static let maximumPresentedCertificates = 3
+
     /// What this verifier trusts.
     public let trustStore: TrustStore
     private let cache: VerifiedChainCache
@@ -52,6 +61,12 @@ public final class ChainVerifier: Sendable {
         selector: LeafSelector,
         at time: Date
     ) async -> ChainVerification {
+        guard rawCertificates.count <= Self.maximumPresentedCertificates else {
+            return failure(
+                .tooManyCertificates,
+                "\(rawCertificates.count) certificates presented; App Store documents carry at most "
+                    + "\(Self.maximumPresentedCertificates)")
+        }
         var certificates: [Certificate] = []
         for (index, raw) in rawCertificates.enumerated() {
             guard let certificate = try? Certificate(derEncoded: Array(raw)) else {
@@ -75,10 +90,33 @@ public final class ChainVerifier: Sendable {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleChainPolicy()
         }
-        if case .validCertificate(let chain) = await strict.validate(
+        // Apple's chains carry their root: with three certificates, one must be a trusted root byte for byte, so a
+        // junk third certificate is refused here, before any path is searched.
+        if certificates.count == Self.maximumPresentedCertificates,
+            !others.contains(where: { trustStore.roots.contains($0) })
+        {
+            return ChainVerification(
+                leafPublicKey: leaf.publicKey, chain: [], kind: nil,
+                failures: [
+                    VerificationFailure(
+                        .chainUntrusted, "none of the presented certificates is a trusted root (Apple's chains carry theirs)")
+                ])
+        }
+        if case .validCertificate(let validated) = await strict.validate(
             leaf: leaf, intermediates: CertificateStore(others))
         {
-            return ChainVerification(leafPublicKey: leaf.publicKey, chain: Array(chain), kind: .apple, failures: [])
+            let chain = Array(validated)
+            // Every presented certificate must be part of what was verified: nothing unverified rides along.
+            if let extra = others.first(where: { !chain.contains($0) }) {
+                return ChainVerification(
+                    leafPublicKey: leaf.publicKey, chain: [], kind: nil,
+                    failures: [
+                        VerificationFailure(
+                            .chainUntrusted,
+                            "the presented certificate \"\(extra.subject.commonName ?? "?")\" is not part of the chain")
+                    ])
+            }
+            return ChainVerification(leafPublicKey: leaf.publicKey, chain: chain, kind: .apple, failures: [])
         }
 
         // The chain failed: find out which rules it breaks, so the verdict names each one.

@@ -41,6 +41,8 @@ extension VerificationFailure.Code {
     public static let unexpectedChainLength: Self = "unexpectedChainLength"
     /// The data is signed by Xcode's StoreKit test certificate, which this verifier was not configured to accept.
     public static let xcodeSignedNotAllowed: Self = "xcodeSignedNotAllowed"
+    /// The environment the document names (Production, Sandbox, Xcode) is not one the caller expects.
+    public static let environmentMismatch: Self = "environmentMismatch"
     /// The signing certificate named by the signature is not among the presented certificates.
     public static let signerCertificateNotFound: Self = "signerCertificateNotFound"
     /// The signature does not verify with the signing certificate's key.
@@ -49,4 +51,7 @@ extension VerificationFailure.Code {
     public static let bundleIDMismatch: Self = "bundleIdMismatch"
     /// A presented certificate is not a well-formed X.509 certificate.
     public static let malformedCertificate: Self = "malformedCertificate"
+    /// More certificates than any App Store document carries (Apple's: 3; Xcode's: 1), refused before any chain is
+    /// built: a large set of look-alike certificates would make the path search explode.
+    public static let tooManyCertificates: Self = "tooManyCertificates"
 }

@@ -145,7 +145,7 @@ struct JWSCommandTests {
         let refused = try await run([xcodeFile, "--root", xcodeRoot, "--bundle-id", bundle, "--environment", "Xcode"])
         #expect(refused.first?["failures"] as? [String] == ["xcodeSignedNotAllowed"])
         let allowed = try await run([
-            xcodeFile, "--root", xcodeRoot, "--bundle-id", bundle, "--environment", "Xcode", "--allow-xcode",
+            xcodeFile, "--insecure-xcode-cert", xcodeRoot, "--bundle-id", bundle, "--environment", "Xcode",
         ])
         #expect(allowed.first?["valid"] as? Bool == true)
         #expect(allowed.first?["chain"] as? String == "xcodeTest")

@@ -106,7 +106,7 @@ struct ReceiptCommandTests {
     @Test func verifyXcodeReceiptsOnlyWhenAllowed() async throws {
         let output = CapturedOutput()
         let command = try ReceiptVerifyCommand.parse([
-            receipt("apple-xcode-app-receipt-with-transaction.der"), "--root", Self.xcodeCertificate, "--allow-xcode",
+            receipt("apple-xcode-app-receipt-with-transaction.der"), "--insecure-xcode-cert", Self.xcodeCertificate,
             "--bundle-id", "com.example.naturelab.backyardbirds.example", "--app-version", "1",
         ])
         #expect(await command.execute(output: output, currentTime: Self.now) == 0)

@@ -243,10 +243,11 @@ struct AttributeTypeSet {
         self.mask = types.reduce(0) { $0 | 1 << UInt64($1 - base) }
     }
 
-    /// The type's bit when it is in the set.
+    /// The type's bit when it is in the set. The type comes from the input and may be any `Int`: it is compared
+    /// before anything is subtracted from it, so no value can overflow.
     func bit(for type: Int) -> UInt64? {
-        let offset = type - base
-        guard offset >= 0, offset < 64, mask & (1 << UInt64(offset)) != 0 else { return nil }
-        return 1 << UInt64(offset)
+        guard type >= base, type - base < 64 else { return nil }
+        let bit: UInt64 = 1 << UInt64(type - base)
+        return mask & bit != 0 ? bit : nil
     }
 }

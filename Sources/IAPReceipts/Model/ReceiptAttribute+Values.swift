@@ -33,6 +33,9 @@ struct AttributeView {
     func integer() throws(ReceiptParsingError) -> ReceiptInteger {
         let content = try primitiveContent(0x02, or: 0x02, what: "an integer")
         guard !content.isEmpty else { throw malformed("holds an empty integer") }
+        guard ReceiptInteger.minimalByteCount(of: content) <= ReceiptInteger.maximumByteCount else {
+            throw malformed("holds an integer wider than \(ReceiptInteger.maximumByteCount) bytes")
+        }
         return ReceiptInteger(bytes: content)
     }
 

@@ -6,15 +6,36 @@ public struct ReceiptInteger: Hashable, Sendable, CustomStringConvertible, Codab
     /// The minimal big-endian two's-complement bytes of the value.
     public let bytes: [UInt8]
 
-    /// Takes the content octets of an ASN.1 INTEGER (already minimal when they come from DER).
+    /// The widest value read from a receipt or from JSON: 32 bytes (256 bits). Apple's widest integers, sandbox web
+    /// order line item ids, take 9; a bound keeps the decimal conversions (quadratic in the width) cheap whatever the
+    /// input says.
+    public static let maximumByteCount = 32
+
+    /// Takes the content octets of an ASN.1 INTEGER, removing redundant leading sign octets in one pass.
+    ///
+    /// Any width is kept; readers of untrusted input check ``minimalByteCount(of:)`` against ``maximumByteCount``
+    /// first.
     public init(bytes: some Collection<UInt8>) {
-        var minimal = Array(bytes)
-        while minimal.count > 1,
-            (minimal[0] == 0x00 && minimal[1] & 0x80 == 0) || (minimal[0] == 0xff && minimal[1] & 0x80 != 0)
+        let all = Array(bytes)
+        self.bytes = all.isEmpty ? [0] : Array(all[Self.redundantPrefixCount(all)...])
+    }
+
+    /// How many bytes the value of these INTEGER content octets takes once written minimally.
+    public static func minimalByteCount(of content: some Collection<UInt8>) -> Int {
+        let all = Array(content)
+        return all.isEmpty ? 1 : all.count - redundantPrefixCount(all)
+    }
+
+    /// The number of leading octets that only repeat the sign (0x00 before a clear high bit, 0xFF before a set one).
+    private static func redundantPrefixCount(_ bytes: [UInt8]) -> Int {
+        var index = 0
+        while index + 1 < bytes.count,
+            (bytes[index] == 0x00 && bytes[index + 1] & 0x80 == 0)
+                || (bytes[index] == 0xff && bytes[index + 1] & 0x80 != 0)
         {
-            minimal.removeFirst()
+            index += 1
         }
-        self.bytes = minimal.isEmpty ? [0] : minimal
+        return index
     }
 
     /// The value of a non-negative `UInt64`.
@@ -26,14 +47,19 @@ public struct ReceiptInteger: Hashable, Sendable, CustomStringConvertible, Codab
         self.init(bytes: raw)
     }
 
-    /// Parses a decimal string (an optional leading minus, then digits).
+    /// The most decimal digits ``init(decimal:)`` reads: enough for any value of ``maximumByteCount`` bytes.
+    public static let maximumDecimalDigits = 78
+
+    /// Parses a decimal string (an optional leading minus, then at most ``maximumDecimalDigits`` digits).
     public init?(decimal: String) {
-        var digits = Substring(decimal)
-        let negative = digits.first == "-"
+        var digits = Substring(decimal).utf8
+        let negative = digits.first == UInt8(ascii: "-")
         if negative { digits = digits.dropFirst() }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
+        guard !digits.isEmpty, digits.count <= Self.maximumDecimalDigits,
+            digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return nil }
         var magnitude: [UInt8] = [0]  // big-endian
-        for digit in digits.utf8 {
+        for digit in digits {
             var carry = Int(digit - 0x30)
             for index in magnitude.indices.reversed() {
                 let value = Int(magnitude[index]) * 10 + carry

@@ -65,6 +65,18 @@ enum CMSSignatureCheck {
                 ? [] : [VerificationFailure(.signatureInvalid, "the signature does not match the receipt content")]
         }
         var failures: [VerificationFailure] = []
+        // RFC 5652 5.3: with signed attributes, a content-type attribute must name the content type that was signed
+        // (a receipt's is always id-data), so a signature made over another type of content cannot be replayed here.
+        if let value = signer.signedAttribute(.CMS.contentTypeAttribute),
+            let type = try? ASN1ObjectIdentifier(asn1Any: value)
+        {
+            if type != .CMS.data {
+                failures.append(
+                    VerificationFailure(.contentTypeMismatch, "the signed content type is \(type), not id-data"))
+            }
+        } else {
+            failures.append(VerificationFailure(.contentTypeMismatch, "signed attributes without one content type"))
+        }
         let contentDigest = digest(content, kind)
         if let value = signer.signedAttribute(.CMS.messageDigestAttribute),
             let octets = try? ASN1OctetString(asn1Any: value)

@@ -3,6 +3,8 @@ public import IAPTrust
 extension VerificationFailure.Code {
     /// The signed attributes' messageDigest is not the digest of the content.
     public static let messageDigestMismatch: Self = "messageDigestMismatch"
+    /// Signed attributes without a content-type attribute naming id-data (RFC 5652 requires one).
+    public static let contentTypeMismatch: Self = "contentTypeMismatch"
     /// A digest or signature algorithm other than RSA PKCS#1 v1.5 with SHA-1 or SHA-256, or one not declared.
     public static let unsupportedSignatureAlgorithm: Self = "unsupportedSignatureAlgorithm"
     /// Not exactly one signer.

@@ -21,18 +21,26 @@ public struct ReceiptVerificationPolicy: Sendable {
     public var deviceIdentifier: [UInt8]?
     /// When the certificate chain is validated.
     public var chainValidationTime: ChainValidationTime
+    /// The environments the receipt may come from (its signed attribute 0), compared in Apple's words:
+    /// ``ReceiptEnvironment/sandbox`` also matches `ProductionSandbox`. Nil skips the check (and the verdict says so);
+    /// a server should always set it, because any TestFlight tester gets genuine Apple-signed sandbox receipts for
+    /// free purchases. Xcode-signed receipts are refused unless ``ReceiptEnvironment/xcode`` is listed, whatever the
+    /// trust store accepts.
+    public var environments: Set<ReceiptEnvironment>?
 
     public init(
         now: Date,
         bundleID: String? = nil,
         appVersion: String? = nil,
         deviceIdentifier: [UInt8]? = nil,
+        environments: Set<ReceiptEnvironment>? = nil,
         chainValidationTime: ChainValidationTime = .receiptCreationDate
     ) {
         self.now = now
         self.bundleID = bundleID
         self.appVersion = appVersion
         self.deviceIdentifier = deviceIdentifier
+        self.environments = environments
         self.chainValidationTime = chainValidationTime
     }
 

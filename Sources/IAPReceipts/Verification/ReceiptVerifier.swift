@@ -106,6 +106,13 @@ public final class ReceiptVerifier: Sendable {
         } else {
             skipped.append("deviceHash")
         }
+        if let expected = policy.environments {
+            // An Xcode-signed receipt is Xcode's whatever its attribute says (as the verdict's `environment` reads it).
+            let claimed = chainKind == .xcodeTest ? .xcode : receipt.environment
+            failures += Self.environmentFailures(claimed, chainKind: chainKind, expected: expected)
+        } else {
+            skipped.append("environment")
+        }
         if let expiration = receipt.expirationDate, expiration < policy.now {
             failures.append(VerificationFailure(.receiptExpired, "the receipt expired at \(expiration)"))
         }
@@ -119,6 +126,26 @@ public final class ReceiptVerifier: Sendable {
             digestAlgorithm: digestName,
             chainValidationTime: validationTime
         )
+    }
+
+    /// The receipt's environment against the expected ones; an Xcode-signed receipt needs `.xcode` among them.
+    static func environmentFailures(
+        _ claimed: ReceiptEnvironment?, chainKind: ChainKind?, expected: Set<ReceiptEnvironment>
+    ) -> [VerificationFailure] {
+        let accepted = Set(expected.map(\.normalized))
+        let names = accepted.sorted().joined(separator: " or ")
+        var failures: [VerificationFailure] = []
+        if chainKind == .xcodeTest, !accepted.contains(ReceiptEnvironment.xcode.normalized) {
+            failures.append(
+                VerificationFailure(
+                    .xcodeSignedNotAllowed, "signed by an Xcode test certificate, but this verifier expects \(names)"))
+        }
+        if let claimed, accepted.contains(claimed.normalized) { return failures }
+        failures.append(
+            VerificationFailure(
+                .environmentMismatch,
+                "the receipt's environment is \(claimed.map { "\"\($0.rawValue)\"" } ?? "missing"), not \(names)"))
+        return failures
     }
 
     /// SHA-1(device identifier ‖ opaque value ‖ bundle id DER bytes): the hash a receipt carries in attribute 5.

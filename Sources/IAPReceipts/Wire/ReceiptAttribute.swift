@@ -85,9 +85,19 @@ public struct ReceiptAttribute: BERImplicitlyTaggable, Hashable, Sendable, Codab
 }
 
 /// The one place that picks the ASN.1 rules for input bytes: DER, unless the outermost length is indefinite (BER, as
-/// Xcode writes) or DER fails. swift-asn1 bounds every length by the bytes present and limits nesting depth.
+/// Xcode writes) or DER fails. swift-asn1 bounds every length by the bytes present and limits nesting depth; this
+/// also bounds the number of elements, which swift-asn1 turns into nodes before anything is checked (a 16 MiB BER
+/// input of empty chunks would otherwise be eight million nodes).
 enum ASN1Parsing {
+    /// The most elements one parse may hold. A receipt's signed-data skeleton has a few hundred; a payload's top level
+    /// four per attribute (each purchase set is parsed on its own), so this allows some 65,000 attributes.
+    static let maximumElementCount = 1 << 18
+
     static func parse(_ bytes: ArraySlice<UInt8>) throws -> ASN1Node {
+        guard elementCount(bytes, limit: maximumElementCount) != nil else {
+            throw ReceiptParsingError(
+                .malformedASN1, "more than \(maximumElementCount) ASN.1 elements, more than any receipt holds")
+        }
         let start = bytes.startIndex
         if bytes.count > 1, bytes[start + 1] == 0x80 {
             return try BER.parse(bytes)
@@ -98,6 +108,48 @@ enum ASN1Parsing {
             // Definite outside, indefinite somewhere inside: still BER.
             return try BER.parse(bytes)
         }
+    }
+}
+
+extension ASN1Parsing {
+    /// Counts the elements (identifier-length headers, end-of-contents markers included) in one linear pass without
+    /// building anything; `nil` as soon as there are more than `limit`. Constructed elements are stepped into,
+    /// primitive ones skipped; a header that runs past the end stops the count (the parser reports it).
+    static func elementCount(_ bytes: ArraySlice<UInt8>, limit: Int) -> Int? {
+        var index = bytes.startIndex
+        let end = bytes.endIndex
+        var count = 0
+        while index < end {
+            count += 1
+            guard count <= limit else { return nil }
+            let identifier = bytes[index]
+            index += 1
+            if identifier & 0x1f == 0x1f {  // high tag number: base-128 octets, the last without the top bit
+                while index < end, bytes[index] & 0x80 != 0 { index += 1 }
+                index += 1
+            }
+            guard index < end else { break }
+            let first = bytes[index]
+            index += 1
+            var length = 0
+            if first & 0x80 != 0, first != 0x80 {
+                let octets = Int(first & 0x7f)
+                guard octets <= 8, end - index >= octets else { break }
+                for _ in 0..<octets {
+                    guard length <= (Int.max >> 8) else { return count }
+                    length = length << 8 | Int(bytes[index])
+                    index += 1
+                }
+            } else if first < 0x80 {
+                length = Int(first)
+            }
+            // Constructed or indefinite: the children follow at once. Primitive: skip the content.
+            if identifier & 0x20 == 0 {
+                guard length <= end - index else { break }
+                index += length
+            }
+        }
+        return count
     }
 }
 

@@ -152,7 +152,7 @@ struct JSONScanner {
     mutating func double(_ field: String) throws -> Double {
         skipWhitespace()
         let start = index
-        if let whole = try? int64(field), abs(whole) < 1 << 53 { return Double(whole) }
+        if let whole = try? int64(field), whole.magnitude < 1 << 53 { return Double(whole) }
         index = start
         let number = try self.number(field)
         guard let value = number.doubleValue, value.isFinite else { throw typeError(field, "a finite number") }
@@ -166,18 +166,9 @@ struct JSONScanner {
         switch byte {
         case UInt8(ascii: "{"):
             var object = JSONObject()
-            var keys = Set<String>()
             try forEachMember { scanner, keyBytes in
                 let key = try scanner.keyString(keyBytes)
-                // Small objects are checked by a scan; a set takes over for large ones so the check stays linear.
-                let duplicate: Bool
-                if object.count < 16 {
-                    duplicate = object.members.contains { $0.key == key }
-                } else {
-                    if keys.isEmpty { keys = Set(object.keys) }
-                    duplicate = !keys.insert(key).inserted
-                }
-                guard !duplicate else { throw scanner.duplicateKeyError(keyBytes) }
+                guard !object.contains(key) else { throw scanner.duplicateKeyError(keyBytes) }
                 object.appendNew(key, try scanner.value())
             }
             return .object(object)

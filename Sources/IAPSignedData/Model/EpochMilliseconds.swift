@@ -20,8 +20,17 @@ public struct EpochMilliseconds: Hashable, Comparable, Sendable, CustomStringCon
     /// The moment as a `Date`.
     public var date: Date { Date(timeIntervalSince1970: millisecondsSince1970 / 1000) }
 
-    /// The whole milliseconds, rounded down.
-    public var wholeMilliseconds: Int64 { Int64(millisecondsSince1970.rounded(.down)) }
+    /// The largest magnitude read from a document: 2^53 ms (about 285,000 years either side of 1970), the range in
+    /// which a double holds every whole millisecond.
+    public static let maximumMagnitude: Double = 9_007_199_254_740_992
+
+    /// The whole milliseconds, rounded down; values beyond ``maximumMagnitude`` (only a caller can make one, documents
+    /// are refused) are clamped to it, so the conversion never traps.
+    public var wholeMilliseconds: Int64 {
+        guard !millisecondsSince1970.isNaN else { return 0 }
+        let clamped = min(max(millisecondsSince1970, -Self.maximumMagnitude), Self.maximumMagnitude)
+        return Int64(clamped.rounded(.down))
+    }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.millisecondsSince1970 < rhs.millisecondsSince1970 }
 
@@ -30,7 +39,9 @@ public struct EpochMilliseconds: Hashable, Comparable, Sendable, CustomStringCon
 
 extension EpochMilliseconds: JSONFieldValue {
     static func read(_ scanner: inout JSONScanner, field: String) throws -> EpochMilliseconds {
-        EpochMilliseconds(millisecondsSince1970: try scanner.double(field))
+        let value = try scanner.double(field)
+        guard abs(value) <= maximumMagnitude else { throw scanner.typeError(field, "a date within 285,000 years of 1970") }
+        return EpochMilliseconds(millisecondsSince1970: value)
     }
     var jsonValue: JSONValue { .number(JSONNumber(millisecondsSince1970)) }
 }

@@ -142,7 +142,7 @@ extension PayloadModel {
                 }
             } else {
                 let key = try scanner.keyString(keyBytes)
-                guard model.additionalFields[key] == nil else { throw scanner.duplicateKeyError(keyBytes) }
+                guard !model.additionalFields.contains(key) else { throw scanner.duplicateKeyError(keyBytes) }
                 model.additionalFields.appendNew(key, try scanner.value())
             }
         }

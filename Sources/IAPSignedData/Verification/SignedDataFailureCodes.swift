@@ -13,8 +13,6 @@ extension VerificationFailure.Code {
     public static let signedDateMissing: Self = "signedDateMissing"
     /// The leaf's key is not a P-256 key, so it cannot have made an ES256 signature.
     public static let unsupportedKeyType: Self = "unsupportedKeyType"
-    /// The payload's environment is not the configured one.
-    public static let environmentMismatch: Self = "environmentMismatch"
     /// The payload's app Apple id is not the configured one (or is missing in Production).
     public static let appAppleIDMismatch: Self = "appAppleIdMismatch"
     /// The renewal information's original transaction is not the transaction it was given with.

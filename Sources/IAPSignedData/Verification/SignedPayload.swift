@@ -15,6 +15,16 @@ public enum SignedPayload: Sendable, Hashable {
         }
     }
 
+    /// The bundle id the document names; nil for renewal information, which names none.
+    public var bundleID: String? {
+        switch self {
+        case .transaction(let payload): payload.claimedBundleID ?? nil
+        case .renewalInfo(let payload): payload.claimedBundleID ?? nil
+        case .appTransaction(let payload): payload.claimedBundleID ?? nil
+        case .notification(let payload): payload.claimedBundleID ?? nil
+        }
+    }
+
     /// The payload as JSON.
     public var json: JSONValue {
         switch self {
