@@ -11,8 +11,9 @@ import SwiftASN1
 ///
 /// The work of one verification is bounded before any chain is built: at most
 /// ``maximumPresentedCertificates`` certificates are looked at (a set of look-alike certificates makes a general path
-/// search exponential), and every certificate presented must end up in the verified chain, the presented root being
-/// byte for byte a trusted one. So no input can vary an unused certificate to defeat the cache, or pass with one.
+/// search exponential), and every certificate presented must end up in the verified chain, the presented root being a
+/// trusted one (the same bytes, or the same name and key and signed by that key). So no input can vary an unverified
+/// certificate to defeat the cache, or pass with one.
 public final class ChainVerifier: Sendable {
     /// The most certificates a document may present: Apple's receipts and signed data carry leaf, intermediate and
     /// root; Xcode's carry one.
@@ -90,11 +91,9 @@ public final class ChainVerifier: Sendable {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleChainPolicy()
         }
-        // Apple's chains carry their root: with three certificates, one must be a trusted root byte for byte, so a
-        // junk third certificate is refused here, before any path is searched.
-        if certificates.count == Self.maximumPresentedCertificates,
-            !others.contains(where: { trustStore.roots.contains($0) })
-        {
+        // Apple's chains carry their root: with three certificates, one must be a trusted root, so a junk third
+        // certificate is refused here, before any path is searched.
+        if certificates.count == Self.maximumPresentedCertificates, !others.contains(where: isTrustedRoot) {
             return ChainVerification(
                 leafPublicKey: leaf.publicKey, chain: [], kind: nil,
                 failures: [
@@ -107,7 +106,7 @@ public final class ChainVerifier: Sendable {
         {
             let chain = Array(validated)
             // Every presented certificate must be part of what was verified: nothing unverified rides along.
-            if let extra = others.first(where: { !chain.contains($0) }) {
+            if let extra = others.first(where: { !chain.contains($0) && !isTrustedRoot($0) }) {
                 return ChainVerification(
                     leafPublicKey: leaf.publicKey, chain: [], kind: nil,
                     failures: [
@@ -142,6 +141,16 @@ public final class ChainVerifier: Sendable {
             failures.append(VerificationFailure(.chainUntrusted, "the chain fails RFC 5280 validation at \(time)"))
         }
         return ChainVerification(leafPublicKey: leaf.publicKey, chain: chain, kind: nil, failures: failures)
+    }
+
+    /// Whether a presented certificate is one of the trusted roots: the same bytes, or (a re-issued copy) the same
+    /// name and key with a signature that key makes, so nobody without the root's key can vary it.
+    private func isTrustedRoot(_ certificate: Certificate) -> Bool {
+        trustStore.roots.contains { root in
+            root == certificate
+                || (root.subject == certificate.subject && root.publicKey == certificate.publicKey
+                    && root.publicKey.isValidSignature(certificate.signature, for: certificate))
+        }
     }
 
     private func verifySelfSigned(_ certificate: Certificate, at time: Date) -> ChainVerification {

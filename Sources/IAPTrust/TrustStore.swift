@@ -8,7 +8,7 @@ public import X509
 /// leaf with Apple's markers under it; as a root it would make such a chain pass as an Apple chain.
 public struct TrustStore: Sendable {
     /// Roots that Apple-style chains (leaf, intermediate, root) must end at, compared by key and signature; a chain's
-    /// presented root must also be one of these byte for byte.
+    /// presented root must also be one of these (its bytes, or its name and key with a signature by that key).
     public private(set) var roots: [Certificate]
     /// Self-signed test certificates accepted as a one-certificate "chain", matched byte for byte.
     ///

@@ -80,24 +80,47 @@ struct EntitlementsCommandTests {
 
     @Test(.enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"))
     func receiptWithCatalogInText() async throws {
-        let output = CapturedOutput()
-        let command = try EntitlementsCommand.parse([
+        let files = [
             SharedTestData.path("receipts/revenuecat-base64encodedreceiptsample1.der"),
             SharedTestData.path("receipts/tamtamchik-validReceipt.der"),
             "--root", SharedTestData.path("certs/apple-official/AppleIncRootCertificate.cer"),
             "--catalog", SharedTestData.path("storekit/RevenueCat-UnitTestsConfiguration.storekit"),
             "--at", "2020-07-22T17:54:46Z",
-        ])
-        #expect(await command.execute(output: output, currentTime: Date()) == 0)
+        ]
+        // Two apps' receipts and no --bundle-id: nothing is counted silently.
+        let mixed = CapturedOutput()
+        let mixedCommand = try EntitlementsCommand.parse(files)
+        #expect(await mixedCommand.execute(output: mixed, currentTime: Date()) == 2)
+        #expect(mixed.diagnostics.last?.contains("[severalApps]") == true)
+        #expect(mixed.lines.isEmpty)
+
+        // With the app named, the other app's receipt is refused and the snapshot is this app's.
+        let output = CapturedOutput()
+        let command = try EntitlementsCommand.parse(files + ["--bundle-id", "com.revenuecat.sampleapp"])
+        #expect(await command.execute(output: output, currentTime: Date()) == 1)
         let text = output.lines.joined(separator: "\n")
-        #expect(text.contains("2 of 2 files verified, 16 purchase records"))
+        #expect(text.contains("tamtamchik-validReceipt.der: INVALID, not counted"))
+        #expect(text.contains("bundleIdMismatch"))
+        #expect(text.contains("1 of 2 files verified, 9 purchase records"))
         #expect(text.contains("entitled now: com.revenuecat.annual_39.99.2_week_intro"))
         #expect(text.contains("group subscription_group_1: subscribed"))
         #expect(text.contains("current com.revenuecat.annual_39.99.2_week_intro (Annual Subscription), level 1"))
         #expect(text.contains("introductory offer used"))
-        // The other app's receipt: a consumable still unfinished, and a monthly subscription the catalog does not know.
-        #expect(text.contains("consumable: balance 1 (bought 1, consumed 0, refunded 0)"))
-        #expect(text.contains("(group unknown: no catalog): expired (reason: unknown)"))
+        #expect(!text.contains("consumable: balance"))
+
+        // Sandbox receipts grant nothing where Production is expected, and count under Sandbox.
+        let production = CapturedOutput()
+        let underProduction = try EntitlementsCommand.parse(
+            files + ["--bundle-id", "com.revenuecat.sampleapp", "--environment", "Production", "--app-apple-id", "1"])
+        #expect(await underProduction.execute(output: production, currentTime: Date()) == 1)
+        let productionText = production.lines.joined(separator: "\n")
+        #expect(productionText.contains("environmentMismatch"))
+        #expect(!productionText.contains("entitled now: com.revenuecat"))
+        let sandbox = CapturedOutput()
+        let underSandbox = try EntitlementsCommand.parse(
+            files + ["--bundle-id", "com.revenuecat.sampleapp", "--environment", "Sandbox"])
+        #expect(await underSandbox.execute(output: sandbox, currentTime: Date()) == 1)
+        #expect(sandbox.lines.joined(separator: "\n").contains("entitled now: com.revenuecat.annual_39.99.2_week_intro"))
     }
 
     @Test func badOptionsAndInputs() async throws {

@@ -72,6 +72,7 @@ enum ReceiptFixtures {
 
     /// The policy that every fixture receipt passes.
     static var policy: ReceiptVerificationPolicy {
-        ReceiptVerificationPolicy(now: created, bundleID: bundleID, appVersion: appVersion).checkingDevice(deviceID)
+        ReceiptVerificationPolicy(now: created, bundleID: bundleID, appVersion: appVersion, environments: [.sandbox])
+            .checkingDevice(deviceID)
     }
 }

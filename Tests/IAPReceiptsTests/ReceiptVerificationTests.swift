@@ -190,7 +190,7 @@ struct ReceiptVerificationTests {
     @Test func skippedChecksAreReported() async throws {
         let verdict = try await verdict(try F.signed(), policy: ReceiptVerificationPolicy(now: F.created))
         #expect(verdict.isValid)
-        #expect(verdict.skippedChecks == ["bundleId", "appVersion", "deviceHash"])
+        #expect(verdict.skippedChecks == ["bundleId", "appVersion", "deviceHash", "environment"])
     }
 
     @Test func chainIsVerifiedOnceThenCached() async throws {

@@ -97,14 +97,14 @@ struct ChainVerifierTests {
     }
 
     @Test func cacheIsBounded() async throws {
-        let verifier = ChainVerifier(trustStore: TrustStore(roots: [TestPKI.trusted.root]), cacheCapacity: 2)
+        let verifier = ChainVerifier(trustStore: TrustStore(roots: [TestPKI.trusted.root]), cacheCapacity: 1)
         let certificates = try Self.bytes(TestPKI.trusted)
-        // The same chain presented in different orders is three different keys.
-        for order in [[0, 1, 2], [0, 2, 1], [0, 1, 2, 2]] {
+        // The same chain presented in different orders is two different keys.
+        for order in [[0, 1, 2], [0, 2, 1]] {
             let presented = order.map { certificates[$0] }
             #expect(await verifier.verify(certificates: presented, leaf: .first, at: TestPKI.signingTime).isTrusted)
         }
-        #expect(verifier.cachedChainCount == 2)
+        #expect(verifier.cachedChainCount == 1)
     }
 
     @Test func failuresAreNotCached() async throws {
