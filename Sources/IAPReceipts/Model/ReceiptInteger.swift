@@ -1,3 +1,5 @@
+import IAPTrust
+
 /// An ASN.1 INTEGER kept exactly as the receipt holds it, however large.
 ///
 /// Sandbox receipts carry web order line item ids past 64 bits; rounding them through `Int` or `Double` would change
@@ -35,6 +37,7 @@ public struct ReceiptInteger: Hashable, Sendable, CustomStringConvertible, Codab
         {
             index += 1
         }
+        WorkMeter.tick(index + 1)
         return index
     }
 
@@ -99,6 +102,7 @@ public struct ReceiptInteger: Hashable, Sendable, CustomStringConvertible, Codab
         var magnitude = isNegative ? Self.negated(bytes) : bytes
         var digits: [UInt8] = []
         while magnitude.contains(where: { $0 != 0 }) {
+            WorkMeter.tick(magnitude.count)
             var remainder = 0
             for index in magnitude.indices {
                 let value = remainder << 8 | Int(magnitude[index])

@@ -1,3 +1,5 @@
+import IAPTrust
+
 /// A minimal reader of definite-length DER elements over a buffer, allocating nothing: the hot path of receipts.
 ///
 /// swift-asn1 builds a node tree for every element of its input. For a receipt that is the three certificates' few
@@ -142,6 +144,7 @@ extension ReceiptAttribute {
             var reader = outer.children(of: set)
             views.reserveCapacity(set.content.count / 16)  // an attribute takes 11 bytes or more
             while let element = try reader.next() {
+                WorkMeter.tick()
                 guard element.tag == 0x30 else { throw .unexpected("an attribute is not a SEQUENCE") }
                 var fields = reader.children(of: element)
                 let type = try fields.expect(0x02, "attribute type")

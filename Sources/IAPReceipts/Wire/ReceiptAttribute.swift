@@ -1,4 +1,5 @@
 public import SwiftASN1
+import IAPTrust
 
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, the unit of a receipt payload.
 ///
@@ -119,6 +120,7 @@ extension ASN1Parsing {
         var index = bytes.startIndex
         let end = bytes.endIndex
         var count = 0
+        defer { WorkMeter.tick(count) }
         while index < end {
             count += 1
             guard count <= limit else { return nil }

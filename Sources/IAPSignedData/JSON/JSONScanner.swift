@@ -1,3 +1,5 @@
+import IAPTrust
+
 /// A strict, fast RFC 8259 reader over bytes, which payload models drive field by field.
 ///
 /// It never builds a tree it does not need: a model asks for the members of an object and reads each value as the
@@ -36,6 +38,7 @@ struct JSONScanner {
         try enter(UInt8(ascii: "{"), "an object")
         if try !consume(UInt8(ascii: "}")) {
             repeat {
+                WorkMeter.tick()
                 skipWhitespace()
                 guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name") }
                 if let raw = scanPlainString() {
@@ -67,6 +70,7 @@ struct JSONScanner {
         try enter(UInt8(ascii: "["), "an array")
         if try !consume(UInt8(ascii: "]")) {
             repeat {
+                WorkMeter.tick()
                 try body(&self)
             } while try consume(UInt8(ascii: ","))
             try expect(UInt8(ascii: "]"))

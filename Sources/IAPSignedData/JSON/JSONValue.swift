@@ -1,3 +1,5 @@
+import IAPTrust
+
 /// A JSON value as it was written, kept exactly enough to write it again: numbers keep their text, objects their
 /// member order.
 ///
@@ -98,7 +100,11 @@ public struct JSONObject: Hashable, Sendable {
 
     /// Where the member with this key is.
     private func position(of key: String) -> Int? {
-        if let positions { return positions[key] }
+        if let positions {
+            WorkMeter.tick()
+            return positions[key]
+        }
+        WorkMeter.tick(members.count)
         return members.firstIndex { $0.key == key }
     }
 
