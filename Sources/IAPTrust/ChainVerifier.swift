@@ -101,6 +101,7 @@ public final class ChainVerifier: Sendable {
                         .chainUntrusted, "none of the presented certificates is a trusted root (Apple's chains carry theirs)")
                 ])
         }
+        WorkMeter.tick()  // one path search
         if case .validCertificate(let validated) = await strict.validate(
             leaf: leaf, intermediates: CertificateStore(others))
         {
@@ -122,6 +123,7 @@ public final class ChainVerifier: Sendable {
         var lenient = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
             RFC5280Policy.withValidityCheckDisabled()
         }
+        WorkMeter.tick()  // one path search
         guard
             case .validCertificate(let validated) = await lenient.validate(
                 leaf: leaf, intermediates: CertificateStore(others))
