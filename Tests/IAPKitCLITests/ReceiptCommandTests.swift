@@ -88,6 +88,37 @@ struct ReceiptCommandTests {
         #expect(output.diagnostics.last == "3 files: 3 valid, 0 invalid")
     }
 
+    @Test func verifyChecksTheEnvironmentWhenAsked() async throws {
+        // kvitto-receipt is a Production receipt, the others are sandbox receipts.
+        let files = ["kvitto-receipt.der", "kvitto-sandboxReceipt.der", "tpinapp-receipt-sandbox-legacy.der"].map(
+            receipt)
+        func failures(_ environments: [String]) async throws -> (Int32, [[String]]) {
+            let output = CapturedOutput()
+            let command = try ReceiptVerifyCommand.parse(
+                files + ["--root", Self.appleRoot, "--json"] + environments.flatMap { ["--environment", $0] })
+            let status = await command.execute(output: output, currentTime: Self.now)
+            return (status, try output.jsonObjects().map { $0["failures"] as? [String] ?? [] })
+        }
+        let production = try await failures(["Production"])
+        #expect(production.0 == 1)
+        #expect(production.1 == [[], ["environmentMismatch"], ["environmentMismatch"]])
+        let sandbox = try await failures(["Sandbox"])
+        #expect(sandbox.1 == [["environmentMismatch"], [], []])
+        let both = try await failures(["Production", "Sandbox"])
+        #expect(both.0 == 0)
+        #expect(throws: (any Error).self) {
+            try ReceiptVerifyCommand.parse([files[0], "--root", Self.appleRoot, "--environment", "Staging"])
+        }
+        // Xcode-signed receipts, even with the Xcode certificate configured, fail where Production is expected.
+        let output = CapturedOutput()
+        let xcode = try ReceiptVerifyCommand.parse([
+            receipt("apple-xcode-app-receipt-with-transaction.der"), "--insecure-xcode-cert", Self.xcodeCertificate,
+            "--environment", "Production", "--json",
+        ])
+        #expect(await xcode.execute(output: output, currentTime: Self.now) == 1)
+        #expect((try output.jsonObjects().first?["failures"] as? [String])?.contains("xcodeSignedNotAllowed") == true)
+    }
+
     @Test func verifyReportsFailureCodesAndExitsNonZero() async throws {
         let output = CapturedOutput()
         let command = try ReceiptVerifyCommand.parse([
