@@ -138,6 +138,25 @@ let package = Package(
             path: "Tests/IAPTestSupport",
             swiftSettings: strictSettings
         ),
+        // The harnesses the libFuzzer fuzzers (Scripts/fuzz.sh) and the regression tests share.
+        .target(
+            name: "IAPFuzzHarness",
+            dependencies: ["IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator"],
+            path: "Tests/IAPFuzzHarness",
+            swiftSettings: strictSettings
+        ),
+        // Built with -sanitize=fuzzer,address it is a libFuzzer fuzzer; built normally, a replay tool.
+        .executableTarget(
+            name: "iapkit-fuzz",
+            dependencies: ["IAPFuzzHarness"],
+            path: "Fuzz/IAPKitFuzz",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPFuzzRegressionTests",
+            dependencies: ["IAPFuzzHarness"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "IAPTrustTests",
             dependencies: [
