@@ -98,7 +98,8 @@ public final class ChainVerifier: Sendable {
                 leafPublicKey: leaf.publicKey, chain: [], kind: nil,
                 failures: [
                     VerificationFailure(
-                        .chainUntrusted, "none of the presented certificates is a trusted root (Apple's chains carry theirs)")
+                        .chainUntrusted,
+                        "none of the presented certificates is a trusted root (Apple's chains carry theirs)")
                 ])
         }
         WorkMeter.tick()  // one path search

@@ -65,7 +65,8 @@ struct RefundReversalTests {
         let record = PurchaseRecord(
             transactionID: "1", productID: F.installation, kind: .consumable, quantity: Int.max,
             purchaseDate: Self.start,
-            revocation: Revocation(date: Self.start.addingTimeInterval(Self.day), kind: .proratedRefund, percentage: 50_000),
+            revocation: Revocation(
+                date: Self.start.addingTimeInterval(Self.day), kind: .proratedRefund, percentage: 50_000),
             source: .signedTransaction)
         let snapshot = engine.snapshot(records: [record], at: Self.start.addingTimeInterval(2 * Self.day))
         #expect(snapshot.balance(of: F.installation) == Int.max - Int.max / 2)

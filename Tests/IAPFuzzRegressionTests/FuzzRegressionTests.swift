@@ -11,7 +11,9 @@ struct FuzzRegressionTests {
     static func files(_ target: FuzzTarget) -> [URL] {
         let folder = root.appendingPathComponent(target.rawValue)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted().map { folder.appendingPathComponent($0) }
+        return names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted().map {
+            folder.appendingPathComponent($0)
+        }
     }
 
     @Test(arguments: FuzzTarget.allCases)

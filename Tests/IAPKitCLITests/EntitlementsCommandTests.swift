@@ -120,7 +120,8 @@ struct EntitlementsCommandTests {
         let underSandbox = try EntitlementsCommand.parse(
             files + ["--bundle-id", "com.revenuecat.sampleapp", "--environment", "Sandbox"])
         #expect(await underSandbox.execute(output: sandbox, currentTime: Date()) == 1)
-        #expect(sandbox.lines.joined(separator: "\n").contains("entitled now: com.revenuecat.annual_39.99.2_week_intro"))
+        #expect(
+            sandbox.lines.joined(separator: "\n").contains("entitled now: com.revenuecat.annual_39.99.2_week_intro"))
     }
 
     @Test func badOptionsAndInputs() async throws {

@@ -177,7 +177,8 @@ struct HostileReceiptTests {
                     : $0
             }
         }
-        #expect(try await F.verifier().verify(otherType, policy: F.policy).failures.map(\.code) == [.contentTypeMismatch])
+        #expect(
+            try await F.verifier().verify(otherType, policy: F.policy).failures.map(\.code) == [.contentTypeMismatch])
 
         let unchanged = try Self.resigned { $0 }
         #expect(try await F.verifier().verify(unchanged, policy: F.policy).isValid)

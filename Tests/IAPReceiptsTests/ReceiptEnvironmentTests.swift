@@ -53,9 +53,10 @@ struct ReceiptEnvironmentTests {
         func policy(_ environments: Set<ReceiptEnvironment>) -> ReceiptVerificationPolicy {
             ReceiptVerificationPolicy(now: Date(timeIntervalSince1970: 1_595_440_000), environments: environments)
         }
-        #expect(try await verifier.verify(bytes, policy: policy([.production])).failures.map(\.code) == [
-            .environmentMismatch
-        ])
+        #expect(
+            try await verifier.verify(bytes, policy: policy([.production])).failures.map(\.code) == [
+                .environmentMismatch
+            ])
         #expect(try await verifier.verify(bytes, policy: policy([.sandbox])).isValid)
     }
 
@@ -63,7 +64,8 @@ struct ReceiptEnvironmentTests {
     func xcodeReceiptsPassOnlyWhereXcodeIsExpectedWhateverTheTrustStoreSays() async throws {
         let xcode = try TrustAnchorLoader.certificates(
             contentsOfFile: SharedTestData.path("certs/storekit-testing/StoreKitTestCertificate.cer"))
-        let careless = ReceiptVerifier(trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(xcode))
+        let careless = ReceiptVerifier(
+            trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(xcode))
         let bytes = try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
         let now = Date(timeIntervalSince1970: 1_697_700_000)
         let underProduction = try await careless.verify(

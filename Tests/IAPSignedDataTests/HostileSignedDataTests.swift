@@ -42,7 +42,8 @@ struct HostileSignedDataTests {
     }
 
     @Test func aDuplicateAmongThousandsOfMembersIsStillFound() async {
-        let verdict = await verifier.verifyTransaction(Self.signed(Self.transactionJSON(extra: 5_000, duplicateAt: 4_999)))
+        let verdict = await verifier.verifyTransaction(
+            Self.signed(Self.transactionJSON(extra: 5_000, duplicateAt: 4_999)))
         #expect(verdict.failures.map(\.code) == [.malformedDocument])
         #expect(verdict.failures.first?.reason.contains("\"u0\" appears twice") == true)
         #expect(throws: SignedDataParsingError.self) {

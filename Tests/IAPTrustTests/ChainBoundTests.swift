@@ -36,7 +36,10 @@ struct ChainBoundTests {
     static func ladder(layers: Int) -> [ArraySlice<UInt8>] {
         let leafKey = key("ladder-leaf")
         var certificates = [
-            der(mint("Ladder Leaf", serial: 1, key: leafKey, issuer: "Ladder 0", issuerKey: key("ladder-0-a"), ca: false))
+            der(
+                mint(
+                    "Ladder Leaf", serial: 1, key: leafKey, issuer: "Ladder 0", issuerKey: key("ladder-0-a"), ca: false)
+            )
         ]
         for layer in 0..<layers {
             for (variant, issuerVariant) in [("a", "a"), ("b", "b")] {
@@ -119,7 +122,8 @@ struct ChainBoundTests {
         let leaf = Self.mint(
             "Forged Leaf", serial: 3, key: Self.key("forged-leaf"), issuer: "Forged WWDR",
             issuerKey: Self.key("forged-intermediate"), ca: false, marker: .AppleMarker.receiptSigningLeaf)
-        let careless = TrustStore(roots: [TestJWS.trusted.root, xcode]).insecurelyAcceptingXcodeTestCertificates([xcode])
+        let careless = TrustStore(roots: [TestJWS.trusted.root, xcode]).insecurelyAcceptingXcodeTestCertificates([xcode]
+        )
         #expect(careless.roots == [TestJWS.trusted.root])
         let verifier = ChainVerifier(trustStore: careless)
         let forged = await verifier.verify(

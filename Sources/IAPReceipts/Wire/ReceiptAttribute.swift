@@ -1,5 +1,5 @@
-public import SwiftASN1
 import IAPTrust
+public import SwiftASN1
 
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, the unit of a receipt payload.
 ///

@@ -40,7 +40,9 @@ public struct EpochMilliseconds: Hashable, Comparable, Sendable, CustomStringCon
 extension EpochMilliseconds: JSONFieldValue {
     static func read(_ scanner: inout JSONScanner, field: String) throws -> EpochMilliseconds {
         let value = try scanner.double(field)
-        guard abs(value) <= maximumMagnitude else { throw scanner.typeError(field, "a date within 285,000 years of 1970") }
+        guard abs(value) <= maximumMagnitude else {
+            throw scanner.typeError(field, "a date within 285,000 years of 1970")
+        }
         return EpochMilliseconds(millisecondsSince1970: value)
     }
     var jsonValue: JSONValue { .number(JSONNumber(millisecondsSince1970)) }
