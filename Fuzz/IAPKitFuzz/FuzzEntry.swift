@@ -7,7 +7,7 @@ import IAPFuzzHarness
 // `iapkit-fuzz --time TARGET FILE...` times them (Scripts/hostile-bench.sh).
 
 #if IAPKIT_LIBFUZZER
-    nonisolated(unsafe) private let fuzzTarget: FuzzTarget = {
+    private let fuzzTarget: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["IAPKIT_FUZZ_TARGET"] ?? ""
         guard let target = FuzzTarget(rawValue: name) else {
             let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
@@ -21,6 +21,22 @@ import IAPFuzzHarness
     public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         _ = FuzzHarness.run(fuzzTarget, Array(UnsafeBufferPointer(start: data, count: count)))
         return 0
+    }
+
+    /// libFuzzer's driver, for a `main` of our own (LLVMFuzzerRunDriver, libFuzzer's documented entry for that).
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+    ) -> CInt
+
+    /// SwiftPM links an executable's `main` to `<module>_main`; this one hands over to libFuzzer.
+    @_cdecl("iapkit_fuzz_main")
+    public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+        var count = argc
+        var arguments = argv
+        return runFuzzerDriver(&count, &arguments, fuzzOneInput)
     }
 #else
     @main
