@@ -19,7 +19,7 @@ import IAPFuzzHarness
 
     @_cdecl("LLVMFuzzerTestOneInput")
     public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-        _ = FuzzHarness.run(fuzzTarget, Array(UnsafeBufferPointer(start: data, count: count)))
+        _ = FuzzHarness.runBlocking(fuzzTarget, Array(UnsafeBufferPointer(start: data, count: count)))
         return 0
     }
 
@@ -59,11 +59,11 @@ import IAPFuzzHarness
                 }
                 let bytes = Array(data)
                 if timing {
-                    let perRun = medianNanoseconds { _ = FuzzHarness.run(target, bytes) }
+                    let perRun = medianNanoseconds { _ = FuzzHarness.runBlocking(target, bytes) }
                     let perByte = perRun / Double(max(bytes.count, 1))
                     print("\(path)\t\(bytes.count)\t\(Int(perRun))\t\(String(format: "%.2f", perByte))")
                 } else {
-                    print("\(path): \(FuzzHarness.run(target, bytes))")
+                    print("\(path): \(FuzzHarness.runBlocking(target, bytes))")
                 }
             }
         }

@@ -42,36 +42,47 @@ public enum FuzzHarness {
     static let engine = EntitlementEngine()
 
     /// Runs `bytes` through `target`; returns a short description of the outcome.
-    public static func run(_ target: FuzzTarget, _ bytes: [UInt8]) -> String {
+    public static func run(_ target: FuzzTarget, _ bytes: [UInt8]) async -> String {
         switch target {
-        case .receipt: receipt(bytes)
-        case .jws: jws(bytes)
+        case .receipt: await receipt(bytes)
+        case .jws: await jws(bytes)
         case .json: json(bytes)
         case .catalog: catalog(bytes)
         case .scenario: scenario(bytes)
         }
     }
 
-    static func receipt(_ bytes: [UInt8]) -> String {
+    /// ``run(_:_:)`` for a caller outside Swift concurrency (libFuzzer's thread, a command's main thread), which it
+    /// blocks until the run is done. Never call it from a task: it would hold a thread of the cooperative pool.
+    public static func runBlocking(_ target: FuzzTarget, _ bytes: [UInt8]) -> String {
+        let box = ResultBox<String>()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            box.value = await run(target, bytes)
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    static func receipt(_ bytes: [UInt8]) async -> String {
         let signed: SignedReceipt
         do {
             signed = try SignedReceipt(bytes: ReceiptInput.receiptBytes(from: bytes))
         } catch {
             return "refused: \(error.code)"
         }
-        let verdict = blocking {
-            await receiptVerifier.verify(
-                signed, policy: ReceiptVerificationPolicy(now: moment, environments: [.production, .sandbox]))
-        }
+        let verdict = await receiptVerifier.verify(
+            signed, policy: ReceiptVerificationPolicy(now: moment, environments: [.production, .sandbox]))
         let records = PurchaseRecord.records(from: signed.receipt)
         let snapshot = engine.snapshot(records: records, at: moment)
         _ = signed.receipt.inAppPurchases.map { $0.webOrderLineItemID?.description }
         return "verdict: \(verdict.failures.map(\.code)), \(snapshot.entitledProductIDs.count) entitled"
     }
 
-    static func jws(_ bytes: [UInt8]) -> String {
+    static func jws(_ bytes: [UInt8]) async -> String {
         let text = String(decoding: bytes, as: UTF8.self)
-        let verdict = blocking { await signedDataVerifier.verify(text) }
+        let verdict = await signedDataVerifier.verify(text)
         return "verdict: \(verdict.failures.map(\.code))"
     }
 
@@ -104,18 +115,6 @@ public enum FuzzHarness {
         } catch {
             return "refused: \(error.message.prefix(60))"
         }
-    }
-
-    /// Waits for async work from a synchronous caller (libFuzzer calls the harness synchronously).
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            box.value = await body()
-            done.signal()
-        }
-        done.wait()
-        return box.value!
     }
 }
 

@@ -17,11 +17,11 @@ struct FuzzRegressionTests {
     }
 
     @Test(arguments: FuzzTarget.allCases)
-    func everyRegressionInputComesBack(target: FuzzTarget) throws {
+    func everyRegressionInputComesBack(target: FuzzTarget) async throws {
         let files = Self.files(target)
         #expect(!files.isEmpty, "Tests/Regressions/\(target.rawValue) holds at least one input")
         for file in files {
-            let outcome = FuzzHarness.run(target, Array(try Data(contentsOf: file)))
+            let outcome = await FuzzHarness.run(target, Array(try Data(contentsOf: file)))
             #expect(!outcome.isEmpty, "\(file.lastPathComponent)")
         }
     }
