@@ -10,7 +10,8 @@
 # pointers in enums and lazy globals and reports them as leaks; memory stays bounded by -rss_limit_mb and
 # -malloc_limit_mb (one allocation over 1 GiB is a finding). A finding makes the script exit 1: copy the file into
 # Tests/Regressions/TARGET (FuzzRegressionTests replays every file there) and fix what it shows.
-# FUZZ_RUNS=N makes a run repeatable (N executions from seed 1, still capped at SECONDS): CI uses it.
+# FUZZ_RUNS=N makes a run repeatable (N executions from seed 1, still capped at SECONDS); FUZZ_CONFIGURATION=debug
+# builds faster and runs slower. CI uses both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,11 +21,12 @@ if [ "$#" -gt 0 ]; then targets=("$@"); else targets=(receipt jws json catalog s
 scratch=.build-fuzz
 shared=../shared/testdata
 
-echo "== building the fuzzer (release, -sanitize=fuzzer,address) in $scratch"
-swift build -c release --scratch-path "$scratch" --product iapkit-fuzz \
+configuration="${FUZZ_CONFIGURATION:-release}"
+echo "== building the fuzzer ($configuration, -sanitize=fuzzer,address) in $scratch"
+swift build -c "$configuration" --scratch-path "$scratch" --product iapkit-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DIAPKIT_LIBFUZZER 2>&1 \
   | grep -vE "warning: Cannot export local symbol|^\[" || true
-binary="$scratch/release/iapkit-fuzz"
+binary="$scratch/$configuration/iapkit-fuzz"
 [ -x "$binary" ] || { echo "the fuzzer did not build"; exit 2; }
 
 seed() {  # seed TARGET DIR: copy the inputs that suit TARGET into DIR

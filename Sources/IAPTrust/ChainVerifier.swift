@@ -87,10 +87,10 @@ public final class ChainVerifier: Sendable {
             return verifySelfSigned(leaf, at: time)
         }
 
-        var strict = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
-            RFC5280Policy(fixedExpiryValidationTime: time)
-            AppleChainPolicy()
+        var verifier = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
+            RFC5280Policy.withValidityCheckDisabled()
         }
+
         // Apple's chains carry their root: with three certificates, one must be a trusted root, so a junk third
         // certificate is refused here, before any path is searched.
         if certificates.count == Self.maximumPresentedCertificates, !others.contains(where: isTrustedRoot) {
@@ -102,31 +102,12 @@ public final class ChainVerifier: Sendable {
                         "none of the presented certificates is a trusted root (Apple's chains carry theirs)")
                 ])
         }
-        WorkMeter.tick()  // one path search
-        if case .validCertificate(let validated) = await strict.validate(
-            leaf: leaf, intermediates: CertificateStore(others))
-        {
-            let chain = Array(validated)
-            // Every presented certificate must be part of what was verified: nothing unverified rides along.
-            if let extra = others.first(where: { !chain.contains($0) && !isTrustedRoot($0) }) {
-                return ChainVerification(
-                    leafPublicKey: leaf.publicKey, chain: [], kind: nil,
-                    failures: [
-                        VerificationFailure(
-                            .chainUntrusted,
-                            "the presented certificate \"\(extra.subject.commonName ?? "?")\" is not part of the chain")
-                    ])
-            }
-            return ChainVerification(leafPublicKey: leaf.publicKey, chain: chain, kind: .apple, failures: [])
-        }
-
-        // The chain failed: find out which rules it breaks, so the verdict names each one.
-        var lenient = Verifier(rootCertificates: CertificateStore(trustStore.roots)) {
-            RFC5280Policy.withValidityCheckDisabled()
-        }
+        // One path search, with RFC 5280's rules but not its validity dates, then Apple's rules and the dates on the
+        // path it found: the same verdict as a strict search (with at most three certificates, one of them the root,
+        // there is one path), and a chain that fails costs one search, not a strict one and another to explain it.
         WorkMeter.tick()  // one path search
         guard
-            case .validCertificate(let validated) = await lenient.validate(
+            case .validCertificate(let validated) = await verifier.validate(
                 leaf: leaf, intermediates: CertificateStore(others))
         else {
             var failures = [
@@ -138,12 +119,19 @@ public final class ChainVerifier: Sendable {
             return ChainVerification(leafPublicKey: leaf.publicKey, chain: [], kind: nil, failures: failures)
         }
         let chain = Array(validated)
-        var failures = AppleChainPolicy.problems(in: chain)
-        failures += Self.validityProblems(in: chain, at: time)
-        if failures.isEmpty {
-            failures.append(VerificationFailure(.chainUntrusted, "the chain fails RFC 5280 validation at \(time)"))
+        // Every presented certificate must be part of what was verified: nothing unverified rides along.
+        if let extra = others.first(where: { !chain.contains($0) && !isTrustedRoot($0) }) {
+            return ChainVerification(
+                leafPublicKey: leaf.publicKey, chain: [], kind: nil,
+                failures: [
+                    VerificationFailure(
+                        .chainUntrusted,
+                        "the presented certificate \"\(extra.subject.commonName ?? "?")\" is not part of the chain")
+                ])
         }
-        return ChainVerification(leafPublicKey: leaf.publicKey, chain: chain, kind: nil, failures: failures)
+        let failures = AppleChainPolicy.problems(in: chain) + Self.validityProblems(in: chain, at: time)
+        return ChainVerification(
+            leafPublicKey: leaf.publicKey, chain: chain, kind: failures.isEmpty ? .apple : nil, failures: failures)
     }
 
     /// Whether a presented certificate is one of the trusted roots: the same bytes, or (a re-issued copy) the same
