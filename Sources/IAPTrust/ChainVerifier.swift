@@ -1,6 +1,6 @@
 public import Foundation
 import SwiftASN1
-@_spi(FixedExpiryValidationTime) @_spi(DisableValidityCheck) public import X509
+@_spi(DisableValidityCheck) public import X509
 
 /// Verifies the certificate chains that sign App Store data, at a validation time the caller chooses, and remembers
 /// chains it has verified so that each is verified only once.
