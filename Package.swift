@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
@@ -11,6 +11,7 @@ let package = Package(
     name: "IAPKit",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        .library(name: "IAPCore", targets: ["IAPCore"]),
         .library(name: "IAPTrust", targets: ["IAPTrust"]),
         .library(name: "IAPReceipts", targets: ["IAPReceipts"]),
         .library(name: "IAPSignedData", targets: ["IAPSignedData"]),
@@ -18,23 +19,32 @@ let package = Package(
         .library(name: "IAPEntitlements", targets: ["IAPEntitlements"]),
         .library(name: "IAPSimulator", targets: ["IAPSimulator"]),
         .library(name: "IAPSimulatorDelivery", targets: ["IAPSimulatorDelivery"]),
+        .library(name: "IAPScenarios", targets: ["IAPScenarios"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
-        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        // Exact: IAPTrust imports swift-certificates' `DisableValidityCheck` SPI, which semver does not cover.
+        .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
+        // Core: the coded-error pattern every module's errors follow, and the work meter of the linear-time tests.
+        .target(
+            name: "IAPCore",
+            swiftSettings: strictSettings
+        ),
         // Trust: roots, Apple's marker OIDs, the chain policy, the verified-chain cache, minting test PKIs.
         .target(
             name: "IAPTrust",
             dependencies: [
+                "IAPCore",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -46,7 +56,7 @@ let package = Package(
         .target(
             name: "IAPReceipts",
             dependencies: [
-                "IAPTrust",
+                "IAPCore", "IAPTrust",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -58,7 +68,7 @@ let package = Package(
         .target(
             name: "IAPSignedData",
             dependencies: [
-                "IAPTrust",
+                "IAPCore", "IAPTrust",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -68,21 +78,20 @@ let package = Package(
         // Catalog: products, subscription groups, offers and settings from .storekit files and Products.plist.
         .target(
             name: "IAPCatalog",
-            dependencies: ["IAPTrust"],
+            dependencies: ["IAPCore"],
             swiftSettings: strictSettings
         ),
         // Entitlements: one purchase-record type for every source, and the pure engine that says what a customer owns.
         .target(
             name: "IAPEntitlements",
-            dependencies: ["IAPCatalog", "IAPReceipts", "IAPSignedData"],
+            dependencies: ["IAPCore", "IAPCatalog", "IAPReceipts", "IAPSignedData"],
             swiftSettings: strictSettings
         ),
         // The local App Store: its own PKI, clock, accounts and purchase flows, signing every artifact for real.
         .target(
             name: "IAPSimulator",
             dependencies: [
-                "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements",
-                .product(name: "Yams", package: "Yams"),
+                "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -101,6 +110,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Scenarios: YAML stories of customers and the clock, run against the simulator with expectations checked.
+        .target(
+            name: "IAPScenarios",
+            dependencies: [
+                "IAPCore", "IAPCatalog", "IAPEntitlements", "IAPSignedData", "IAPSimulator",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The command line: thin commands over the libraries, testable in process.
         .target(
             name: "IAPKitCLI",
@@ -112,6 +131,8 @@ let package = Package(
                 "IAPEntitlements",
                 "IAPSimulator",
                 "IAPSimulatorDelivery",
+                "IAPScenarios",
+                "IAPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -141,7 +162,10 @@ let package = Package(
         // The harnesses the libFuzzer fuzzers (Scripts/fuzz.sh) and the regression tests share.
         .target(
             name: "IAPFuzzHarness",
-            dependencies: ["IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator"],
+            dependencies: [
+                "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator",
+                "IAPScenarios",
+            ],
             path: "Tests/IAPFuzzHarness",
             swiftSettings: strictSettings
         ),
@@ -154,13 +178,13 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPFuzzRegressionTests",
-            dependencies: ["IAPFuzzHarness"],
+            dependencies: ["IAPCore", "IAPFuzzHarness"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IAPTrustTests",
             dependencies: [
-                "IAPTrust", "IAPTestSupport",
+                "IAPCore", "IAPTrust", "IAPTestSupport",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -169,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "IAPReceiptsTests",
             dependencies: [
-                "IAPReceipts", "IAPTrust", "IAPTestSupport",
+                "IAPCore", "IAPReceipts", "IAPTrust", "IAPTestSupport",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -179,7 +203,7 @@ let package = Package(
         .testTarget(
             name: "IAPSignedDataTests",
             dependencies: [
-                "IAPSignedData", "IAPTrust", "IAPTestSupport",
+                "IAPCore", "IAPSignedData", "IAPTrust", "IAPTestSupport",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -188,13 +212,13 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPCatalogTests",
-            dependencies: ["IAPCatalog", "IAPTestSupport"],
+            dependencies: ["IAPCore", "IAPCatalog", "IAPTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IAPEntitlementsTests",
             dependencies: [
-                "IAPEntitlements", "IAPCatalog", "IAPReceipts", "IAPSignedData", "IAPTrust", "IAPTestSupport",
+                "IAPCore", "IAPEntitlements", "IAPCatalog", "IAPReceipts", "IAPSignedData", "IAPTrust", "IAPTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings
@@ -202,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "IAPSimulatorTests",
             dependencies: [
-                "IAPSimulator", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPTestSupport",
+                "IAPCore", "IAPSimulator", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -210,9 +234,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "IAPScenariosTests",
+            dependencies: ["IAPCore", "IAPScenarios", "IAPSimulator", "IAPCatalog", "IAPTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "IAPSimulatorDeliveryTests",
             dependencies: [
-                "IAPSimulatorDelivery", "IAPSimulator", "IAPSignedData", "IAPTestSupport", "IAPCatalog", "IAPKitCLI",
+                "IAPCore", "IAPSimulatorDelivery", "IAPSimulator", "IAPSignedData", "IAPTestSupport", "IAPCatalog", "IAPKitCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -226,7 +255,7 @@ let package = Package(
         .testTarget(
             name: "IAPKitCLITests",
             dependencies: [
-                "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog", "IAPSimulator", "IAPReceipts",
+                "IAPCore", "IAPKitCLI", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog", "IAPSimulator", "IAPReceipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),

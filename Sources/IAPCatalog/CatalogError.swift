@@ -1,4 +1,4 @@
-public import IAPTrust
+public import IAPCore
 
 /// Why a product configuration could not be read: which file, which key, and what is wrong with it.
 public struct CatalogError: CodedError, Sendable {

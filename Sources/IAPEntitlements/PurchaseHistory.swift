@@ -57,6 +57,24 @@ public struct PurchaseHistory: Hashable, Sendable, Codable {
     }
 }
 
+extension PurchaseHistory {
+    /// Adds what a signed document's verdict proves (its payload, and a notification's nested documents) when, and
+    /// only when, it verified. Returns how many records it gave, or nil when the verdict is not valid.
+    @discardableResult
+    public mutating func add(verified verdict: SignedDataVerdict<SignedPayload>) -> Int? {
+        guard let payload = verdict.verifiedPayload else { return nil }
+        return add(payload, nested: verdict.nested.compactMap(\.verdict.payload))
+    }
+
+    /// Adds a receipt's in-app entries when, and only when, its verdict is valid. Returns how many records it gave, or
+    /// nil when the verdict is not valid.
+    @discardableResult
+    public mutating func add(verified verdict: ReceiptVerdict) -> Int? {
+        guard verdict.isValid else { return nil }
+        return add(verdict.receipt)
+    }
+}
+
 extension EntitlementEngine {
     /// The snapshot of a history at `moment`.
     public func snapshot(of history: PurchaseHistory, at moment: Date) -> EntitlementSnapshot {

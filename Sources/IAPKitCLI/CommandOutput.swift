@@ -1,4 +1,5 @@
 import Foundation
+import IAPCore
 import IAPReceipts
 import IAPSignedData
 import IAPTrust
@@ -72,11 +73,15 @@ enum JSONLine {
 enum CommandText {
     static func codeAndReason(of error: any Error) -> (String, String) {
         switch error {
-        case let error as ReceiptParsingError: (error.code.rawValue, error.reason)
-        case let error as SignedDataParsingError: (error.code.rawValue, error.reason)
+        case let error as any CodedError: ("\(error.code)", error.reason)
         case let error as CocoaError: ("unreadableFile", error.localizedDescription)
         default: ("unreadableFile", "\(error)")
         }
+    }
+
+    /// Checks not made, as one line: `code (reason); ...`.
+    static func skipped(_ checks: [SkippedCheck]) -> String {
+        checks.map { "\($0.code) (\($0.reason))" }.joined(separator: "; ")
     }
 
     /// What a verified chain rests on: Apple's chain by name, leaf first, Xcode's test certificate, or nothing.

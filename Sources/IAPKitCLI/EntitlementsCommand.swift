@@ -77,11 +77,11 @@ public struct EntitlementsCommand: AsyncParsableCommand {
             return 2
         }
         let moment = at.flatMap(ReceiptVerifyCommand.date) ?? currentTime
-        let receiptVerifier = ReceiptVerifier(trustStore: store)
         // The same environment applies to receipts and signed data: a sandbox receipt grants nothing in Production.
-        let receiptPolicy = ReceiptVerificationPolicy(
-            now: moment, bundleID: bundleID,
-            environments: signedData.environment.map { [ReceiptEnvironment(rawValue: $0)] })
+        let receiptVerifier = ReceiptVerifier(
+            trustStore: store,
+            configuration: .init(
+                bundleID: bundleID, environments: signedData.environment.map { [ReceiptEnvironment(rawValue: $0)] }))
         var bundleIDs = Set<String>()
 
         var history = PurchaseHistory()
@@ -91,26 +91,27 @@ public struct EntitlementsCommand: AsyncParsableCommand {
             do {
                 let bytes = try InputFile.read(file)
                 if let jws = JWSInput.text(from: bytes) {
-                    let verdict = await signedDataVerifier.verify(jws, as: nil)
+                    let verdict = try await signedDataVerifier.verify(jws, as: nil)
                     report.kind = verdict.payload?.kind.rawValue
-                    report.failures = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason) }
-                    if let payload = verdict.verifiedPayload {
+                    report.failures = verdict.failures.map {
+                        .init(code: $0.code.rawValue, reason: $0.reason, field: $0.field)
+                    }
+                    if let added = history.add(verified: verdict), let payload = verdict.payload {
                         if let named = payload.bundleID { bundleIDs.insert(named) }
-                        report.added = history.add(payload, nested: verdict.nested.compactMap(\.verdict.payload))
-                        if report.added == 0, payload.kind != .appTransaction {
+                        report.added = added
+                        if added == 0, payload.kind != .appTransaction {
                             report.note =
                                 "verified, but names no purchase (transaction id, product id and purchase "
                                 + "date, or an original transaction id): nothing to count"
                         }
                     }
                 } else {
-                    let verdict = try await receiptVerifier.verify(
-                        ReceiptInput.receiptBytes(from: bytes), policy: receiptPolicy)
+                    let verdict = try await receiptVerifier.verify(ReceiptInput.receiptBytes(from: bytes), at: moment)
                     report.kind = "receipt"
                     report.failures = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason) }
-                    if verdict.isValid {
+                    if let added = history.add(verified: verdict) {
                         bundleIDs.insert(verdict.receipt.bundleID)
-                        report.added = history.add(verdict.receipt)
+                        report.added = added
                     }
                 }
             } catch {

@@ -154,7 +154,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
         for file in files {
             let verdict: SignedDataVerdict<SignedPayload>
             do {
-                verdict = await verifier.verify(try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
+                verdict = try await verifier.verify(try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
             } catch {
                 let (code, reason) = CommandText.codeAndReason(of: error)
                 output.line(
@@ -186,12 +186,10 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
         } else {
             lines.append("\(indent)  chain not checked")
         }
-        let ownFailures = verdict.failures.filter { failure in
-            !verdict.nested.contains { failure.reason.hasPrefix("\($0.field): ") }
-        }
+        let ownFailures = verdict.failures.filter { $0.field == nil }
         for failure in ownFailures { lines.append("\(indent)  \(failure.code): \(failure.reason)") }
         if !verdict.skippedChecks.isEmpty {
-            lines.append("\(indent)  not checked: \(verdict.skippedChecks.joined(separator: "; "))")
+            lines.append("\(indent)  not checked: \(CommandText.skipped(verdict.skippedChecks))")
         }
         for nested in verdict.nested {
             lines.append(describe(nested.verdict, name: nested.field, indent: indent + "  "))

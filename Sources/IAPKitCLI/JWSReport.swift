@@ -100,7 +100,7 @@ struct JWSVerdictReport: Encodable {
     let type: String?
     let failures: [String]
     let reasons: [ErrorReport.Detail]
-    let skippedChecks: [String]
+    let skippedChecks: [ErrorReport.Detail]
     let chain: String?
     let chainValidationTime: String?
     let payload: EncodableJSON?
@@ -112,8 +112,8 @@ struct JWSVerdictReport: Encodable {
         valid = verdict.isValid
         type = verdict.payload?.kind.rawValue
         failures = verdict.failures.map(\.code.rawValue)
-        reasons = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason) }
-        skippedChecks = verdict.skippedChecks
+        reasons = verdict.failures.map { .init(code: $0.code.rawValue, reason: $0.reason, field: $0.field) }
+        skippedChecks = verdict.skippedChecks.map { .init(code: $0.code.rawValue, reason: $0.reason) }
         chain = verdict.chainKind?.rawValue
         chainValidationTime = verdict.chainValidationTime?.formatted(.iso8601)
         payload = verdict.payload.map { EncodableJSON(value: $0.json) }

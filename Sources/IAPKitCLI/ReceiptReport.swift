@@ -77,6 +77,8 @@ struct ErrorReport: Encodable {
     struct Detail: Encodable {
         let code: String
         let reason: String
+        /// Where the failing document was nested (`data.signedTransactionInfo`), when it was.
+        var field: String? = nil
     }
     let file: String
     let error: Detail

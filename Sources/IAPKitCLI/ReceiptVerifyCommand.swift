@@ -81,15 +81,16 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     /// Runs the command, writing to `output`; `currentTime` stands in for the clock. Returns the exit status.
     public func execute(output: some CommandOutput, currentTime: Date) async -> Int32 {
         guard let store = trust.trustStore(output: output) else { return 2 }
-        let verifier = ReceiptVerifier(trustStore: store)
-        let policy = policy(currentTime: currentTime)
+        let verifier = ReceiptVerifier(trustStore: store, configuration: configuration(currentTime: currentTime))
+        let moment = now.flatMap(Self.date) ?? currentTime
+        let device = deviceID.flatMap { UUID(uuidString: $0) }.map(ReceiptVerifier.deviceIdentifier)
 
         var valid = 0
         for file in files {
             let line: String
             do {
                 let bytes = try ReceiptInput.receiptBytes(from: InputFile.read(file))
-                let verdict = try await verifier.verify(bytes, policy: policy)
+                let verdict = try await verifier.verify(bytes, at: moment, deviceIdentifier: device)
                 if verdict.isValid { valid += 1 }
                 line =
                     json
@@ -114,21 +115,16 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         (try? ReceiptDate.parse(Array(text.utf8))) ?? nil
     }
 
-    func policy(currentTime: Date) -> ReceiptVerificationPolicy {
-        let nowDate = now.flatMap(Self.date) ?? currentTime
-        let chainValidation: ReceiptVerificationPolicy.ChainValidationTime
+    func configuration(currentTime: Date) -> ReceiptVerifier.Configuration {
+        let chainValidation: ReceiptVerifier.Configuration.ChainValidationTime
         switch chainTime {
         case "creation": chainValidation = .receiptCreationDate
-        case "now": chainValidation = .fixed(nowDate)
-        default: chainValidation = .fixed(Self.date(chainTime) ?? nowDate)
+        case "now": chainValidation = .verificationTime
+        default: chainValidation = Self.date(chainTime).map { .fixed($0) } ?? .verificationTime
         }
-        var policy = ReceiptVerificationPolicy(
-            now: nowDate, bundleID: bundleID, appVersion: appVersion,
-            environments: (try? Self.environments(environment)) ?? nil, chainValidationTime: chainValidation)
-        if let deviceID, let uuid = UUID(uuidString: deviceID) {
-            policy = policy.checkingDevice(uuid)
-        }
-        return policy
+        return ReceiptVerifier.Configuration(
+            bundleID: bundleID, appVersion: appVersion, environments: (try? Self.environments(environment)) ?? nil,
+            chainValidationTime: chainValidation)
     }
 
     static func describe(_ verdict: ReceiptVerdict, file: String) -> String {
@@ -145,7 +141,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
             lines.append("  \(failure.code): \(failure.reason)")
         }
         if !verdict.skippedChecks.isEmpty {
-            lines.append("  not checked: \(verdict.skippedChecks.joined(separator: ", "))")
+            lines.append("  not checked: \(CommandText.skipped(verdict.skippedChecks))")
         }
         return lines.joined(separator: "\n")
     }
@@ -161,7 +157,7 @@ struct VerdictReport: Encodable {
     let bundleId: String?
     let chain: String?
     let digest: String?
-    let skippedChecks: [String]
+    let skippedChecks: [ErrorReport.Detail]
 
     init(file: String, verdict: ReceiptVerdict) {
         self.file = file
@@ -172,7 +168,7 @@ struct VerdictReport: Encodable {
         bundleId = verdict.receipt.bundleID
         chain = verdict.chainKind?.rawValue
         digest = verdict.digestAlgorithm
-        skippedChecks = verdict.skippedChecks
+        skippedChecks = verdict.skippedChecks.map { .init(code: $0.code.rawValue, reason: $0.reason) }
     }
 
     init(file: String, parseFailure: ErrorReport.Detail) {

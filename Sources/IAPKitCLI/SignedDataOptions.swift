@@ -22,7 +22,8 @@ struct SignedDataOptions: ParsableArguments {
             return try SignedDataVerifier(
                 trustStore: trustStore,
                 configuration: .init(
-                    bundleID: bundleID, appAppleID: appAppleID, environment: environment.map(AppStoreEnvironment.init)))
+                    bundleID: bundleID, appAppleID: appAppleID,
+                    environments: environment.map { [AppStoreEnvironment(rawValue: $0)] }))
         } catch {
             output.diagnostic("error: \(error.reason) [\(error.code)]")
             return nil

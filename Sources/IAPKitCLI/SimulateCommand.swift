@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import IAPCatalog
+import IAPScenarios
 import IAPSimulator
 import IAPSimulatorDelivery
 

@@ -1,4 +1,4 @@
-public import IAPTrust
+public import IAPCore
 
 /// Why bytes could not be read as an App Store receipt.
 ///

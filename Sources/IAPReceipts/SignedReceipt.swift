@@ -6,7 +6,7 @@ import SwiftASN1
 /// for ``ReceiptVerifier`` to decide.
 public struct SignedReceipt: Hashable, Sendable {
     /// The PKCS#7 structure, with the certificates and the signed content as they came.
-    public let signedData: SignedData
+    public let signedData: CMSSignedData
     /// The receipt the content holds.
     public let receipt: AppReceipt
 
@@ -23,9 +23,9 @@ public struct SignedReceipt: Hashable, Sendable {
         }
         // An array is read in place; any other collection is copied once.
         let input = (bytes as? [UInt8])?[...] ?? ArraySlice(bytes)
-        let signedData: SignedData
+        let signedData: CMSSignedData
         do throws(DERReader.Failure) {
-            if let fast = try SignedData.readFastDER(input) {
+            if let fast = try CMSSignedData.readFastDER(input) {
                 signedData = fast
             } else {
                 signedData = try Self.readWithSwiftASN1(input)
@@ -48,7 +48,7 @@ public struct SignedReceipt: Hashable, Sendable {
     }
 
     /// Reads BER (and anything the fast DER reader declined) through swift-asn1's node tree.
-    private static func readWithSwiftASN1(_ input: ArraySlice<UInt8>) throws(DERReader.Failure) -> SignedData {
+    private static func readWithSwiftASN1(_ input: ArraySlice<UInt8>) throws(DERReader.Failure) -> CMSSignedData {
         let root: ASN1Node
         do {
             root = try ASN1Parsing.parse(input)
@@ -56,7 +56,7 @@ public struct SignedReceipt: Hashable, Sendable {
             throw .malformed("\(error)")
         }
         do {
-            return try SignedData(contentInfo: root)
+            return try CMSSignedData(contentInfo: root)
         } catch {
             throw .unexpected("\(error)")
         }

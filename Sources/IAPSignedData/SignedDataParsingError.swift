@@ -1,9 +1,10 @@
-public import IAPTrust
+public import IAPCore
 
 /// Why text could not be read as a compact JWS or its payload.
 ///
-/// Parsing throws this; verification never does (a verdict lists the failure instead). Match on ``code``; ``reason``
-/// explains it to a person, with the byte offset where that helps.
+/// Parsing throws this, and so does verification of text that is not a document at all (anything that parses gets a
+/// verdict, which lists what failed). Match on ``code``; ``reason`` explains it to a person, with the byte offset where
+/// that helps.
 public struct SignedDataParsingError: CodedError, Sendable {
     /// The stable name of what went wrong.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -25,6 +26,8 @@ public struct SignedDataParsingError: CodedError, Sendable {
         public static let malformedField = Code(rawValue: "malformedField")
         /// The signature is not 64 bytes (raw r‖s for ES256).
         public static let malformedSignature = Code(rawValue: "malformedSignature")
+        /// The payload does not look like any of Apple's signed document types (verifying a document of unknown kind).
+        public static let unknownPayloadType = Code(rawValue: "unknownPayloadType")
     }
 
     public let code: Code

@@ -53,7 +53,7 @@ public final class AppStoreSimulator: Sendable {
             trustStore: pki.trustStore,
             configuration: .init(
                 bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
-                environment: configuration.environment))
+                environments: [configuration.environment]))
         if case .running(let wall) = clock { wallStart = wall() } else { wallStart = nil }
         let core = try SimulatorCore(
             catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords)
@@ -70,43 +70,71 @@ public final class AppStoreSimulator: Sendable {
             keepsRecords: keepsRecords)
     }
 
-    /// Runs `body` on the state after catching the clock up with the wall clock (when running).
-    private func withCore<T: Sendable>(_ body: (inout SimulatorCore) throws(StoreError) -> T) throws(StoreError) -> T {
-        try state.withLock { (state) throws(StoreError) -> T in
-            if case .running(let wall) = clock, let wallStart {
-                let target = configuration.start + wall().timeIntervalSince(wallStart) + state.jump
-                if target > state.core.now { try state.core.advance(to: target) }
+    /// Runs `body` on the state after catching the clock up with the wall clock (when running), then delivers what
+    /// it queued for sinks and update streams once the lock is released (even when `body` throws: what happened before
+    /// the error happened).
+    private func withCore<T: Sendable>(
+        catchingUp: Bool = true, _ body: (inout SimulatorCore, inout TimeInterval) throws(SimulatorError) -> T
+    ) throws(SimulatorError) -> T {
+        let (result, batch) = state.withLock { state -> (Result<T, SimulatorError>, [Outbox.Delivery]) in
+            let result = Result { () throws(SimulatorError) -> T in
+                if catchingUp, case .running(let wall) = clock, let wallStart {
+                    let target = configuration.start + wall().timeIntervalSince(wallStart) + state.jump
+                    if target > state.core.now { try state.core.advance(to: target) }
+                }
+                return try body(&state.core, &state.jump)
             }
-            return try body(&state.core)
+            return (result, state.core.outbox.takeFirstBatch())
+        }
+        deliver(batch)
+        return try result.get()
+    }
+
+    /// Runs `body` on the state (see ``withCore(catchingUp:_:)``).
+    private func withCore<T: Sendable>(_ body: (inout SimulatorCore) throws(SimulatorError) -> T) throws(SimulatorError)
+        -> T
+    {
+        try withCore { (core, _) throws(SimulatorError) -> T in try body(&core) }
+    }
+
+    /// Delivers batches, outside the lock, until the outbox is empty.
+    private func deliver(_ first: [Outbox.Delivery]) {
+        var batch = first
+        while !batch.isEmpty {
+            for delivery in batch { delivery.deliver() }
+            batch = state.withLock { $0.core.outbox.takeNextBatch() }
         }
     }
 
     // MARK: - Clock
 
-    /// The simulated moment.
-    public var now: Date { (try? withCore { $0.now }) ?? configuration.start }
+    /// The simulated moment. Throws when a running clock cannot catch up (it would pass
+    /// ``SimulatorConfiguration/latestDate`` or run more than ``SimulatorConfiguration/maximumEventsPerAdvance`` events).
+    public var now: Date {
+        get throws(SimulatorError) { try withCore { $0.now } }
+    }
 
     /// Moves the clock forward by `seconds`, running everything due on the way.
-    public func advance(by seconds: TimeInterval) throws(StoreError) {
-        guard seconds >= 0 else { throw StoreError(.timeGoesForward, "the clock cannot go back") }
-        try state.withLock { (state) throws(StoreError) in
-            try state.core.advance(to: state.core.now + seconds)
-            state.jump += seconds
+    public func advance(by seconds: TimeInterval) throws(SimulatorError) {
+        guard seconds >= 0 else { throw SimulatorError(.timeGoesForward, "the clock cannot go back") }
+        try withCore(catchingUp: false) { (core, jump) throws(SimulatorError) in
+            try core.advance(to: core.now + seconds)
+            jump += seconds
         }
         try withCore { _ in }
     }
 
     /// Moves the clock forward by calendar periods (real-time calendar arithmetic, whatever the time rate).
-    public func advance(by period: SubscriptionPeriod, count: Int = 1) throws(StoreError) {
-        let start = now
+    public func advance(by period: SubscriptionPeriod, count: Int = 1) throws(SimulatorError) {
+        let start = try now
         try advance(by: period.advance(start, by: count).timeIntervalSince(start))
     }
 
     /// Moves the clock to `date`, running everything due on the way.
-    public func advance(to date: Date) throws(StoreError) {
-        let start = now
+    public func advance(to date: Date) throws(SimulatorError) {
+        let start = try now
         guard date >= start else {
-            throw StoreError(.timeGoesForward, "the clock cannot go back from \(start) to \(date)")
+            throw SimulatorError(.timeGoesForward, "the clock cannot go back from \(start) to \(date)")
         }
         try advance(by: date.timeIntervalSince(start))
     }
@@ -117,70 +145,70 @@ public final class AppStoreSimulator: Sendable {
     /// carry and with ask-to-buy on (a child in a family).
     public func createAccount(
         _ id: String, storefront: String = "USA", appAccountToken: UUID? = nil, askToBuy: Bool = false
-    ) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in
+    ) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in
             try core.createAccount(id, storefront: storefront, appAccountToken: appAccountToken, askToBuy: askToBuy)
         }
     }
 
     /// Signs an account in on a device; returns the device id (receipts hash it). A fresh seeded id when nil.
     @discardableResult
-    public func addDevice(account: String, deviceID: UUID? = nil) throws(StoreError) -> UUID {
-        try withCore { (core) throws(StoreError) in try core.addDevice(account: account, deviceID: deviceID) }
+    public func addDevice(account: String, deviceID: UUID? = nil) throws(SimulatorError) -> UUID {
+        try withCore { (core) throws(SimulatorError) in try core.addDevice(account: account, deviceID: deviceID) }
     }
 
     /// Turns ask-to-buy on or off, or moves the account to another storefront.
-    public func updateAccount(_ id: String, askToBuy: Bool? = nil, storefront: String? = nil) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.setAccount(id, askToBuy: askToBuy, storefront: storefront)
+    public func updateAccount(_ id: String, askToBuy: Bool? = nil, storefront: String? = nil) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.setAccount(id, askToBuy: askToBuy, storefront: storefront)
         }
     }
 
     /// Adds an account to a family group (created on first use); shareable purchases flow both ways at once.
-    public func joinFamily(_ family: String, account: String) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.join(family: family, account: account) }
+    public func joinFamily(_ family: String, account: String) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.join(family: family, account: account) }
     }
 
     /// Takes an account out of its family; shared purchases are revoked (REVOKE notifications).
-    public func leaveFamily(account: String) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.leaveFamily(account: account) }
+    public func leaveFamily(account: String) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.leaveFamily(account: account) }
     }
 
     /// Makes the account's renewals fail (`failing: true`) or fixes its payment method, which recovers subscriptions
     /// in billing retry at once.
-    public func setBillingIssue(account: String, failing: Bool) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.setBillingIssue(account: account, failing: failing) }
+    public func setBillingIssue(account: String, failing: Bool) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.setBillingIssue(account: account, failing: failing) }
     }
 
     // MARK: - Store operations
 
     /// Makes every later call of an operation fail with `code` (nil stops it), as StoreKit testing's error settings do.
-    public func injectFailure(_ operation: StoreOperation, _ code: StoreError.Code?) {
+    public func injectFailure(_ operation: SimulatorOperation, _ code: SimulatorError.Code?) {
         state.withLock { $0.core.failures[operation] = code }
     }
 
     /// A product request: the products of the catalog among `ids`, localized for the account's storefront.
-    public func products(_ ids: [String], account: String) throws(StoreError) -> [StoreProduct] {
-        try withCore { (core) throws(StoreError) in try core.products(ids, account: account) }
+    public func products(_ ids: [String], account: String) throws(SimulatorError) -> [SimulatorProduct] {
+        try withCore { (core) throws(SimulatorError) in try core.products(ids, account: account) }
     }
 
     /// Buys a product. Ask-to-buy accounts and interrupted purchases answer `.pending`; see ``approve(_:)``,
     /// ``decline(_:)``.
     public func purchase(
         _ productID: String, account: String, device: UUID? = nil, options: PurchaseOptions = PurchaseOptions()
-    ) throws(StoreError) -> PurchaseOutcome {
-        try withCore { (core) throws(StoreError) in
+    ) throws(SimulatorError) -> PurchaseOutcome {
+        try withCore { (core) throws(SimulatorError) in
             try core.purchase(productID, account: account, device: device, options: options)
         }
     }
 
     /// Approves an ask-to-buy request or completes an interrupted purchase: the purchase happens now.
-    public func approve(_ pendingID: String) throws(StoreError) -> PurchaseOutcome {
-        try withCore { (core) throws(StoreError) in try core.resolvePending(pendingID, approve: true) }
+    public func approve(_ pendingID: String) throws(SimulatorError) -> PurchaseOutcome {
+        try withCore { (core) throws(SimulatorError) in try core.resolvePending(pendingID, approve: true) }
     }
 
     /// Declines an ask-to-buy request or abandons an interrupted purchase: no transaction.
-    public func decline(_ pendingID: String) throws(StoreError) {
-        _ = try withCore { (core) throws(StoreError) in try core.resolvePending(pendingID, approve: false) }
+    public func decline(_ pendingID: String) throws(SimulatorError) {
+        _ = try withCore { (core) throws(SimulatorError) in try core.resolvePending(pendingID, approve: false) }
     }
 
     /// Purchases waiting for approval or the customer, oldest first.
@@ -189,87 +217,87 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// Redeems an offer code configured in ``SimulatorConfiguration/offerCodes``.
-    public func redeemOfferCode(_ code: String, account: String) throws(StoreError) -> IssuedTransaction {
-        try withCore { (core) throws(StoreError) in try core.redeemOfferCode(code, account: account) }
+    public func redeemOfferCode(_ code: String, account: String) throws(SimulatorError) -> SimulatorTransaction {
+        try withCore { (core) throws(SimulatorError) in try core.redeemOfferCode(code, account: account) }
     }
 
     /// Finishes a transaction: it stops being redelivered, and a consumable leaves the receipt.
-    public func finish(_ transactionID: String) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.finish(transactionID) }
+    public func finish(_ transactionID: String) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.finish(transactionID) }
     }
 
     /// The account's unfinished transactions, signed: what StoreKit redelivers at every launch until finished.
-    public func unfinishedTransactions(account: String) throws(StoreError) -> [IssuedTransaction] {
-        try withCore { (core) throws(StoreError) in
+    public func unfinishedTransactions(account: String) throws(SimulatorError) -> [SimulatorTransaction] {
+        try withCore { (core) throws(SimulatorError) in
             _ = try core.account(account)
-            var result: [IssuedTransaction] = []
+            var result: [SimulatorTransaction] = []
             for id in core.unfinished(account: account) { result.append(try core.signedTransaction(id)) }
             return result
         }
     }
 
     /// Restores purchases (`AppStore.sync()`): the latest transaction of everything the account has.
-    public func sync(account: String) throws(StoreError) -> [IssuedTransaction] {
-        try withCore { (core) throws(StoreError) in try core.sync(account: account) }
+    public func sync(account: String) throws(SimulatorError) -> [SimulatorTransaction] {
+        try withCore { (core) throws(SimulatorError) in try core.sync(account: account) }
     }
 
     /// Every transaction of the account, signed, in issue order.
-    public func transactions(account: String) throws(StoreError) -> [IssuedTransaction] {
-        try withCore { (core) throws(StoreError) in
-            var result: [IssuedTransaction] = []
+    public func transactions(account: String) throws(SimulatorError) -> [SimulatorTransaction] {
+        try withCore { (core) throws(SimulatorError) in
+            var result: [SimulatorTransaction] = []
             for id in try core.account(account).transactionIDs { result.append(try core.signedTransaction(id)) }
             return result
         }
     }
 
     /// Turns a subscription's auto-renew off (it expires at the end of the period) or on.
-    public func setAutoRenew(account: String, group: String, enabled: Bool) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in
+    public func setAutoRenew(account: String, group: String, enabled: Bool) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in
             try core.setAutoRenew(account: account, group: group, enabled: enabled)
         }
     }
 
     /// Changes a product's price; see ``consentToPriceIncrease(account:group:)``.
-    public func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool = true) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in
+    public func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool = true) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in
             try core.changePrice(productID, to: price, requiresConsent: requiresConsent)
         }
     }
 
     /// The customer accepts a price increase that needs consent.
-    public func consentToPriceIncrease(account: String, group: String) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.consentToPriceIncrease(account: account, group: group) }
+    public func consentToPriceIncrease(account: String, group: String) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.consentToPriceIncrease(account: account, group: group) }
     }
 
     /// Refunds a purchase in full, or in part with `percentage` in milli-percent (50000 = half).
     public func refund(_ transactionID: String, percentage: Int? = nil, reason: RevocationReason = .other)
-        throws(StoreError)
+        throws(SimulatorError)
     {
-        try withCore { (core) throws(StoreError) in
+        try withCore { (core) throws(SimulatorError) in
             try core.refund(transactionID, percentage: percentage, reason: reason)
         }
     }
 
     /// Apple reverses a refund it granted (after a dispute): the purchase grants again, with REFUND_REVERSED.
-    public func reverseRefund(_ transactionID: String) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.reverseRefund(transactionID) }
+    public func reverseRefund(_ transactionID: String) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.reverseRefund(transactionID) }
     }
 
     /// A customer asks for a refund; the developer gets a CONSUMPTION_REQUEST.
     public func requestRefund(_ transactionID: String, reason: ConsumptionRequestReason = .unintendedPurchase)
-        throws(StoreError)
+        throws(SimulatorError)
     {
-        try withCore { (core) throws(StoreError) in try core.requestRefund(transactionID, reason: reason) }
+        try withCore { (core) throws(SimulatorError) in try core.requestRefund(transactionID, reason: reason) }
     }
 
     /// The developer's answer to a consumption request (the App Store Server API's "send consumption information").
-    public func reportConsumption(_ transactionID: String, _ report: ConsumptionReport) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.reportConsumption(transactionID, report) }
+    public func reportConsumption(_ transactionID: String, _ report: ConsumptionReport) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.reportConsumption(transactionID, report) }
     }
 
     /// Apple's decision on a refund request: REFUND (full or prorated) or REFUND_DECLINED.
-    public func decideRefund(_ transactionID: String, grant: Bool, percentage: Int? = nil) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in
+    public func decideRefund(_ transactionID: String, grant: Bool, percentage: Int? = nil) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in
             try core.decideRefund(transactionID, grant: grant, percentage: percentage)
         }
     }
@@ -280,44 +308,44 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// Deletes a transaction from history (Xcode's "Delete Transaction").
-    public func deleteTransaction(_ transactionID: String) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.deleteTransaction(transactionID) }
+    public func deleteTransaction(_ transactionID: String) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.deleteTransaction(transactionID) }
     }
 
     /// Clears every transaction of one account, or of every account.
-    public func clearTransactions(account: String? = nil) throws(StoreError) {
-        try withCore { (core) throws(StoreError) in try core.clearTransactions(account: account) }
+    public func clearTransactions(account: String? = nil) throws(SimulatorError) {
+        try withCore { (core) throws(SimulatorError) in try core.clearTransactions(account: account) }
     }
 
     // MARK: - Artifacts
 
     /// The device's app receipt as of now (re-signed only after a change).
-    public func receipt(account: String, device: UUID) throws(StoreError) -> IssuedReceipt {
-        try withCore { (core) throws(StoreError) in try core.receipt(account: account, device: device) }
+    public func receipt(account: String, device: UUID) throws(SimulatorError) -> SimulatorReceipt {
+        try withCore { (core) throws(SimulatorError) in try core.receipt(account: account, device: device) }
     }
 
     /// A signed app transaction for the device, with a device verification for `nonce`.
-    public func appTransaction(account: String, device: UUID, nonce: UUID? = nil) throws(StoreError) -> String {
-        try withCore { (core) throws(StoreError) in
+    public func appTransaction(account: String, device: UUID, nonce: UUID? = nil) throws(SimulatorError) -> String {
+        try withCore { (core) throws(SimulatorError) in
             try core.appTransaction(account: account, device: device, nonce: nonce)
         }
     }
 
     /// The signed renewal info of the account's subscription in a group (its own, or else the one its family shares).
-    public func renewalInfo(account: String, group: String) throws(StoreError) -> String {
-        try withCore { (core) throws(StoreError) in
+    public func renewalInfo(account: String, group: String) throws(SimulatorError) -> String {
+        try withCore { (core) throws(SimulatorError) in
             _ = try core.account(account)
             guard
                 let visible = core.visibleLines(account: account).first(where: { core.lines[$0.line].groupID == group })
-            else { throw StoreError(.invalidState, "\(account) has no subscription in group '\(group)'") }
+            else { throw SimulatorError(.invalidState, "\(account) has no subscription in group '\(group)'") }
             return try core.signedRenewalInfo(line: visible.line, forAccount: account)
         }
     }
 
     /// The signed renewal info of every subscription the account sees (its own and family-shared ones), as the
     /// App Store Server API's subscription statuses give them.
-    public func renewalInfos(account: String) throws(StoreError) -> [String] {
-        try withCore { (core) throws(StoreError) in
+    public func renewalInfos(account: String) throws(SimulatorError) -> [String] {
+        try withCore { (core) throws(SimulatorError) in
             try core.checkInjectedFailure(.subscriptionStatus)
             _ = try core.account(account)
             var result: [String] = []
@@ -329,45 +357,47 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// The simulator's own view of what the account has now.
-    public func view(account: String) throws(StoreError) -> CustomerView {
-        try withCore { (core) throws(StoreError) in try core.view(account: account) }
+    public func view(account: String) throws(SimulatorError) -> SimulatorEntitlements {
+        try withCore { (core) throws(SimulatorError) in try core.view(account: account) }
     }
 
     /// Every event so far (when records are kept).
-    public var events: [StoreEvent] { state.withLock { $0.core.events } }
+    public var events: [SimulatorEvent] { state.withLock { $0.core.events } }
     /// Every signed artifact so far, in issue order (when records are kept).
-    public var artifacts: [IssuedArtifact] { state.withLock { $0.core.artifacts } }
+    public var artifacts: [SimulatorArtifact] { state.withLock { $0.core.artifacts } }
     /// Every notification so far (when records are kept).
-    public var notifications: [IssuedNotification] { state.withLock { $0.core.notifications } }
+    public var notifications: [SimulatorNotification] { state.withLock { $0.core.notifications } }
     /// What the simulator counted.
     public var statistics: SimulatorStatistics { state.withLock { $0.core.statistics } }
     /// Account ids in creation order.
     public var accountIDs: [String] { state.withLock { $0.core.accountOrder } }
 
     /// The devices of an account, in the order they were added.
-    public func devices(account: String) throws(StoreError) -> [UUID] {
-        try withCore { (core) throws(StoreError) in try core.account(account).devices.map(\.id) }
+    public func devices(account: String) throws(SimulatorError) -> [UUID] {
+        try withCore { (core) throws(SimulatorError) in try core.account(account).devices.map(\.id) }
     }
 
     // MARK: - Delivery
 
-    /// Calls `sink` with every notification issued from now on, synchronously, in order (an in-process server).
-    public func addNotificationSink(_ sink: @escaping @Sendable (IssuedNotification) -> Void) {
+    /// Calls `sink` with every notification issued from now on, in order, after the simulator has released its state
+    /// (so the sink may call back into it, as a server's notification endpoint does). A caller on one task has had
+    /// its notifications delivered when its call returns; with callers on several tasks, one delivers for all.
+    public func addNotificationSink(_ sink: @escaping @Sendable (SimulatorNotification) -> Void) {
         state.withLock { $0.core.notificationSinks.append(sink) }
     }
 
     /// The transaction updates one device of the account sees (`Transaction.updates`): first every unfinished
     /// transaction (redelivery at launch), then each transaction issued or changed from now on. Each call is one
     /// listener; end it by dropping the stream.
-    public func transactionUpdates(account: String, device: UUID? = nil) throws(StoreError)
-        -> AsyncStream<IssuedTransaction>
+    public func transactionUpdates(account: String, device: UUID? = nil) throws(SimulatorError)
+        -> AsyncStream<SimulatorTransaction>
     {
-        let (stream, continuation) = AsyncStream.makeStream(of: IssuedTransaction.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorTransaction.self)
         let key = UUID()
-        try withCore { (core) throws(StoreError) in
+        try withCore { (core) throws(SimulatorError) in
             let holder = try core.account(account)
             if let device, holder.device(device) == nil {
-                throw StoreError(.unknownDevice, "device \(device) does not belong to \(account)")
+                throw SimulatorError(.unknownDevice, "device \(device) does not belong to \(account)")
             }
             for id in core.unfinished(account: account) { continuation.yield(try core.signedTransaction(id)) }
             core.updateStreams[account, default: [:]][key] = continuation

@@ -14,26 +14,17 @@ extension AppStoreSimulator {
     /// Verifies the account's signed transactions and renewal infos as a server configured with this simulator's
     /// roots would, and gives what the entitlement engine makes of them.
     public func readSignedData(account: String) async throws -> SignedDataReading {
+        let documents =
+            try transactions(account: account).map { ($0.jws, SignedPayloadKind.transaction, "transaction \($0.transactionID)") }
+            + (try renewalInfos(account: account)).map { ($0, SignedPayloadKind.renewalInfo, "a renewal info") }
         var history = PurchaseHistory()
         var unverified: [String] = []
-        for transaction in try transactions(account: account) {
-            let verdict = await signedDataVerifier.verifyTransaction(transaction.jws)
-            if let payload = verdict.verifiedPayload {
-                history.add(.transaction(payload))
-            } else {
-                unverified.append("transaction \(transaction.transactionID) does not verify: \(verdict.failures)")
-            }
-        }
-        for renewal in try renewalInfos(account: account) {
-            let verdict = await signedDataVerifier.verifyRenewalInfo(renewal)
-            if let payload = verdict.verifiedPayload {
-                history.add(.renewalInfo(payload))
-            } else {
-                unverified.append("a renewal info does not verify: \(verdict.failures)")
-            }
+        for (jws, kind, name) in documents {
+            let verdict = try await signedDataVerifier.verify(jws, as: kind)
+            if history.add(verified: verdict) == nil { unverified.append("\(name) does not verify: \(verdict.failures)") }
         }
         return SignedDataReading(
-            snapshot: EntitlementEngine(catalog: catalog).snapshot(of: history, at: now), unverified: unverified)
+            snapshot: EntitlementEngine(catalog: catalog).snapshot(of: history, at: try now), unverified: unverified)
     }
 
     /// Where the engine, reading the account's signed data, disagrees with the simulator's own view (and every

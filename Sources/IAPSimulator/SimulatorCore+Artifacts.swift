@@ -8,7 +8,7 @@ import IAPSignedData
 extension SimulatorCore {
     // MARK: - Signed transactions and renewal info
 
-    func transactionPayload(_ t: StoreTransaction) -> TransactionPayload {
+    func transactionPayload(_ t: TransactionState) -> TransactionPayload {
         var p = TransactionPayload()
         p.transactionID = String(t.id)
         p.originalTransactionID = String(t.originalID)
@@ -87,13 +87,13 @@ extension SimulatorCore {
     }
 
     /// Signs the renewal info of a line (for a family member, with their shared original id).
-    mutating func signedRenewalInfo(line number: Int, forAccount account: String) throws(StoreError) -> String {
+    mutating func signedRenewalInfo(line number: Int, forAccount account: String) throws(SimulatorError) -> String {
         let line = lines[number]
         let originalID =
             account == line.accountID ? line.originalID : (line.sharedOriginals[account] ?? line.originalID)
         let jws: String
         do { jws = try jwsSigner.sign(renewalInfoPayload(line: line, originalID: originalID)) } catch {
-            throw StoreError(.signingFailed, "could not sign renewal info: \(error)")
+            throw SimulatorError(.signingFailed, "could not sign renewal info: \(error)")
         }
         statistics.jwsSignatures += 1
         keep(.renewalInfo, id: String(originalID), account: account, bytes: Array(jws.utf8))
@@ -113,7 +113,7 @@ extension SimulatorCore {
 
     // MARK: - Notifications
 
-    /// Issues an App Store Server Notification V2 about a transaction (and its subscription line) and hands it to
+    /// Issues an App Store Server Notification V2 about a transaction (and its subscription line) and queues it for
     /// every sink.
     mutating func notify(
         _ type: NotificationType, _ subtype: NotificationSubtype?, transaction id: UInt64, line: Int?,
@@ -147,14 +147,14 @@ extension SimulatorCore {
             let jws = try jwsSigner.sign(payload)
             statistics.jwsSignatures += 1
             statistics.notifications += 1
-            let notification = IssuedNotification(
+            let notification = SimulatorNotification(
                 uuid: payload.notificationUUID!, type: type, subtype: subtype, date: now, accountID: t.accountID,
                 transactionID: String(id), signedPayload: jws, payload: payload)
             if keepsRecords {
                 notifications.append(notification)
                 keep(.notification, id: notification.uuid, account: t.accountID, bytes: notification.requestBody)
             }
-            for sink in notificationSinks { sink(notification) }
+            if !notificationSinks.isEmpty { outbox.post(.notification(notification, sinks: notificationSinks)) }
         } catch {
             log(
                 .failed, account: t.accountID, product: t.productID, transaction: id,
@@ -165,22 +165,22 @@ extension SimulatorCore {
     // MARK: - Receipts and app transactions
 
     /// The device's app receipt as of now: rebuilt and re-signed only when the account changed since the last one.
-    mutating func receipt(account accountID: String, device deviceID: UUID) throws(StoreError) -> IssuedReceipt {
+    mutating func receipt(account accountID: String, device deviceID: UUID) throws(SimulatorError) -> SimulatorReceipt {
         let account = try account(accountID)
         guard let index = account.device(deviceID) else {
-            throw StoreError(.unknownDevice, "device \(deviceID) does not belong to \(accountID)")
+            throw SimulatorError(.unknownDevice, "device \(deviceID) does not belong to \(accountID)")
         }
         if let cached = account.devices[index].cachedReceipt, cached.revision == account.revision {
             return cached.receipt
         }
         let device = account.devices[index]
         let receipt = appReceipt(account: account, device: device)
-        let signed: IssuedReceipt
+        let signed: SimulatorReceipt
         do {
             let receipt = try pki.receiptSigner.sign(receipt)
-            signed = IssuedReceipt(bytes: try receipt.derBytes(), receipt: receipt)
+            signed = SimulatorReceipt(bytes: try receipt.derBytes(), receipt: receipt)
         } catch {
-            throw StoreError(.signingFailed, "could not sign the receipt: \(error)")
+            throw SimulatorError(.signingFailed, "could not sign the receipt: \(error)")
         }
         statistics.receiptSignatures += 1
         accounts[accountID]!.devices[index].cachedReceipt = (account.revision, signed)
@@ -215,13 +215,13 @@ extension SimulatorCore {
         return receipt
     }
 
-    mutating func appTransaction(account accountID: String, device deviceID: UUID, nonce: UUID?) throws(StoreError)
+    mutating func appTransaction(account accountID: String, device deviceID: UUID, nonce: UUID?) throws(SimulatorError)
         -> String
     {
         try checkInjectedFailure(.appTransaction)
         let account = try account(accountID)
         guard account.device(deviceID) != nil else {
-            throw StoreError(.unknownDevice, "device \(deviceID) does not belong to \(accountID)")
+            throw SimulatorError(.unknownDevice, "device \(deviceID) does not belong to \(accountID)")
         }
         let nonce = nonce ?? ids.uuid()
         var p = AppTransactionPayload()
@@ -240,7 +240,7 @@ extension SimulatorCore {
         p.signedDate = EpochMilliseconds(now)
         let jws: String
         do { jws = try jwsSigner.sign(p) } catch {
-            throw StoreError(.signingFailed, "could not sign the app transaction: \(error)")
+            throw SimulatorError(.signingFailed, "could not sign the app transaction: \(error)")
         }
         statistics.jwsSignatures += 1
         keep(.appTransaction, id: accountID, account: accountID, bytes: Array(jws.utf8))
@@ -262,7 +262,7 @@ extension SimulatorCore {
     // MARK: - The simulator's own view
 
     /// What the account has now, from the simulator's state.
-    func view(account accountID: String) throws(StoreError) -> CustomerView {
+    func view(account accountID: String) throws(SimulatorError) -> SimulatorEntitlements {
         let account = try account(accountID)
         var entitled = Set<String>()
         var consumables: [String: Int] = [:]
@@ -283,11 +283,11 @@ extension SimulatorCore {
                 break
             }
         }
-        var subscriptions: [String: SubscriptionView] = [:]
+        var subscriptions: [String: SimulatorSubscription] = [:]
         for (number, originalID, shared) in visibleLines(account: accountID) {
             let line = lines[number]
             let state = Self.status(line, at: now)
-            let view = SubscriptionView(
+            let view = SimulatorSubscription(
                 state: state, productID: line.productID, expiresDate: line.expiresDate, willAutoRenew: line.autoRenew,
                 renewsToProductID: line.autoRenew ? line.autoRenewProductID : nil,
                 gracePeriodExpiresDate: { if case .billingRetry(let g, _, _) = line.status { g } else { nil } }(),
@@ -304,7 +304,7 @@ extension SimulatorCore {
             subscriptions[line.groupID] = view
         }
         for view in subscriptions.values where view.state.grantsAccess { entitled.insert(view.productID) }
-        return CustomerView(
+        return SimulatorEntitlements(
             entitledProductIDs: entitled, consumablePurchased: consumables, subscriptions: subscriptions)
     }
 

@@ -8,15 +8,15 @@ extension SimulatorCore {
 
     mutating func purchase(
         _ productID: String, account accountID: String, device: UUID?, options: PurchaseOptions
-    ) throws(StoreError) -> PurchaseOutcome {
+    ) throws(SimulatorError) -> PurchaseOutcome {
         try checkInjectedFailure(.purchase)
         let account = try account(accountID)
         if let device, account.device(device) == nil {
-            throw StoreError(.unknownDevice, "device \(device) does not belong to \(accountID)")
+            throw SimulatorError(.unknownDevice, "device \(device) does not belong to \(accountID)")
         }
         let (_, kind) = try product(productID)
         guard options.quantity >= 1, options.quantity <= (kind == .consumable ? 10 : 1) else {
-            throw StoreError(.invalidQuantity, "quantity \(options.quantity) is not allowed for \(productID)")
+            throw SimulatorError(.invalidQuantity, "quantity \(options.quantity) is not allowed for \(productID)")
         }
         if options.userCancels {
             log(.userCancelled, account: accountID, product: productID, "\(accountID) cancels buying \(productID)")
@@ -42,9 +42,9 @@ extension SimulatorCore {
     }
 
     /// Approves (or declines) an ask-to-buy request, or resolves (or abandons) an interrupted purchase.
-    mutating func resolvePending(_ id: String, approve: Bool) throws(StoreError) -> PurchaseOutcome {
+    mutating func resolvePending(_ id: String, approve: Bool) throws(SimulatorError) -> PurchaseOutcome {
         guard let request = pending.removeValue(forKey: id) else {
-            throw StoreError(.unknownRequest, "no pending purchase '\(id)'")
+            throw SimulatorError(.unknownRequest, "no pending purchase '\(id)'")
         }
         pendingOrder.removeAll { $0 == id }
         let p = request.pending
@@ -70,7 +70,7 @@ extension SimulatorCore {
     /// Charges the customer and issues what they bought.
     mutating func complete(
         _ productID: String, kind: ProductKind, account: String, options: PurchaseOptions
-    ) throws(StoreError) -> IssuedTransaction {
+    ) throws(SimulatorError) -> SimulatorTransaction {
         switch kind {
         case .autoRenewable:
             return try signedTransaction(try subscribe(productID, account: account, options: options))
@@ -100,45 +100,45 @@ extension SimulatorCore {
     /// Checks the offer a purchase asks for and returns what it applies, or nil for none.
     func resolveOffer(
         _ choice: OfferChoice?, productID: String, account: String, options: PurchaseOptions
-    ) throws(StoreError) -> AppliedOffer? {
+    ) throws(SimulatorError) -> AppliedOffer? {
         guard let choice else { return nil }
         guard let info = catalog.product(productID)?.subscription else {
-            throw StoreError(.ineligibleForOffer, "\(productID) is not a subscription; it has no offers")
+            throw SimulatorError(.ineligibleForOffer, "\(productID) is not a subscription; it has no offers")
         }
         let hasSubscribed = hasSubscribed(account: account, group: info.groupID)
         switch choice {
         case .promotional(let signed):
             guard !signed.offerID.isEmpty, !signed.keyID.isEmpty, !signed.signature.isEmpty else {
-                throw StoreError(.missingOfferParameters, "a promotional offer needs an id, key id and signature")
+                throw SimulatorError(.missingOfferParameters, "a promotional offer needs an id, key id and signature")
             }
             guard let offer = info.promotionalOffers.first(where: { $0.id == signed.offerID }) else {
-                throw StoreError(.invalidOfferIdentifier, "\(productID) has no promotional offer '\(signed.offerID)'")
+                throw SimulatorError(.invalidOfferIdentifier, "\(productID) has no promotional offer '\(signed.offerID)'")
             }
             guard let key = configuration.promotionalOfferKeys[signed.keyID],
                 let der = Data(base64Encoded: signed.signature),
                 let signature = try? P256.Signing.ECDSASignature(derRepresentation: der)
-            else { throw StoreError(.invalidOfferSignature, "unknown key id or unreadable signature") }
+            else { throw SimulatorError(.invalidOfferSignature, "unknown key id or unreadable signature") }
             let token = options.appAccountToken ?? accounts[account]?.appAccountToken
             let message = PromotionalOfferSignature.message(
                 bundleID: configuration.bundleID, keyID: signed.keyID, productID: productID, offerID: signed.offerID,
                 appAccountToken: token, nonce: signed.nonce, timestamp: signed.timestamp)
             guard key.isValidSignature(signature, for: message) else {
-                throw StoreError(.invalidOfferSignature, "the promotional offer's signature does not verify")
+                throw SimulatorError(.invalidOfferSignature, "the promotional offer's signature does not verify")
             }
             let age = now.timeIntervalSince1970 * 1000 - Double(signed.timestamp)
             guard abs(age) <= 86_400_000 else {
-                throw StoreError(.invalidOfferSignature, "the promotional offer's timestamp is more than 24 hours away")
+                throw SimulatorError(.invalidOfferSignature, "the promotional offer's timestamp is more than 24 hours away")
             }
             guard hasSubscribed else {
-                throw StoreError(.ineligibleForOffer, "promotional offers are for customers who subscribed before")
+                throw SimulatorError(.ineligibleForOffer, "promotional offers are for customers who subscribed before")
             }
             return AppliedOffer(type: .promotional, id: signed.offerID, offer: offer)
         case .winBack(let offerID):
             guard let offer = info.winBackOffers.first(where: { $0.id == offerID }) else {
-                throw StoreError(.invalidOfferIdentifier, "\(productID) has no win-back offer '\(offerID)'")
+                throw SimulatorError(.invalidOfferIdentifier, "\(productID) has no win-back offer '\(offerID)'")
             }
             guard hasSubscribed, !hasRunningSubscription(account: account, group: info.groupID) else {
-                throw StoreError(.ineligibleForOffer, "win-back offers are for customers whose subscription lapsed")
+                throw SimulatorError(.ineligibleForOffer, "win-back offers are for customers whose subscription lapsed")
             }
             return AppliedOffer(type: .winBack, id: offerID, offer: offer)
         }
@@ -161,15 +161,15 @@ extension SimulatorCore {
         return !hasSubscribed(account: account, group: info.groupID)
     }
 
-    mutating func redeemOfferCode(_ code: String, account accountID: String) throws(StoreError) -> IssuedTransaction {
+    mutating func redeemOfferCode(_ code: String, account accountID: String) throws(SimulatorError) -> SimulatorTransaction {
         try checkInjectedFailure(.offerCodeRedemption)
         _ = try account(accountID)
         guard let grant = configuration.offerCodes[code] else {
-            throw StoreError(.invalidOfferIdentifier, "no offer code '\(code)'")
+            throw SimulatorError(.invalidOfferIdentifier, "no offer code '\(code)'")
         }
         guard let info = catalog.product(grant.productID)?.subscription,
             let offer = info.offerCodes.first(where: { $0.id == grant.offerID })
-        else { throw StoreError(.invalidOfferIdentifier, "\(grant.productID) has no offer code '\(grant.offerID)'") }
+        else { throw SimulatorError(.invalidOfferIdentifier, "\(grant.productID) has no offer code '\(grant.offerID)'") }
         let applied = AppliedOffer(type: .offerCode, id: grant.offerID, offer: offer)
         let id = try subscribe(grant.productID, account: accountID, options: PurchaseOptions(), offer: applied)
         return try signedTransaction(id)
@@ -177,15 +177,15 @@ extension SimulatorCore {
 
     // MARK: - Product requests
 
-    mutating func products(_ requested: [String], account accountID: String) throws(StoreError) -> [StoreProduct] {
+    mutating func products(_ requested: [String], account accountID: String) throws(SimulatorError) -> [SimulatorProduct] {
         try checkInjectedFailure(.loadProducts)
         let account = try account(accountID)
         let locale = account.storefront.locale.replacingOccurrences(of: "_", with: "-")
-        return requested.compactMap { id -> StoreProduct? in
+        return requested.compactMap { id -> SimulatorProduct? in
             guard let product = catalog.product(id), let kind = product.kind else { return nil }
             let localization = product.localization(for: locale)
             let price = prices[id] ?? product.price ?? 0
-            return StoreProduct(
+            return SimulatorProduct(
                 id: id, kind: kind, displayName: localization?.displayName ?? product.referenceName,
                 description: localization?.description ?? "", price: price,
                 displayPrice: account.storefront.format(price), subscriptionGroupID: product.subscription?.groupID,
@@ -196,7 +196,7 @@ extension SimulatorCore {
 
     // MARK: - Finishing, syncing, deleting
 
-    mutating func finish(_ id: String) throws(StoreError) {
+    mutating func finish(_ id: String) throws(SimulatorError) {
         let t = try transaction(id)
         guard !t.finished else { return }
         transactions[t.id]!.finished = true
@@ -212,7 +212,7 @@ extension SimulatorCore {
 
     /// What `AppStore.sync()` gives back: the latest transaction of every product the account has, unfinished
     /// consumables included.
-    mutating func sync(account accountID: String) throws(StoreError) -> [IssuedTransaction] {
+    mutating func sync(account accountID: String) throws(SimulatorError) -> [SimulatorTransaction] {
         try checkInjectedFailure(.sync)
         let account = try account(accountID)
         var latest: [String: UInt64] = [:]
@@ -230,13 +230,13 @@ extension SimulatorCore {
         }
         result += order.compactMap { latest[$0] }
         log(.synced, account: accountID, "\(accountID) restores purchases: \(result.count) transactions")
-        var signed: [IssuedTransaction] = []
+        var signed: [SimulatorTransaction] = []
         for id in result.sorted() { signed.append(try signedTransaction(id)) }
         return signed
     }
 
     /// Removes a transaction from history, as Xcode's "Delete Transaction" does: no notification, no trace.
-    mutating func deleteTransaction(_ id: String) throws(StoreError) {
+    mutating func deleteTransaction(_ id: String) throws(SimulatorError) {
         let t = try transaction(id)
         transactions[t.id] = nil
         accounts[t.accountID]!.transactionIDs.removeAll { $0 == t.id }
@@ -265,7 +265,7 @@ extension SimulatorCore {
     }
 
     /// Removes every transaction, subscription and pending purchase of one account, or of all.
-    mutating func clearTransactions(account: String?) throws(StoreError) {
+    mutating func clearTransactions(account: String?) throws(SimulatorError) {
         var targets = accountOrder
         if let account { targets = [try self.account(account).id] }
         for id in targets {

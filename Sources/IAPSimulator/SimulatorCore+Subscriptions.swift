@@ -9,9 +9,9 @@ extension SimulatorCore {
     /// crossgrade scheduled for the next renewal. Returns the transaction the purchase answers with.
     mutating func subscribe(
         _ productID: String, account: String, options: PurchaseOptions, offer forcedOffer: AppliedOffer? = nil
-    ) throws(StoreError) -> UInt64 {
+    ) throws(SimulatorError) -> UInt64 {
         guard let info = catalog.product(productID)?.subscription else {
-            throw StoreError(.productUnavailable, "\(productID) is not an auto-renewable subscription")
+            throw SimulatorError(.productUnavailable, "\(productID) is not an auto-renewable subscription")
         }
         var chosen = forcedOffer
         if chosen == nil {
@@ -59,7 +59,7 @@ extension SimulatorCore {
     }
 
     /// A purchase in a group the account is already subscribed to.
-    mutating func change(line number: Int, to productID: String, offer: AppliedOffer?) throws(StoreError) -> UInt64 {
+    mutating func change(line number: Int, to productID: String, offer: AppliedOffer?) throws(SimulatorError) -> UInt64 {
         let line = lines[number]
         let account = line.accountID
         if productID == line.productID {
@@ -128,18 +128,18 @@ extension SimulatorCore {
     }
 
     /// Moves the clock to `target`, running every renewal, failure, grace expiry and expiry due before it, in order.
-    mutating func advance(to target: Date) throws(StoreError) {
+    mutating func advance(to target: Date) throws(SimulatorError) {
         guard target >= now else {
-            throw StoreError(
+            throw SimulatorError(
                 .timeGoesForward, "the clock cannot go back from \(Self.format(now)) to \(Self.format(target))")
         }
         guard target <= SimulatorConfiguration.latestDate else {
-            throw StoreError(.invalidArgument, "the clock stops at \(Self.format(SimulatorConfiguration.latestDate))")
+            throw SimulatorError(.invalidArgument, "the clock stops at \(Self.format(SimulatorConfiguration.latestDate))")
         }
         var ran = 0
         while let next = queue.first, next.date <= target {
             guard ran < configuration.maximumEventsPerAdvance else {
-                throw StoreError(
+                throw SimulatorError(
                     .invalidArgument,
                     "more than \(configuration.maximumEventsPerAdvance) renewals, retries and expiries in one move; "
                         + "the clock stopped at \(Self.format(now))")
@@ -246,7 +246,7 @@ extension SimulatorCore {
 
     /// Makes renewals fail (a card expired) or succeed again; clearing it recovers every subscription in billing
     /// retry at once: one still in its grace period keeps its renewal date, a later one starts a new period now.
-    mutating func setBillingIssue(account id: String, failing: Bool) throws(StoreError) {
+    mutating func setBillingIssue(account id: String, failing: Bool) throws(SimulatorError) {
         var account = try account(id)
         guard account.billingFails != failing else { return }
         account.billingFails = failing
@@ -266,14 +266,14 @@ extension SimulatorCore {
         }
     }
 
-    mutating func setAutoRenew(account: String, group: String, enabled: Bool) throws(StoreError) {
+    mutating func setAutoRenew(account: String, group: String, enabled: Bool) throws(SimulatorError) {
         _ = try self.account(account)
         guard let number = lineNumber(account: account, group: group) else {
-            throw StoreError(.invalidState, "\(account) has no subscription in group '\(group)'")
+            throw SimulatorError(.invalidState, "\(account) has no subscription in group '\(group)'")
         }
         let line = lines[number]
         guard line.isActive || line.isInBillingRetry else {
-            throw StoreError(.invalidState, "\(account)'s subscription in '\(group)' is not running")
+            throw SimulatorError(.invalidState, "\(account)'s subscription in '\(group)' is not running")
         }
         guard line.autoRenew != enabled else { return }
         lines[number].autoRenew = enabled
@@ -292,9 +292,9 @@ extension SimulatorCore {
 
     /// Changes a product's price. Subscribers renewing to it are told: with `requiresConsent` they must accept before
     /// their next renewal or the subscription expires; without, the increase is accepted for them.
-    mutating func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool) throws(StoreError) {
+    mutating func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool) throws(SimulatorError) {
         let (_, kind) = try product(productID)
-        guard price >= 0 else { throw StoreError(.invalidArgument, "a price cannot be negative") }
+        guard price >= 0 else { throw SimulatorError(.invalidArgument, "a price cannot be negative") }
         let old = prices[productID] ?? 0
         prices[productID] = price
         log(
@@ -310,9 +310,9 @@ extension SimulatorCore {
         }
     }
 
-    mutating func consentToPriceIncrease(account: String, group: String) throws(StoreError) {
+    mutating func consentToPriceIncrease(account: String, group: String) throws(SimulatorError) {
         guard let number = lineNumber(account: account, group: group), lines[number].priceIncrease == .notResponded
-        else { throw StoreError(.invalidState, "\(account) has no price increase to accept in '\(group)'") }
+        else { throw SimulatorError(.invalidState, "\(account) has no price increase to accept in '\(group)'") }
         lines[number].priceIncrease = .consented
         let line = lines[number]
         log(
@@ -321,132 +321,10 @@ extension SimulatorCore {
         notify(.priceIncrease, .accepted, transaction: lines[number].latestTransactionID, line: number)
     }
 
-    // MARK: - Refunds and revocations
-
-    /// Refunds a transaction in full or in part (`percentage` in milli-percent, 100000 = all) as Apple does after a
-    /// customer's request: the transaction is revoked, a subscription's current period ends, family copies go too.
-    mutating func refund(_ id: String, percentage: Int?, reason: RevocationReason) throws(StoreError) {
-        let t = try transaction(id)
-        guard t.ownership == .purchased else {
-            throw StoreError(.invalidState, "transaction \(id) is family-shared; refund the purchaser's")
-        }
-        guard t.revocation == nil else { throw StoreError(.invalidState, "transaction \(id) is already revoked") }
-        if let percentage, !(1...100_000).contains(percentage) {
-            throw StoreError(.invalidArgument, "a prorated refund's percentage is 1...100000 (milli-percent)")
-        }
-        let prorated = percentage.map { $0 < 100_000 } ?? false
-        let revocation = StoreRevocation(
-            date: now, reason: reason, type: prorated ? .refundProrated : .refundFull,
-            percentage: prorated ? percentage : nil)
-        change(t.id) {
-            $0.revocation = revocation
-        }
-        var line: Int?
-        if let group = t.groupID, let number = lineNumber(account: t.accountID, group: group),
-            lines[number].latestTransactionID == t.id
-        {
-            line = number
-            lines[number].status = .revoked
-            lines[number].autoRenew = false
-            reschedule(number)
-        }
-        refundRequests[t.id] = nil
-        log(
-            .refunded, account: t.accountID, product: t.productID, transaction: t.id,
-            "Apple refunds \(prorated ? "part of " : "")\(t.productID) (transaction \(t.id)) to \(t.accountID)")
-        notify(.refund, nil, transaction: t.id, line: line)
-        for copy in sharedCopies(of: t.id) where transactions[copy]?.revocation == nil {
-            revokeCopy(copy, reason: reason)
-        }
-    }
-
-    /// Apple reverses a refund it granted (after a dispute with the customer's bank, say): the transaction is no
-    /// longer revoked, a subscription period that has not ended grants again (auto-renew stays off, as the refund
-    /// left it), and the family copies the refund revoked come back. The developer gets REFUND_REVERSED.
-    mutating func reverseRefund(_ id: String) throws(StoreError) {
-        let t = try transaction(id)
-        guard let revocation = t.revocation, revocation.type == .refundFull || revocation.type == .refundProrated
-        else {
-            throw StoreError(.invalidState, "transaction \(id) has no refund to reverse")
-        }
-        change(t.id) { $0.revocation = nil }
-        var line: Int?
-        if let group = t.groupID, let number = lineNumber(account: t.accountID, group: group),
-            lines[number].latestTransactionID == t.id, case .revoked = lines[number].status
-        {
-            line = number
-            lines[number].status = lines[number].expiresDate > now ? .active : .expired(.customerCancelled)
-            reschedule(number)
-        }
-        log(
-            .refundReversed, account: t.accountID, product: t.productID, transaction: t.id,
-            "Apple reverses the refund of \(t.productID) (transaction \(t.id)); \(t.accountID) has it again")
-        notify(.refundReversed, nil, transaction: t.id, line: line)
-        for copy in sharedCopies(of: t.id) {
-            guard let shared = transactions[copy], shared.revocation?.type == .familyRevoke,
-                shared.revocation?.date == revocation.date
-            else { continue }
-            change(copy) { $0.revocation = nil }
-            notify(.refundReversed, nil, transaction: copy, line: nil)
-        }
-    }
-
-    /// A customer asks Apple for a refund: Apple asks the developer for consumption information (CONSUMPTION_REQUEST)
-    /// and waits for ``decideRefund(_:grant:percentage:)``.
-    mutating func requestRefund(_ id: String, reason: ConsumptionRequestReason) throws(StoreError) {
-        try checkInjectedFailure(.refundRequest)
-        let t = try transaction(id)
-        guard t.ownership == .purchased, t.revocation == nil, refundRequests[t.id] == nil else {
-            throw StoreError(.invalidState, "transaction \(id) cannot be refunded now")
-        }
-        refundRequests[t.id] = RefundRequest(transactionID: t.id, reason: reason)
-        log(
-            .refundRequested, account: t.accountID, product: t.productID, transaction: t.id,
-            "\(t.accountID) asks Apple to refund \(t.productID) (\(reason.rawValue)); Apple asks the developer about consumption"
-        )
-        notify(.consumptionRequest, nil, transaction: t.id, line: nil, consumptionReason: reason)
-    }
-
-    mutating func reportConsumption(_ id: String, _ report: ConsumptionReport) throws(StoreError) {
-        let t = try transaction(id)
-        guard refundRequests[t.id] != nil else {
-            throw StoreError(.invalidState, "no refund request for transaction \(id) awaits consumption information")
-        }
-        if let field = report.invalidField() {
-            throw StoreError(.invalidArgument, "consumption information: '\(field)' is out of range")
-        }
-        refundRequests[t.id]!.report = report
-        log(
-            .consumptionReported, account: t.accountID, product: t.productID, transaction: t.id,
-            "the developer reports consumption status \(report.consumptionStatus) for transaction \(t.id)")
-    }
-
-    mutating func decideRefund(_ id: String, grant: Bool, percentage: Int?) throws(StoreError) {
-        let t = try transaction(id)
-        guard refundRequests[t.id] != nil else {
-            throw StoreError(.invalidState, "no refund request for transaction \(id)")
-        }
-        if grant {
-            try refund(id, percentage: percentage, reason: .other)
-        } else {
-            refundRequests[t.id] = nil
-            log(
-                .refundDeclined, account: t.accountID, product: t.productID, transaction: t.id,
-                "Apple declines the refund of \(t.productID)")
-            notify(.refundDeclined, nil, transaction: t.id, line: nil)
-        }
-    }
-
     // MARK: - Wording
 
     /// A moment as the timeline writes it: `2026-03-09 09:00` (UTC), seconds only when there are some.
-    static func format(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        let base = String(format: "%04d-%02d-%02d %02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!)
-        return c.second == 0 ? base : base + String(format: ":%02d", c.second!)
-    }
+    static func format(_ date: Date) -> String { DateText.utc(date) }
 
     static func describe(_ offer: AppliedOffer) -> String {
         let kind =

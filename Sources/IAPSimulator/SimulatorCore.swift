@@ -21,22 +21,24 @@ struct SimulatorCore {
     var accounts: [String: Account] = [:]
     var accountOrder: [String] = []
     var families: [String: [String]] = [:]
-    var transactions: [UInt64: StoreTransaction] = [:]
+    var transactions: [UInt64: TransactionState] = [:]
     var lines: [SubscriptionLine] = []
     var lineIndex: [String: [String: Int]] = [:]
     var queue = EventQueue()
     var pending: [String: PendingRequest] = [:]
     var pendingOrder: [String] = []
-    var failures: [StoreOperation: StoreError.Code] = [:]
+    var failures: [SimulatorOperation: SimulatorError.Code] = [:]
     var prices: [String: Decimal] = [:]
     var refundRequests: [UInt64: RefundRequest] = [:]
 
-    var events: [StoreEvent] = []
-    var artifacts: [IssuedArtifact] = []
-    var notifications: [IssuedNotification] = []
+    var events: [SimulatorEvent] = []
+    var artifacts: [SimulatorArtifact] = []
+    var notifications: [SimulatorNotification] = []
     var statistics = SimulatorStatistics()
-    var notificationSinks: [@Sendable (IssuedNotification) -> Void] = []
-    var updateStreams: [String: [UUID: AsyncStream<IssuedTransaction>.Continuation]] = [:]
+    var notificationSinks: [Outbox.Sink] = []
+    var updateStreams: [String: [UUID: AsyncStream<SimulatorTransaction>.Continuation]] = [:]
+    /// What the last transitions made for sinks and update streams, delivered once the lock is released.
+    var outbox = Outbox()
 
     init(catalog: Catalog, configuration: SimulatorConfiguration, pki: SimulatorPKI, keepsRecords: Bool) throws {
         self.catalog = catalog
@@ -54,30 +56,30 @@ struct SimulatorCore {
 
     // MARK: - Look-ups
 
-    func account(_ id: String) throws(StoreError) -> Account {
-        guard let account = accounts[id] else { throw StoreError(.unknownAccount, "no account '\(id)'") }
+    func account(_ id: String) throws(SimulatorError) -> Account {
+        guard let account = accounts[id] else { throw SimulatorError(.unknownAccount, "no account '\(id)'") }
         return account
     }
 
-    func product(_ id: String) throws(StoreError) -> (CatalogProduct, ProductKind) {
+    func product(_ id: String) throws(SimulatorError) -> (CatalogProduct, ProductKind) {
         guard let product = catalog.product(id), let kind = product.kind else {
-            throw StoreError(.productUnavailable, "the catalog has no product '\(id)'")
+            throw SimulatorError(.productUnavailable, "the catalog has no product '\(id)'")
         }
         return (product, kind)
     }
 
-    func transaction(_ id: String) throws(StoreError) -> StoreTransaction {
+    func transaction(_ id: String) throws(SimulatorError) -> TransactionState {
         guard let number = UInt64(id), let transaction = transactions[number] else {
-            throw StoreError(.unknownTransaction, "no transaction '\(id)'")
+            throw SimulatorError(.unknownTransaction, "no transaction '\(id)'")
         }
         return transaction
     }
 
     func lineNumber(account: String, group: String) -> Int? { lineIndex[account]?[group] }
 
-    func checkInjectedFailure(_ operation: StoreOperation) throws(StoreError) {
+    func checkInjectedFailure(_ operation: SimulatorOperation) throws(SimulatorError) {
         if let code = failures[operation] {
-            throw StoreError(code, "injected failure for \(operation.rawValue)")
+            throw SimulatorError(code, "injected failure for \(operation.rawValue)")
         }
     }
 
@@ -90,33 +92,33 @@ struct SimulatorCore {
     // MARK: - Records
 
     mutating func log(
-        _ kind: StoreEvent.Kind, account: String?, product: String? = nil, transaction: UInt64? = nil,
+        _ kind: SimulatorEvent.Kind, account: String?, product: String? = nil, transaction: UInt64? = nil,
         _ summary: @autoclosure () -> String
     ) {
         statistics.events += 1
         guard keepsRecords else { return }  // the sentence is only written when it is kept
         events.append(
-            StoreEvent(
+            SimulatorEvent(
                 sequence: events.count, date: now, kind: kind, accountID: account, productID: product,
                 transactionID: transaction.map(String.init), summary: summary()))
     }
 
-    mutating func keep(_ kind: IssuedArtifact.Kind, id: String, account: String?, bytes: [UInt8]) {
+    mutating func keep(_ kind: SimulatorArtifact.Kind, id: String, account: String?, bytes: [UInt8]) {
         guard keepsRecords else { return }
         let name = "\(kind.rawValue)-\(String(format: "%05d", artifacts.count + 1))-\(id)"
-        artifacts.append(IssuedArtifact(kind: kind, name: name, date: now, accountID: account, bytes: bytes))
+        artifacts.append(SimulatorArtifact(kind: kind, name: name, date: now, accountID: account, bytes: bytes))
     }
 
     // MARK: - Accounts, devices and families
 
     mutating func createAccount(
         _ id: String, storefront: String, appAccountToken: UUID?, askToBuy: Bool
-    ) throws(StoreError) {
+    ) throws(SimulatorError) {
         guard !id.isEmpty, accounts[id] == nil else {
-            throw StoreError(.invalidArgument, id.isEmpty ? "an account needs an id" : "account '\(id)' exists")
+            throw SimulatorError(.invalidArgument, id.isEmpty ? "an account needs an id" : "account '\(id)' exists")
         }
         guard let front = Storefront.named(storefront) else {
-            throw StoreError(.invalidArgument, "unknown storefront '\(storefront)'")
+            throw SimulatorError(.invalidArgument, "unknown storefront '\(storefront)'")
         }
         accounts[id] = Account(
             id: id, storefront: front, appAccountToken: appAccountToken, askToBuy: askToBuy, createdAt: now,
@@ -125,11 +127,11 @@ struct SimulatorCore {
         log(.accountCreated, account: id, "\(id) opens an account in the \(front.countryCode) storefront")
     }
 
-    mutating func addDevice(account id: String, deviceID: UUID?) throws(StoreError) -> UUID {
+    mutating func addDevice(account id: String, deviceID: UUID?) throws(SimulatorError) -> UUID {
         var account = try account(id)
         let deviceID = deviceID ?? ids.uuid()
         guard account.device(deviceID) == nil else {
-            throw StoreError(.invalidArgument, "device \(deviceID) already belongs to \(id)")
+            throw SimulatorError(.invalidArgument, "device \(deviceID) already belongs to \(id)")
         }
         let opaque = withUnsafeBytes(of: ids.uuid().uuid) { Array($0) }
         account.devices.append(Device(id: deviceID, opaqueValue: opaque))
@@ -138,12 +140,12 @@ struct SimulatorCore {
         return deviceID
     }
 
-    mutating func setAccount(_ id: String, askToBuy: Bool? = nil, storefront: String? = nil) throws(StoreError) {
+    mutating func setAccount(_ id: String, askToBuy: Bool? = nil, storefront: String? = nil) throws(SimulatorError) {
         var account = try account(id)
         if let askToBuy { account.askToBuy = askToBuy }
         if let storefront {
             guard let front = Storefront.named(storefront) else {
-                throw StoreError(.invalidArgument, "unknown storefront '\(storefront)'")
+                throw SimulatorError(.invalidArgument, "unknown storefront '\(storefront)'")
             }
             account.storefront = front
         }
@@ -151,10 +153,10 @@ struct SimulatorCore {
     }
 
     /// Puts an account in a family; the family's shareable purchases reach it at once.
-    mutating func join(family: String, account id: String) throws(StoreError) {
+    mutating func join(family: String, account id: String) throws(SimulatorError) {
         var account = try account(id)
         guard account.familyID == nil else {
-            throw StoreError(.invalidState, "\(id) already belongs to family '\(account.familyID!)'")
+            throw SimulatorError(.invalidState, "\(id) already belongs to family '\(account.familyID!)'")
         }
         account.familyID = family
         accounts[id] = account
@@ -167,9 +169,9 @@ struct SimulatorCore {
     }
 
     /// Takes an account out of its family: what was shared with it, and what it shared, is revoked.
-    mutating func leaveFamily(account id: String) throws(StoreError) {
+    mutating func leaveFamily(account id: String) throws(SimulatorError) {
         var account = try account(id)
-        guard let family = account.familyID else { throw StoreError(.invalidState, "\(id) is in no family") }
+        guard let family = account.familyID else { throw SimulatorError(.invalidState, "\(id) is in no family") }
         account.familyID = nil
         accounts[id] = account
         families[family]?.removeAll { $0 == id }
@@ -199,7 +201,7 @@ struct SimulatorCore {
         let id = ids.transactionID()
         let product = catalog.product(productID)
         let holder = accounts[account]!
-        let transaction = StoreTransaction(
+        let transaction = TransactionState(
             id: id, originalID: originalID ?? id, accountID: account, productID: productID, kind: kind,
             groupID: product?.subscription?.groupID, quantity: quantity, purchaseDate: purchaseDate,
             originalPurchaseDate: originalPurchaseDate ?? purchaseDate, expiresDate: expiresDate,
@@ -216,7 +218,7 @@ struct SimulatorCore {
     }
 
     /// Changes a transaction (revocation, upgrade flag) and delivers the new signed form.
-    mutating func change(_ id: UInt64, _ body: (inout StoreTransaction) -> Void) {
+    mutating func change(_ id: UInt64, _ body: (inout TransactionState) -> Void) {
         guard var transaction = transactions[id] else { return }
         body(&transaction)
         transaction.signed = nil
@@ -226,27 +228,27 @@ struct SimulatorCore {
         deliverUpdate(id)
     }
 
-    /// Sends a transaction to every update stream of its account.
+    /// Queues a transaction for every update stream of its account.
     mutating func deliverUpdate(_ id: UInt64) {
         guard let account = transactions[id]?.accountID, let streams = updateStreams[account], !streams.isEmpty
         else { return }
         guard let signed = try? signedTransaction(id) else { return }
-        for continuation in streams.values { continuation.yield(signed) }
+        outbox.post(.transaction(signed, streams: Array(streams.values)))
     }
 
     /// The signed transaction, signing it if it changed since last time.
-    mutating func signedTransaction(_ id: UInt64) throws(StoreError) -> IssuedTransaction {
+    mutating func signedTransaction(_ id: UInt64) throws(SimulatorError) -> SimulatorTransaction {
         guard let transaction = transactions[id] else {
-            throw StoreError(.unknownTransaction, "no transaction \(id)")
+            throw SimulatorError(.unknownTransaction, "no transaction \(id)")
         }
         if let signed = transaction.signed { return signed }
         let payload = transactionPayload(transaction)
         let jws: String
         do { jws = try jwsSigner.sign(payload) } catch {
-            throw StoreError(.signingFailed, "could not sign transaction \(id): \(error)")
+            throw SimulatorError(.signingFailed, "could not sign transaction \(id): \(error)")
         }
         statistics.jwsSignatures += 1
-        let signed = IssuedTransaction(transactionID: String(id), jws: jws, payload: payload)
+        let signed = SimulatorTransaction(transactionID: String(id), jws: jws, payload: payload)
         transactions[id]!.signed = signed
         keep(.transaction, id: String(id), account: transaction.accountID, bytes: Array(jws.utf8))
         return signed
@@ -328,7 +330,7 @@ struct SimulatorCore {
     }
 
     mutating func revokeCopy(_ id: UInt64, reason: RevocationReason) {
-        let revocation = StoreRevocation(date: now, reason: reason, type: .familyRevoke)
+        let revocation = TransactionRevocation(date: now, reason: reason, type: .familyRevoke)
         change(id) { $0.revocation = revocation }
         let t = transactions[id]!
         log(

@@ -27,11 +27,11 @@ struct Account {
 struct Device {
     let id: UUID
     let opaqueValue: [UInt8]
-    var cachedReceipt: (revision: Int, receipt: IssuedReceipt)?
+    var cachedReceipt: (revision: Int, receipt: SimulatorReceipt)?
 }
 
 /// A revocation as the store records it.
-struct StoreRevocation {
+struct TransactionRevocation {
     var date: Date
     var reason: RevocationReason
     var type: RevocationType
@@ -47,7 +47,7 @@ struct AppliedOffer {
 }
 
 /// A transaction the store issued.
-struct StoreTransaction {
+struct TransactionState {
     let id: UInt64
     let originalID: UInt64
     let accountID: String
@@ -67,11 +67,11 @@ struct StoreTransaction {
     let sharedFrom: UInt64?
     let price: Decimal
     let storefront: Storefront
-    var revocation: StoreRevocation?
+    var revocation: TransactionRevocation?
     var isUpgraded = false
     var finished = false
     /// The signed form, dropped whenever the transaction changes.
-    var signed: IssuedTransaction?
+    var signed: SimulatorTransaction?
 }
 
 /// One customer's subscription in one group: the chain of periods sharing an original transaction.

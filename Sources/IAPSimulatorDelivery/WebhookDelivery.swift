@@ -57,7 +57,7 @@ public final class WebhookDelivery: Sendable {
     private let client: HTTPClient
     private let timeout: TimeAmount
     private let state = Mutex<State>(State())
-    private let queue: AsyncStream<IssuedNotification>.Continuation
+    private let queue: AsyncStream<SimulatorNotification>.Continuation
     private let worker: Task<Void, Never>
 
     private struct State {
@@ -75,7 +75,7 @@ public final class WebhookDelivery: Sendable {
         self.client = client
         self.timeout = .nanoseconds(
             timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-        let (stream, continuation) = AsyncStream.makeStream(of: IssuedNotification.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
         self.queue = continuation
         let box = WeakBox()
         self.worker = Task {
@@ -98,7 +98,7 @@ public final class WebhookDelivery: Sendable {
     }
 
     /// Queues one notification.
-    public func enqueue(_ notification: IssuedNotification) {
+    public func enqueue(_ notification: SimulatorNotification) {
         state.withLock { $0.outstanding += 1 }
         queue.yield(notification)
     }
@@ -118,7 +118,7 @@ public final class WebhookDelivery: Sendable {
         }
     }
 
-    private func deliver(_ notification: IssuedNotification, retry: Int) async {
+    private func deliver(_ notification: SimulatorNotification, retry: Int) async {
         let attempt = await post(notification, retry: retry)
         state.withLock { $0.attempts.append(attempt) }
         if !attempt.succeeded, retry < schedule.delays.count {
@@ -138,7 +138,7 @@ public final class WebhookDelivery: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func post(_ notification: IssuedNotification, retry: Int) async -> DeliveryAttempt {
+    private func post(_ notification: SimulatorNotification, retry: Int) async -> DeliveryAttempt {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")

@@ -1,3 +1,4 @@
+import IAPCore
 public import Foundation
 import SwiftASN1
 @_spi(DisableValidityCheck) public import X509

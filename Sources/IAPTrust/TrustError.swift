@@ -1,3 +1,5 @@
+public import IAPCore
+
 /// An error loading or configuring trust anchors (root certificates).
 ///
 /// Errors are structs with a stable ``code``: new codes can be added without breaking callers, and equality is on

@@ -1,3 +1,5 @@
+public import IAPCore
+
 /// One failed check in a verification verdict.
 ///
 /// Verifiers return every failed check rather than stopping at the first, so a caller (or a person reading a report)
@@ -16,11 +18,22 @@ public struct VerificationFailure: CodedError, Sendable {
     public let code: Code
     /// A human-readable explanation, naming the values involved where that helps.
     public let reason: String
+    /// Where the failing document was when it was nested in another (`data.signedTransactionInfo` in a
+    /// notification); nil for the document itself.
+    public let field: String?
 
-    public init(_ code: Code, _ reason: String) {
+    public init(_ code: Code, _ reason: String, field: String? = nil) {
         self.code = code
         self.reason = reason
+        self.field = field
     }
+
+    /// This failure as part of the document that held it in `field`.
+    public func nested(in field: String) -> VerificationFailure {
+        VerificationFailure(code, reason, field: self.field.map { "\(field).\($0)" } ?? field)
+    }
+
+    public var description: String { (field.map { "\($0): " } ?? "") + "\(code): \(reason)" }
 
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import IAPCatalog
 import IAPEntitlements
 import IAPReceipts
+import IAPScenarios
 import IAPSignedData
 import IAPSimulator
 import IAPTrust
@@ -36,9 +37,9 @@ public enum FuzzHarness {
         }
         return TrustStore(roots: roots.flatMap { $0 })
     }()
-    static let receiptVerifier = ReceiptVerifier(trustStore: trustStore)
-    static let signedDataVerifier = try! SignedDataVerifier(
-        trustStore: trustStore, configuration: .init(bundleID: nil, environment: nil))
+    static let receiptVerifier = ReceiptVerifier(
+        trustStore: trustStore, configuration: .init(environments: [.production, .sandbox]))
+    static let signedDataVerifier = try! SignedDataVerifier(trustStore: trustStore)
     static let engine = EntitlementEngine()
 
     /// Runs `bytes` through `target`; returns a short description of the outcome.
@@ -72,8 +73,7 @@ public enum FuzzHarness {
         } catch {
             return "refused: \(error.code)"
         }
-        let verdict = await receiptVerifier.verify(
-            signed, policy: ReceiptVerificationPolicy(now: moment, environments: [.production, .sandbox]))
+        let verdict = await receiptVerifier.verify(signed, at: moment)
         let records = PurchaseRecord.records(from: signed.receipt)
         let snapshot = engine.snapshot(records: records, at: moment)
         _ = signed.receipt.inAppPurchases.map { $0.webOrderLineItemID?.description }
@@ -82,8 +82,12 @@ public enum FuzzHarness {
 
     static func jws(_ bytes: [UInt8]) async -> String {
         let text = String(decoding: bytes, as: UTF8.self)
-        let verdict = await signedDataVerifier.verify(text)
-        return "verdict: \(verdict.failures.map(\.code))"
+        do {
+            let verdict = try await signedDataVerifier.verify(text)
+            return "verdict: \(verdict.failures.map(\.code))"
+        } catch {
+            return "refused: \(error.code)"
+        }
     }
 
     static func json(_ bytes: [UInt8]) -> String {
@@ -113,7 +117,7 @@ public enum FuzzHarness {
             let scenario = try Scenario.parse(String(decoding: bytes, as: UTF8.self))
             return "read: \(scenario.steps.count) steps"
         } catch {
-            return "refused: \(error.message.prefix(60))"
+            return "refused: \(error.reason.prefix(60))"
         }
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IAPCore
 import IAPReceipts
 import IAPTestSupport
 import IAPTrust

@@ -8,9 +8,9 @@ import Testing
 /// The fast DER reader and swift-asn1 must read the same bytes the same way: on every corpus and minted receipt, and
 /// on fuzzed ones whenever both accept.
 struct ParserAgreementTests {
-    static func swiftASN1SignedData(_ bytes: [UInt8]) -> SignedData? {
+    static func swiftASN1SignedData(_ bytes: [UInt8]) -> CMSSignedData? {
         guard let node = try? BER.parse(bytes[...]) else { return nil }
-        return try? SignedData(contentInfo: node)
+        return try? CMSSignedData(contentInfo: node)
     }
 
     static func swiftASN1Attributes(_ bytes: ArraySlice<UInt8>) -> [ReceiptAttribute]? {
@@ -34,7 +34,7 @@ struct ParserAgreementTests {
 
     @Test func sameResultOnEveryReceipt() throws {
         for bytes in try Self.inputs() {
-            let fast = try #require(try SignedData.readFastDER(bytes[...]))
+            let fast = try #require(try CMSSignedData.readFastDER(bytes[...]))
             #expect(fast == Self.swiftASN1SignedData(bytes))
             let content = try #require(fast.content)
             #expect(try ReceiptAttribute.parseSet(content[...]) == Self.swiftASN1Attributes(content[...]))
@@ -46,7 +46,7 @@ struct ParserAgreementTests {
         let inputs = try Self.inputs()
         for iteration in 0..<ReceiptFuzzTests.iterations {
             let input = ReceiptFuzzTests.mutate(inputs[iteration % inputs.count], using: &generator)
-            if let fast = try? SignedData.readFastDER(input[...]), let slow = Self.swiftASN1SignedData(input) {
+            if let fast = try? CMSSignedData.readFastDER(input[...]), let slow = Self.swiftASN1SignedData(input) {
                 #expect(fast == slow)
             }
             if let fast = try? ReceiptAttribute.parseSet(input[...]), let slow = Self.swiftASN1Attributes(input[...]) {
@@ -58,6 +58,6 @@ struct ParserAgreementTests {
     @Test func berIsLeftToSwiftASN1() throws {
         guard SharedTestData.isAvailable else { return }
         let xcode = try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
-        #expect(try SignedData.readFastDER(xcode[...]) == nil)
+        #expect(try CMSSignedData.readFastDER(xcode[...]) == nil)
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IAPCore
 import IAPSignedData
 import IAPTestSupport
 import IAPTrust

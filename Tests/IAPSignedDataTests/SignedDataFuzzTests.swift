@@ -1,4 +1,5 @@
 import Foundation
+import IAPCore
 import IAPSignedData
 import IAPTestSupport
 import Testing

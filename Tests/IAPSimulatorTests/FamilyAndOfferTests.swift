@@ -76,7 +76,7 @@ struct FamilySharingTests {
         try await h.expectAgreement("teen")
         try await h.expectAgreement("dad")
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.joinFamily("other", account: "teen") })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.joinFamily("other", account: "teen") })?.code
                 == .invalidState)
     }
 }
@@ -138,14 +138,14 @@ struct OfferTests {
         try h.customer("ana")
         // Never subscribed: not eligible (checked after the signature).
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.purchase(F.gold, account: "ana", options: try promo(h)) })?
+            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.gold, account: "ana", options: try promo(h)) })?
                 .code == .ineligibleForOffer)
         _ = try h.store.purchase(F.gold, account: "ana")
         try h.store.setAutoRenew(account: "ana", group: F.vipGroup, enabled: false)
         try h.store.advance(by: 10 * day)
 
         let forged = try P256.Signing.PrivateKey(rawRepresentation: Array(SHA256.hash(data: Array("forger".utf8))))
-        let attempts: [(PurchaseOptions, StoreError.Code)] = [
+        let attempts: [(PurchaseOptions, SimulatorError.Code)] = [
             (try promo(h, key: forged), .invalidOfferSignature),
             (
                 try promo(h, timestamp: Int64((h.store.now.timeIntervalSince1970 - 2 * day) * 1000)),
@@ -160,7 +160,7 @@ struct OfferTests {
             ),
         ]
         for (options, code) in attempts {
-            let error = #expect(throws: StoreError.self) {
+            let error = #expect(throws: SimulatorError.self) {
                 try h.store.purchase(F.gold, account: "ana", options: options)
             }
             #expect(error?.code == code)
@@ -184,12 +184,12 @@ struct OfferTests {
         #expect(redeemed.payload.offerType == .offerCode)
         #expect(redeemed.payload.offerIdentifier == "spring")
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.redeemOfferCode("WINTER", account: "ana") })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.redeemOfferCode("WINTER", account: "ana") })?.code
                 == .invalidOfferIdentifier)
         // Win-back only once lapsed.
         let winBack = PurchaseOptions(offer: .winBack(offerID: "missyou"))
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.purchase(F.gold, account: "ana", options: winBack) })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.gold, account: "ana", options: winBack) })?.code
                 == .ineligibleForOffer)
         try h.store.setAutoRenew(account: "ana", group: F.vipGroup, enabled: false)
         try h.store.advance(by: 40 * day)

@@ -45,7 +45,7 @@ struct RefundReversalFlowTests {
         #expect(await snapshotFromNotifications(h, reversed: false).isEntitled(to: F.flowers))
         #expect(await snapshotFromNotifications(h, reversed: true).isEntitled(to: F.flowers))
 
-        let again = #expect(throws: StoreError.self) { try h.store.reverseRefund(flowers.transactionID) }
+        let again = #expect(throws: SimulatorError.self) { try h.store.reverseRefund(flowers.transactionID) }
         #expect(again?.code == .invalidState)
     }
 

@@ -55,21 +55,21 @@ struct OneTimePurchaseTests {
     @Test func quantitiesAndUnknownProductsAreRefused() throws {
         let h = try SimulatorHarness()
         try h.customer("ana")
-        let single = #expect(throws: StoreError.self) {
+        let single = #expect(throws: SimulatorError.self) {
             try h.store.purchase(F.flowers, account: "ana", options: PurchaseOptions(quantity: 2))
         }
         #expect(single?.code == .invalidQuantity)
         for quantity in [0, -1, 11, Int.max] {
-            let error = #expect(throws: StoreError.self) {
+            let error = #expect(throws: SimulatorError.self) {
                 try h.store.purchase(F.installation, account: "ana", options: PurchaseOptions(quantity: quantity))
             }
             #expect(error?.code == .invalidQuantity)
         }
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.purchase("nope", account: "ana") })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.purchase("nope", account: "ana") })?.code
                 == .productUnavailable)
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.purchase(F.flowers, account: "bob") })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.flowers, account: "bob") })?.code
                 == .unknownAccount)
         #expect(try h.store.transactions(account: "ana").isEmpty)
     }
@@ -82,11 +82,11 @@ struct OneTimePurchaseTests {
                 == .userCancelled)
         h.store.injectFailure(.purchase, .networkError)
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.purchase(F.flowers, account: "ana") })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.flowers, account: "ana") })?.code
                 == .networkError)
         h.store.injectFailure(.loadProducts, .systemError)
         #expect(
-            (#expect(throws: StoreError.self) { try h.store.products([F.flowers], account: "ana") })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.products([F.flowers], account: "ana") })?.code
                 == .systemError)
         h.store.injectFailure(.purchase, nil)
         h.store.injectFailure(.loadProducts, nil)
@@ -139,7 +139,7 @@ struct OneTimePurchaseTests {
         #expect(app.isValid, "\(app.failures)")
         #expect(app.verifiedPayload?.receiptType == environment)
         try await h.expectAgreement("ana")
-        let error = #expect(throws: StoreError.self) { try h.store.transactionUpdates(account: "ana", device: UUID()) }
+        let error = #expect(throws: SimulatorError.self) { try h.store.transactionUpdates(account: "ana", device: UUID()) }
         #expect(error?.code == .unknownDevice)
     }
 
@@ -148,7 +148,7 @@ struct OneTimePurchaseTests {
         let b = try SimulatorHarness()
         try a.customer("ana")
         #expect(
-            (#expect(throws: StoreError.self) { try b.store.purchase(F.flowers, account: "ana") })?.code
+            (#expect(throws: SimulatorError.self) { try b.store.purchase(F.flowers, account: "ana") })?.code
                 == .unknownAccount)
         try b.customer("ana")
         try a.store.advance(by: 3600)
@@ -182,7 +182,7 @@ struct PendingPurchaseTests {
         #expect(approved.payload.purchaseDate?.date == SimulatorHarness.start + 2 * 3600, "bought when approved")
         #expect(try h.store.view(account: "kid").entitledProductIDs == [F.chocolates])
         try await h.expectAgreement("kid")
-        #expect((#expect(throws: StoreError.self) { try h.store.approve(second.id) })?.code == .unknownRequest)
+        #expect((#expect(throws: SimulatorError.self) { try h.store.approve(second.id) })?.code == .unknownRequest)
     }
 
     @Test func interruptedPurchaseResolves() async throws {

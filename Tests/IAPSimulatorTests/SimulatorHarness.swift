@@ -69,7 +69,7 @@ struct SimulatorHarness {
     }
 
     static func expect(
-        _ snapshot: EntitlementSnapshot, matches view: CustomerView, catalog: Catalog, what: String,
+        _ snapshot: EntitlementSnapshot, matches view: SimulatorEntitlements, catalog: Catalog, what: String,
         _ sourceLocation: SourceLocation
     ) {
         for difference in view.differences(from: snapshot, catalog: catalog) {

@@ -186,7 +186,7 @@ struct SubscriptionFlowTests {
         try h.store.refund(gold.transactionID)
         #expect(try h.store.view(account: "ana").subscriptions[F.vipGroup]?.state == .revoked)
         try await h.expectAgreement("ana")
-        #expect((#expect(throws: StoreError.self) { try h.store.refund(gold.transactionID) })?.code == .invalidState)
+        #expect((#expect(throws: SimulatorError.self) { try h.store.refund(gold.transactionID) })?.code == .invalidState)
 
         let installs = try #require(
             try h.store.purchase(F.installation, account: "ana", options: PurchaseOptions(quantity: 4)).transaction)
@@ -194,7 +194,7 @@ struct SubscriptionFlowTests {
         let request = try #require(h.store.notifications.last)
         #expect(request.type == .consumptionRequest)
         #expect(request.payload.data?.consumptionRequestReason == .unsatisfiedWithPurchase)
-        let bad = #expect(throws: StoreError.self) {
+        let bad = #expect(throws: SimulatorError.self) {
             try h.store.reportConsumption(installs.transactionID, ConsumptionReport(consumptionStatus: 9))
         }
         #expect(bad?.code == .invalidArgument)
@@ -264,11 +264,11 @@ struct SubscriptionFlowTests {
         let h = try SimulatorHarness(timeRate: .oneRenewalEveryTwoSeconds) { $0.maximumEventsPerAdvance = 200 }
         try h.customer("ana")
         _ = try h.store.purchase(F.gold, account: "ana")
-        let error = #expect(throws: StoreError.self) { try h.store.advance(by: 86_400) }
+        let error = #expect(throws: SimulatorError.self) { try h.store.advance(by: 86_400) }
         #expect(error?.code == .invalidArgument)
         #expect(h.store.now < start + 86_400)
         #expect(try h.store.transactions(account: "ana").count == 201)
-        let late = #expect(throws: StoreError.self) { try h.store.advance(to: Date(timeIntervalSince1970: 5e9)) }
+        let late = #expect(throws: SimulatorError.self) { try h.store.advance(to: Date(timeIntervalSince1970: 5e9)) }
         #expect(late?.code == .invalidArgument)
     }
 
@@ -286,6 +286,6 @@ struct SubscriptionFlowTests {
         #expect(try store.transactions(account: "ana").count == 2, "renewed at 5 minutes")
         try store.advance(by: 3600)
         #expect(store.now == start + 301 + 3600)
-        #expect((#expect(throws: StoreError.self) { try store.advance(to: start) })?.code == .timeGoesForward)
+        #expect((#expect(throws: SimulatorError.self) { try store.advance(to: start) })?.code == .timeGoesForward)
     }
 }

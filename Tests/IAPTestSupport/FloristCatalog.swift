@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import IAPCatalog
 
 /// The florist shop of the seeds as a catalog: flowers and chocolates to keep, a plant-installation service to use

@@ -50,7 +50,7 @@ public enum TestJWS {
     ) -> SignedDataVerifier {
         try! SignedDataVerifier(
             trustStore: TrustStore(roots: roots),
-            configuration: .init(bundleID: bundleID, appAppleID: appAppleID, environment: environment))
+            configuration: .init(bundleID: bundleID, appAppleID: appAppleID, environments: [environment]))
     }
 
     /// A realistic subscription transaction, about 1.5 KB of JSON once signed fields and Apple's newer members are in.

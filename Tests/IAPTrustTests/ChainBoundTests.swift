@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IAPCore
 import IAPTestSupport
 import IAPTrust
 import SwiftASN1

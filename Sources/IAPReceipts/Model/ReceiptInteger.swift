@@ -1,4 +1,4 @@
-import IAPTrust
+import IAPCore
 
 /// An ASN.1 INTEGER kept exactly as the receipt holds it, however large.
 ///

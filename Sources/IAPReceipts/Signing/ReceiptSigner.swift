@@ -84,7 +84,7 @@ public struct ReceiptSigner: Sendable {
             try coder.serialize(certificate)
             return coder.serializedBytes[...]
         }
-        let signedData = SignedData(
+        let signedData = CMSSignedData(
             digestAlgorithms: [digestAlgorithm], content: content, certificates: certificateBytes, signerInfos: [signer]
         )
         return try SignedReceipt(bytes: signedData.contentInfoBytes())

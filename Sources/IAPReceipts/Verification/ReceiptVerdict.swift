@@ -11,7 +11,7 @@ public struct ReceiptVerdict: Sendable {
     /// Every failed check; empty when the receipt is valid.
     public let failures: [VerificationFailure]
     /// Checks that were not made because the caller gave no expected value (for example the bundle id).
-    public let skippedChecks: [String]
+    public let skippedChecks: [SkippedCheck]
     /// What the chain rests on when it is trusted: Apple's roots or an Xcode test certificate.
     public let chainKind: ChainKind?
     /// The validated chain, leaf first (or the best chain found when it failed).
@@ -32,5 +32,10 @@ public struct ReceiptVerdict: Sendable {
     /// Whether the given check failed.
     public func failed(_ code: VerificationFailure.Code) -> Bool {
         failures.contains { $0.code == code }
+    }
+
+    /// Whether the given check was not made.
+    public func skipped(_ code: SkippedCheck.Code) -> Bool {
+        skippedChecks.contains { $0.code == code }
     }
 }

@@ -1,4 +1,4 @@
-import IAPTrust
+import IAPCore
 
 /// A minimal reader of definite-length DER elements over a buffer, allocating nothing: the hot path of receipts.
 ///

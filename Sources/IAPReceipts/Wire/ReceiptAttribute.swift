@@ -1,4 +1,4 @@
-import IAPTrust
+import IAPCore
 public import SwiftASN1
 
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, the unit of a receipt payload.

@@ -1,4 +1,4 @@
-import IAPTrust
+import IAPCore
 
 /// A strict, fast RFC 8259 reader over bytes, which payload models drive field by field.
 ///

@@ -1,4 +1,4 @@
-import IAPTrust
+import IAPCore
 
 /// A JSON value as it was written, kept exactly enough to write it again: numbers keep their text, objects their
 /// member order.

@@ -1,7 +1,8 @@
 public import IAPTrust
 
 extension VerificationFailure.Code {
-    /// The text is not a compact JWS or its payload is not the expected JSON (the reason says which).
+    /// A document nested in another (a notification's transaction) is not a compact JWS or its payload is not the
+    /// expected JSON (the reason says which). A document given directly that does not parse throws instead.
     public static let malformedDocument: Self = "malformedDocument"
     /// `alg` is not ES256 (for example `none`, `HS256`, `RS256`).
     public static let algorithmNotAllowed: Self = "algorithmNotAllowed"
@@ -17,6 +18,4 @@ extension VerificationFailure.Code {
     public static let appAppleIDMismatch: Self = "appAppleIdMismatch"
     /// The renewal information's original transaction is not the transaction it was given with.
     public static let renewalInfoMismatch: Self = "renewalInfoMismatch"
-    /// The payload does not look like any of Apple's signed document types.
-    public static let unknownPayloadType: Self = "unknownPayloadType"
 }

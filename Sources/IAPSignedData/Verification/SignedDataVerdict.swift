@@ -12,10 +12,10 @@ public struct SignedDataVerdict<Payload: Sendable>: Sendable {
     /// The JWS header, when the document could be parsed.
     public let header: JWSHeader?
     /// Every failed check, in the order the checks run; empty when the document is valid. Failures of documents nested
-    /// in a notification are included, their reasons naming the field.
+    /// in a notification are included, each with its ``VerificationFailure/field``.
     public let failures: [VerificationFailure]
     /// Checks that were not made, and why.
-    public let skippedChecks: [String]
+    public let skippedChecks: [SkippedCheck]
     /// What the chain rests on when it is trusted.
     public let chainKind: ChainKind?
     /// The validated chain, leaf first (or the best chain found when it failed).
@@ -34,6 +34,11 @@ public struct SignedDataVerdict<Payload: Sendable>: Sendable {
     /// Whether the given check failed.
     public func failed(_ code: VerificationFailure.Code) -> Bool {
         failures.contains { $0.code == code }
+    }
+
+    /// Whether the given check was not made.
+    public func skipped(_ code: SkippedCheck.Code) -> Bool {
+        skippedChecks.contains { $0.code == code }
     }
 
     func mapPayload<Other: Sendable>(_ transform: (Payload) -> Other) -> SignedDataVerdict<Other> {

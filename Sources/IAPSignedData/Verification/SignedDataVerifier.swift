@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+public import IAPCore
 public import IAPTrust
 import X509
 
@@ -9,27 +10,29 @@ import X509
 /// Checks, in order: `alg` is ES256 and the header names no other key source; `x5c` holds exactly three
 /// certificates; they chain to a configured root (compared by key and signature, not name) at the payload's signed
 /// date, with Apple's marker OIDs on leaf and intermediate; the signature verifies with the leaf's key; then the bundle
-/// id, the app Apple id and the environment match the configuration. Every failed check is reported.
+/// id, the app Apple id and the environment match the configuration. Every failed check is reported. Text that is not
+/// a document at all throws ``SignedDataParsingError``; anything that parses gets a verdict.
 ///
-/// A chain verified once is remembered (by its exact bytes, inside its validity window), so steady-state cost is one
-/// P-256 signature check and one payload decode per document. One verifier is safe to share between tasks.
+/// A verifier is made for one app (its ``Configuration``), as a ``ReceiptVerifier`` is. A chain verified once is
+/// remembered (by its exact bytes, inside its validity window), so steady-state cost is one P-256 signature check and
+/// one payload decode per document. One verifier is safe to share between tasks.
 public final class SignedDataVerifier: Sendable {
-    /// Which app and environment documents must be for.
+    /// Which app and environments documents must be for.
     public struct Configuration: Sendable, Hashable {
         /// The bundle id transactions, app transactions and notifications must name. Nil skips the check (and the
         /// verdict says so): servers should always set it.
         public var bundleID: String?
         /// The app's Apple id: required for Production, checked wherever a payload names one.
         public var appAppleID: Int64?
-        /// The environment payloads must name; nil skips the check (and the verdict says so). Xcode-signed data is
+        /// The environments payloads may name; nil skips the check (and the verdict says so). Xcode-signed data is
         /// accepted only when the trust store lists the Xcode certificate
-        /// (``TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)``) and this is `.xcode` or nil.
-        public var environment: AppStoreEnvironment?
+        /// (``TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)``) and this is nil or contains `.xcode`.
+        public var environments: Set<AppStoreEnvironment>?
 
-        public init(bundleID: String?, appAppleID: Int64? = nil, environment: AppStoreEnvironment?) {
+        public init(bundleID: String? = nil, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment>? = nil) {
             self.bundleID = bundleID
             self.appAppleID = appAppleID
-            self.environment = environment
+            self.environments = environments
         }
     }
 
@@ -39,154 +42,175 @@ public final class SignedDataVerifier: Sendable {
         public let reason: String
     }
 
+    /// What this verifier expects of documents.
     public let configuration: Configuration
-    private let chainVerifier: ChainVerifier
+    /// Checks certificate chains and remembers the ones it verified.
+    private let chains: ChainVerifier
     private let headerCache = JWSHeaderCache()
 
-    /// - Throws: ``ConfigurationError`` `appAppleIDRequired` for Production without an app Apple id.
-    public init(trustStore: TrustStore, configuration: Configuration, cacheCapacity: Int = 256)
+    /// - Throws: ``ConfigurationError`` `appAppleIdRequired` when Production is accepted without an app Apple id.
+    public init(trustStore: TrustStore, configuration: Configuration = Configuration(), cacheCapacity: Int = 256)
         throws(ConfigurationError)
     {
-        if configuration.environment == .production, configuration.appAppleID == nil {
+        if configuration.environments?.contains(.production) == true, configuration.appAppleID == nil {
             throw ConfigurationError(
                 code: "appAppleIdRequired", reason: "a Production verifier needs the app's Apple id to check")
         }
         self.configuration = configuration
-        self.chainVerifier = ChainVerifier(trustStore: trustStore, cacheCapacity: cacheCapacity)
+        self.chains = ChainVerifier(trustStore: trustStore, cacheCapacity: cacheCapacity)
     }
 
     /// How many verified chains are remembered now.
-    public var cachedChainCount: Int { chainVerifier.cachedChainCount }
+    public var cachedChainCount: Int { chains.cachedChainCount }
 
     // MARK: Entry points
 
     /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2's `jwsRepresentation`).
-    nonisolated(nonsending) public func verifyTransaction(_ jws: String) async -> SignedDataVerdict<TransactionPayload>
+    nonisolated(nonsending) public func verifyTransaction(_ jws: String) async throws(SignedDataParsingError)
+        -> SignedDataVerdict<TransactionPayload>
     {
-        await verifyDocument(parse(jws), as: TransactionPayload.self)
+        await verifyDocument(try parse(jws, as: TransactionPayload.self))
     }
 
     /// Verifies signed renewal information on its own.
     ///
     /// Renewal information names no bundle id, so this verdict cannot say which app it is for (it lists that among
     /// its skipped checks). Prefer ``verifyRenewalInfo(_:for:)`` with the verified transaction it belongs to.
-    nonisolated(nonsending) public func verifyRenewalInfo(_ jws: String) async -> SignedDataVerdict<RenewalInfoPayload>
+    nonisolated(nonsending) public func verifyRenewalInfo(_ jws: String) async throws(SignedDataParsingError)
+        -> SignedDataVerdict<RenewalInfoPayload>
     {
-        await verifyDocument(parse(jws), as: RenewalInfoPayload.self)
+        await verifyDocument(try parse(jws, as: RenewalInfoPayload.self))
     }
 
     /// Verifies signed renewal information and ties it to a verified transaction: both must have the same original
     /// transaction id, so the renewal information is for this app.
     nonisolated(nonsending) public func verifyRenewalInfo(
         _ jws: String, for transaction: TransactionPayload
-    ) async -> SignedDataVerdict<RenewalInfoPayload> {
-        let verdict = await verifyDocument(parse(jws), as: RenewalInfoPayload.self)
-        return Self.tie(verdict, to: transaction)
+    ) async throws(SignedDataParsingError) -> SignedDataVerdict<RenewalInfoPayload> {
+        Self.tie(await verifyDocument(try parse(jws, as: RenewalInfoPayload.self)), to: transaction)
     }
 
     /// Verifies a signed app transaction.
-    nonisolated(nonsending) public func verifyAppTransaction(_ jws: String) async -> SignedDataVerdict<
-        AppTransactionPayload
-    > {
-        await verifyDocument(parse(jws), as: AppTransactionPayload.self)
+    nonisolated(nonsending) public func verifyAppTransaction(_ jws: String) async throws(SignedDataParsingError)
+        -> SignedDataVerdict<AppTransactionPayload>
+    {
+        await verifyDocument(try parse(jws, as: AppTransactionPayload.self))
     }
 
     /// Verifies an App Store Server Notification V2 (`signedPayload`), and the transaction, renewal information or app
     /// transaction it carries, with the same rules.
-    nonisolated(nonsending) public func verifyNotification(_ jws: String) async -> SignedDataVerdict<
-        NotificationPayload
-    > {
-        await verifyNotification(parse(jws))
+    nonisolated(nonsending) public func verifyNotification(_ jws: String) async throws(SignedDataParsingError)
+        -> SignedDataVerdict<NotificationPayload>
+    {
+        await verifyNotification(try parse(jws, as: NotificationPayload.self))
     }
 
     /// Verifies a document of any kind, found from its payload (see ``SignedPayloadKind/detect(payload:)``), or of
-    /// the kind given.
+    /// the kind given. Throws `unknownPayloadType` when no kind is given and the payload looks like none.
     nonisolated(nonsending) public func verify(
         _ jws: String, as kind: SignedPayloadKind? = nil
-    ) async -> SignedDataVerdict<SignedPayload> {
-        let parsed = parse(jws)
-        let detected = kind ?? (try? parsed.get()).flatMap { SignedPayloadKind.detect(payload: $0.payload) }
-        switch detected {
+    ) async throws(SignedDataParsingError) -> SignedDataVerdict<SignedPayload> {
+        let compact = try parseCompact(jws)
+        guard let kind = kind ?? SignedPayloadKind.detect(payload: compact.payload) else {
+            throw SignedDataParsingError(.unknownPayloadType, "the payload is not a known App Store document")
+        }
+        switch kind {
         case .transaction:
-            return await verifyDocument(parsed, as: TransactionPayload.self).mapPayload { .transaction($0) }
+            return await verifyDocument(try decode(compact, as: TransactionPayload.self)).mapPayload { .transaction($0) }
         case .renewalInfo:
-            return await verifyDocument(parsed, as: RenewalInfoPayload.self).mapPayload { .renewalInfo($0) }
+            return await verifyDocument(try decode(compact, as: RenewalInfoPayload.self)).mapPayload {
+                .renewalInfo($0)
+            }
         case .appTransaction:
-            return await verifyDocument(parsed, as: AppTransactionPayload.self).mapPayload { .appTransaction($0) }
-        case .notification: return await verifyNotification(parsed).mapPayload { .notification($0) }
-        case nil:
-            let failure =
-                switch parsed {
-                case .failure(let error): VerificationFailure(.malformedDocument, "\(error.code): \(error.reason)")
-                case .success: VerificationFailure(.unknownPayloadType, "the payload is not a known App Store document")
-                }
-            return SignedDataVerdict(
-                payload: nil, header: try? parsed.get().header, failures: [failure], skippedChecks: [],
-                chainKind: nil, chain: [], chainValidationTime: nil, nested: [])
+            return await verifyDocument(try decode(compact, as: AppTransactionPayload.self)).mapPayload {
+                .appTransaction($0)
+            }
+        case .notification:
+            return await verifyNotification(try decode(compact, as: NotificationPayload.self)).mapPayload {
+                .notification($0)
+            }
         }
     }
 
     // MARK: The checks
 
-    nonisolated(nonsending) private func verifyNotification(_ parsed: ParsedDocument) async -> SignedDataVerdict<
-        NotificationPayload
-    > {
-        let outer = await verifyDocument(parsed, as: NotificationPayload.self)
+    nonisolated(nonsending) private func verifyNotification(_ document: ParsedDocument<NotificationPayload>) async
+        -> SignedDataVerdict<NotificationPayload>
+    {
+        let outer = await verifyDocument(document)
         guard let notification = outer.payload else { return outer }
         var nested: [NestedVerdict] = []
         var transaction: TransactionPayload?
         if let signed = notification.data?.signedTransactionInfo {
-            let verdict = await verifyDocument(parse(signed), as: TransactionPayload.self)
+            let verdict = await verifyNested(signed, as: TransactionPayload.self)
             transaction = verdict.verifiedPayload
             nested.append(
                 NestedVerdict(field: "data.signedTransactionInfo", verdict: verdict.mapPayload { .transaction($0) }))
         }
         if let signed = notification.data?.signedRenewalInfo {
-            var verdict = await verifyDocument(parse(signed), as: RenewalInfoPayload.self)
+            var verdict = await verifyNested(signed, as: RenewalInfoPayload.self)
             if let transaction { verdict = Self.tie(verdict, to: transaction) }
             nested.append(
                 NestedVerdict(field: "data.signedRenewalInfo", verdict: verdict.mapPayload { .renewalInfo($0) }))
         }
         if let signed = notification.appData?.signedAppTransactionInfo {
-            let verdict = await verifyDocument(parse(signed), as: AppTransactionPayload.self)
+            let verdict = await verifyNested(signed, as: AppTransactionPayload.self)
             nested.append(
                 NestedVerdict(
                     field: "appData.signedAppTransactionInfo", verdict: verdict.mapPayload { .appTransaction($0) }))
         }
         var failures = outer.failures
-        for item in nested {
-            failures += item.verdict.failures.map { VerificationFailure($0.code, "\(item.field): \($0.reason)") }
-        }
+        for item in nested { failures += item.verdict.failures.map { $0.nested(in: item.field) } }
         return SignedDataVerdict(
             payload: notification, header: outer.header, failures: failures, skippedChecks: outer.skippedChecks,
             chainKind: outer.chainKind, chain: outer.chain, chainValidationTime: outer.chainValidationTime,
             nested: nested)
     }
 
-    typealias ParsedDocument = Result<CompactJWS, SignedDataParsingError>
-
-    /// Splits and decodes a compact JWS once; the header comes from the cache when it was seen recently.
-    private func parse(_ text: String) -> ParsedDocument {
-        Result { () throws(SignedDataParsingError) in try CompactJWS(bytes: Array(text.utf8), headerCache: headerCache)
-        }
-    }
-
-    nonisolated(nonsending) private func verifyDocument<Payload: VerifiablePayload>(
-        _ parsed: ParsedDocument, as type: Payload.Type
+    /// A document inside another: one that does not parse is a failure of the document that holds it.
+    nonisolated(nonsending) private func verifyNested<Payload: VerifiablePayload>(
+        _ text: String, as type: Payload.Type
     ) async -> SignedDataVerdict<Payload> {
-        let jws: CompactJWS
-        let payload: Payload
         do {
-            jws = try parsed.get()
-            payload = try jws.decodePayload(as: Payload.self)
+            return await verifyDocument(try parse(text, as: Payload.self))
         } catch {
             return SignedDataVerdict(
                 payload: nil, header: nil,
                 failures: [VerificationFailure(.malformedDocument, "\(error.code): \(error.reason)")],
                 skippedChecks: [], chainKind: nil, chain: [], chainValidationTime: nil, nested: [])
         }
+    }
+
+    /// A compact JWS with its payload decoded as one document type.
+    struct ParsedDocument<Payload: VerifiablePayload> {
+        let jws: CompactJWS
+        let payload: Payload
+    }
+
+    /// Splits and decodes a compact JWS once; the header comes from the cache when it was seen recently.
+    private func parseCompact(_ text: String) throws(SignedDataParsingError) -> CompactJWS {
+        try CompactJWS(bytes: Array(text.utf8), headerCache: headerCache)
+    }
+
+    private func decode<Payload: VerifiablePayload>(_ jws: CompactJWS, as type: Payload.Type)
+        throws(SignedDataParsingError) -> ParsedDocument<Payload>
+    {
+        ParsedDocument(jws: jws, payload: try jws.decodePayload(as: Payload.self))
+    }
+
+    private func parse<Payload: VerifiablePayload>(_ text: String, as type: Payload.Type)
+        throws(SignedDataParsingError) -> ParsedDocument<Payload>
+    {
+        try decode(try parseCompact(text), as: Payload.self)
+    }
+
+    nonisolated(nonsending) private func verifyDocument<Payload: VerifiablePayload>(
+        _ document: ParsedDocument<Payload>
+    ) async -> SignedDataVerdict<Payload> {
+        let jws = document.jws
+        let payload = document.payload
         var failures: [VerificationFailure] = []
-        var skipped: [String] = []
+        var skipped: [SkippedCheck] = []
 
         // 1. The algorithm, and no other key source.
         let algorithmAllowed = jws.header.algorithm == "ES256"
@@ -206,10 +230,10 @@ public final class SignedDataVerifier: Sendable {
             if certificates.count != 3, certificates.count != 1 {
                 failures.append(
                     VerificationFailure(.unexpectedChainLength, "x5c has \(certificates.count) certificates, not 3"))
-                skipped.append("chain and signature: the x5c chain does not have 3 certificates")
+                skipped.append(SkippedCheck(.chainAndSignature, "the x5c chain does not have 3 certificates"))
             } else if let date = payload.chainValidationDate {
                 validationTime = date.date
-                chain = await chainVerifier.verify(
+                chain = await chains.verify(
                     certificates: certificates.map { $0[...] }, leaf: .first, at: date.date)
                 failures += chain.failures
                 // One certificate is Xcode's shape; anything else presented alone is a chain of the wrong length.
@@ -218,23 +242,25 @@ public final class SignedDataVerifier: Sendable {
                 {
                     failures.append(VerificationFailure(.unexpectedChainLength, "x5c has 1 certificate, not 3"))
                 }
-                if chain.kind == .xcodeTest, let environment = configuration.environment, environment != .xcode {
+                if chain.kind == .xcodeTest, let environments = configuration.environments,
+                    !environments.contains(.xcode)
+                {
                     failures.append(
                         VerificationFailure(
                             .xcodeSignedNotAllowed,
-                            "signed by an Xcode test certificate, but this verifier is for \(environment.rawValue)"))
+                            "signed by an Xcode test certificate, but this verifier is for \(Self.names(environments))"))
                 }
             } else {
                 failures.append(
                     VerificationFailure(.signedDateMissing, "the payload has no signedDate to check the chain at"))
-                skipped.append("chain and signature: no signed date")
+                skipped.append(SkippedCheck(.chainAndSignature, "no signed date"))
             }
         } else {
             failures.append(VerificationFailure(.certificateChainMissing, "the header has no x5c certificate chain"))
         }
         if let leafKey = chain.leafPublicKey {
             if !algorithmAllowed {
-                skipped.append("signature: alg is not ES256")
+                skipped.append(SkippedCheck(.signature, "alg is not ES256"))
             } else if let key = P256.Signing.PublicKey(leafKey) {
                 if !Self.isValidSignature(jws.signature, of: jws.signingInput, key: key) {
                     failures.append(
@@ -263,35 +289,39 @@ public final class SignedDataVerifier: Sendable {
         return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
     }
 
-    private func claimFailures(of payload: some VerifiablePayload, skipped: inout [String]) -> [VerificationFailure] {
+    private func claimFailures(of payload: some VerifiablePayload, skipped: inout [SkippedCheck]) -> [VerificationFailure] {
         var failures: [VerificationFailure] = []
         switch (payload.claimedBundleID, configuration.bundleID) {
         case (.none, _):
-            skipped.append("bundleId: renewal information names none; tie it to a verified transaction")
+            skipped.append(
+                SkippedCheck(.bundleID, "renewal information names none; tie it to a verified transaction"))
         case (.some, nil):
-            skipped.append("bundleId: no expected bundle id configured")
+            skipped.append(SkippedCheck(.bundleID, "no expected bundle id configured"))
         case (.some(let bundleID), let expected?) where bundleID != expected:
             let claimed = bundleID.map { "\"\($0)\"" } ?? "missing"
             failures.append(VerificationFailure(.bundleIDMismatch, "the bundle id is \(claimed), not \"\(expected)\""))
         case (.some, .some): break
         }
         if case .some(let appAppleID) = payload.claimedAppAppleID, let expected = configuration.appAppleID,
-            appAppleID != expected, appAppleID != nil || configuration.environment == .production
+            appAppleID != expected, appAppleID != nil || configuration.environments?.contains(.production) == true
         {
             let claimed = appAppleID.map(String.init) ?? "missing"
             failures.append(VerificationFailure(.appAppleIDMismatch, "the app Apple id is \(claimed), not \(expected)"))
         }
-        if let expected = configuration.environment {
-            if payload.claimedEnvironment != expected {
+        if let expected = configuration.environments {
+            if !(payload.claimedEnvironment.map(expected.contains) ?? false) {
                 let claimed = payload.claimedEnvironment?.rawValue ?? "missing"
                 failures.append(
-                    VerificationFailure(.environmentMismatch, "the environment is \(claimed), not \(expected.rawValue)")
-                )
+                    VerificationFailure(.environmentMismatch, "the environment is \(claimed), not \(Self.names(expected))"))
             }
         } else {
-            skipped.append("environment: no expected environment configured")
+            skipped.append(SkippedCheck(.environment, "no expected environments configured"))
         }
         return failures
+    }
+
+    private static func names(_ environments: Set<AppStoreEnvironment>) -> String {
+        environments.map(\.rawValue).sorted().joined(separator: " or ")
     }
 
     private static func tie(
@@ -308,7 +338,7 @@ public final class SignedDataVerifier: Sendable {
         }
         return SignedDataVerdict(
             payload: verdict.payload, header: verdict.header, failures: failures,
-            skippedChecks: verdict.skippedChecks.filter { !$0.hasPrefix("bundleId") }, chainKind: verdict.chainKind,
+            skippedChecks: verdict.skippedChecks.filter { $0.code != .bundleID }, chainKind: verdict.chainKind,
             chain: verdict.chain, chainValidationTime: verdict.chainValidationTime, nested: verdict.nested)
     }
 }

@@ -123,7 +123,7 @@ struct ScenarioTests {
                 _ = try Scenario.parse(text)
                 Issue.record("accepted: \(text)")
             } catch {
-                #expect(error.message.contains(message), "\(text) → \(error.message)")
+                #expect(error.reason.contains(message), "\(text) → \(error.reason)")
             }
         }
     }

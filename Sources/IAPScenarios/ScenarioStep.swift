@@ -1,90 +1,6 @@
 import Foundation
 import Yams
 
-/// A scenario file: a readable script of store steps with expectations, in JSON or YAML.
-///
-/// ```yaml
-/// name: Ana's first month
-/// catalog: Florist.storekit        # relative to this file; `--catalog` overrides it
-/// start: 2026-01-01T09:00:00Z
-/// steps:
-///   - createAccount: ana
-///   - buy: vip.gold                # a product id, or its unique last part(s)
-///     account: ana
-///   - advance: P1M                 # P3D, P2W, P1M, P1Y, or 90s, 15m, 2h, 3d
-///   - expect: ana
-///     entitled: [vip.gold]
-///     subscription: { group: VIP, state: subscribed }
-/// ```
-public struct Scenario: Sendable, Decodable {
-    public var name: String
-    public var description: String?
-    /// The catalog file, relative to the scenario file.
-    public var catalog: String?
-    /// When the simulation starts (ISO 8601); 2026-01-01T00:00:00Z when absent.
-    public var start: String?
-    public var bundleID: String?
-    /// `Sandbox` (default), `Production` or `Xcode`.
-    public var environment: String?
-    /// A StoreKitTest time-rate name (`realTime` by default).
-    public var timeRate: String?
-    /// Whether failed renewals get a grace period; the catalog's setting when absent.
-    public var gracePeriod: Bool?
-    public var seed: UInt64?
-    /// Offer codes customers may redeem: code -> product and offer id.
-    public var offerCodes: [String: ScenarioOfferCode]?
-    /// Promotional-offer keys by key id, as PEM private keys: the scenario signs the offers it uses with them, and
-    /// the simulator checks those signatures with their public halves.
-    public var promotionalOfferKeys: [String: String]?
-    public var steps: [ScenarioStep]
-
-    /// Reads a scenario from JSON or YAML text (YAML is a superset of JSON, so one parser reads both).
-    public static func parse(_ text: String) throws(ScenarioError) -> Scenario {
-        do {
-            return try YAMLDecoder().decode(Scenario.self, from: text)
-        } catch let error as ScenarioError {
-            throw error
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw ScenarioError("missing '\(key.stringValue)' at \(Self.path(context.codingPath))")
-        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw ScenarioError("wrong type at \(Self.path(context.codingPath)): \(context.debugDescription)")
-        } catch let DecodingError.dataCorrupted(context) {
-            // Errors thrown while decoding a step come back wrapped; unwrap ours.
-            if let ours = context.underlyingError as? ScenarioError { throw ours }
-            throw ScenarioError("\(Self.path(context.codingPath)): \(context.debugDescription)")
-        } catch {
-            throw ScenarioError("not a readable scenario: \(error)")
-        }
-    }
-
-    /// Reads a scenario file.
-    public static func load(contentsOfFile path: String) throws(ScenarioError) -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScenarioError("cannot read \(path)")
-        }
-        guard data.count <= 4 << 20 else { throw ScenarioError("\(path) is larger than 4 MiB") }
-        return try parse(String(decoding: data, as: UTF8.self))
-    }
-
-    static func path(_ codingPath: [any CodingKey]) -> String {
-        let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
-    }
-}
-
-/// An offer code's grant in a scenario file.
-public struct ScenarioOfferCode: Sendable, Decodable {
-    public var product: String
-    public var offer: String
-}
-
-/// A scenario that cannot be read or run, with a message that says where.
-public struct ScenarioError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// One step of a scenario: exactly one action key, and the options it takes.
 public struct ScenarioStep: Sendable, Decodable {
     /// The actions, by their key in the file.
@@ -165,11 +81,12 @@ public struct ScenarioStep: Sendable, Decodable {
         let actions = keys.compactMap(Action.init(rawValue:))
         guard actions.count == 1, let action = actions.first else {
             throw ScenarioError(
+                .unreadable,
                 "step at \(Scenario.path(decoder.codingPath)) needs exactly one action "
                     + "(\(Action.allCases.map(\.rawValue).joined(separator: ", "))); it has \(actions.map(\.rawValue))")
         }
         if let unknown = keys.first(where: { Action(rawValue: $0) == nil && !Self.optionKeys.contains($0) }) {
-            throw ScenarioError("step at \(Scenario.path(decoder.codingPath)) has an unknown key '\(unknown)'")
+            throw ScenarioError(.unreadable, "step at \(Scenario.path(decoder.codingPath)) has an unknown key '\(unknown)'")
         }
         self.action = action
         let actionKey = Key(action.rawValue)
@@ -180,7 +97,7 @@ public struct ScenarioStep: Sendable, Decodable {
         } else if (try? container.decodeNil(forKey: actionKey)) == true {
             value = ""
         } else {
-            throw ScenarioError("step at \(Scenario.path(decoder.codingPath)): '\(action.rawValue)' takes a text value")
+            throw ScenarioError(.unreadable, "step at \(Scenario.path(decoder.codingPath)): '\(action.rawValue)' takes a text value")
         }
         func optional<T: Decodable>(_ key: String) throws -> T? {
             try container.decodeIfPresent(T.self, forKey: Key(key))

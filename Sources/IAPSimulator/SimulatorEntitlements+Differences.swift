@@ -1,7 +1,7 @@
 public import IAPCatalog
 public import IAPEntitlements
 
-extension CustomerView {
+extension SimulatorEntitlements {
     /// Where an entitlement snapshot (the engine's reading of the artifacts) differs from this view, one sentence
     /// each; empty when they agree. Non-renewing passes are left out: their duration is the app's policy, not the
     /// store's. Consumables compare what was bought minus refunds (the snapshot holds no consumptions here).

@@ -3,12 +3,10 @@ import Foundation
 import IAPCatalog
 import IAPEntitlements
 import IAPSignedData
+import IAPSimulator
 
 /// The state of one scenario run: labels, what each account saw, the timeline so far.
 struct ScenarioRun {
-    /// Marks a failure that ends the run (a step that could not be carried out).
-    static let abortMarker = "stopped: "
-
     let scenario: Scenario
     let store: AppStoreSimulator
     let values: ScenarioValues
@@ -30,28 +28,34 @@ struct ScenarioRun {
     mutating func perform(_ step: ScenarioStep, number: Int) async -> TimelineEntry {
         let eventsBefore = store.events.count
         let notificationsBefore = store.notifications.count
-        let date = store.now
         var failures: [String] = []
         var title = "\(step.action.rawValue) \(step.value)" + (step.account.map { " (\($0))" } ?? "")
+        var outcome = StepOutcome.done
+        var date = configuration.start
         do {
+            date = try store.now
             if let message = try await act(step, number: number, failures: &failures) { title = message }
             if let expected = step.expectError {
                 checks += 1
                 failures.append("expected the error \(expected), but the step succeeded")
             }
-        } catch let error as StoreError {
+        } catch let error as SimulatorError {
             if let expected = step.expectError {
                 checks += 1
                 if error.code.rawValue != expected {
-                    failures.append("expected the error \(expected), got \(error.code): \(error.message)")
+                    failures.append("expected the error \(expected), got \(error.code): \(error.reason)")
                 }
                 title += " → refused as expected (\(error.code))"
+                outcome = .refusedAsExpected(error.code)
             } else {
-                failures.append(Self.abortMarker + "\(error.code): \(error.message)")
+                outcome = .stopped(code: error.code.rawValue, reason: error.reason)
             }
+        } catch let error as ScenarioError {
+            outcome = .stopped(code: error.code.rawValue, reason: error.reason)
         } catch {
-            failures.append(Self.abortMarker + "\(error)")
+            outcome = .stopped(code: "unknown", reason: "\(error)")
         }
+        if case .stopped(let code, let reason) = outcome { failures.append("stopped: \(code): \(reason)") }
         let events = Array(store.events.dropFirst(eventsBefore))
         let notifications = Array(store.notifications.dropFirst(notificationsBefore))
         var touched = events.compactMap(\.accountID) + notifications.map(\.accountID)
@@ -69,8 +73,9 @@ struct ScenarioRun {
             }
         }
         return TimelineEntry(
-            step: number, date: step.action == .advance || step.action == .advanceTo ? store.now : date, title: title,
-            events: events, notifications: notifications, holdings: holdings, failures: failures)
+            step: number, date: step.action == .advance || step.action == .advanceTo ? (try? store.now) ?? date : date,
+            title: title,
+            outcome: outcome, events: events, notifications: notifications, holdings: holdings, failures: failures)
     }
 
     /// Carries out one step; returns a better title when there is one.
@@ -129,17 +134,17 @@ struct ScenarioRun {
             if let label = step.label { labels[label] = transaction.transactionID }
             return nil
         case .advance:
-            guard let seconds = ScenarioValues.duration(step.value, from: store.now) else {
-                throw ScenarioError("advance: '\(step.value)' is not a duration (P1M, P3D, 90s, 2h ...)")
+            guard let seconds = ScenarioValues.duration(step.value, from: try store.now) else {
+                throw ScenarioError(.invalidValue, "advance: '\(step.value)' is not a duration (P1M, P3D, 90s, 2h ...)")
             }
             try store.advance(by: seconds)
-            return "time passes: \(step.value), to \(Self.format(store.now))"
+            return "time passes: \(step.value), to \(Self.format(try store.now))"
         case .advanceTo:
             guard let date = ScenarioValues.date(step.value) else {
-                throw ScenarioError("advanceTo: '\(step.value)' is not an ISO 8601 date")
+                throw ScenarioError(.invalidValue, "advanceTo: '\(step.value)' is not an ISO 8601 date")
             }
             try store.advance(to: date)
-            return "time passes to \(Self.format(store.now))"
+            return "time passes to \(Self.format(try store.now))"
         case .billingIssue, .billingFixed:
             try store.setBillingIssue(account: step.value, failing: step.action == .billingIssue)
             return nil
@@ -189,13 +194,14 @@ struct ScenarioRun {
             try store.clearTransactions(account: step.value.isEmpty || step.value == "all" ? nil : step.value)
             return nil
         case .fail:
-            guard let operation = StoreOperation(rawValue: step.value) else {
+            guard let operation = SimulatorOperation(rawValue: step.value) else {
                 throw ScenarioError(
-                    "fail: '\(step.value)' is not one of \(StoreOperation.allCases.map(\.rawValue).joined(separator: ", "))"
+                    .invalidValue,
+                    "fail: '\(step.value)' is not one of \(SimulatorOperation.allCases.map(\.rawValue).joined(separator: ", "))"
                 )
             }
             let code = try required(step.error, "error")
-            store.injectFailure(operation, code == "none" ? nil : StoreError.Code(rawValue: code))
+            store.injectFailure(operation, code == "none" ? nil : SimulatorError.Code(rawValue: code))
             return code == "none" ? "\(step.value) works again" : "\(step.value) will fail with \(code)"
         case .expect:
             failures += try await check(step)
@@ -293,13 +299,13 @@ struct ScenarioRun {
     }
 
     func required<T>(_ value: T?, _ key: String) throws(ScenarioError) -> T {
-        guard let value else { throw ScenarioError("this step needs '\(key)'") }
+        guard let value else { throw ScenarioError(.missingValue, "this step needs '\(key)'") }
         return value
     }
 
     func uuid(_ text: String?) throws(ScenarioError) -> UUID? {
         guard let text else { return nil }
-        guard let id = UUID(uuidString: text) else { throw ScenarioError("'\(text)' is not a UUID") }
+        guard let id = UUID(uuidString: text) else { throw ScenarioError(.invalidValue, "'\(text)' is not a UUID") }
         return id
     }
 
@@ -314,7 +320,7 @@ struct ScenarioRun {
             let latest = try store.transactions(account: account).last(where: {
                 $0.payload.productID == product && $0.payload.inAppOwnershipType == .purchased
             })
-        else { throw ScenarioError("\(account) has no transaction for \(step.value)") }
+        else { throw ScenarioError(.unknownName, "\(account) has no transaction for \(step.value)") }
         return latest.transactionID
     }
 
@@ -322,7 +328,7 @@ struct ScenarioRun {
     func pendingID(_ value: String) throws(ScenarioError) -> String {
         if let id = pendingLabels[value] { return id }
         guard let pending = store.pendingPurchases.first(where: { $0.accountID == value }) else {
-            throw ScenarioError("nothing is pending for '\(value)'")
+            throw ScenarioError(.unknownName, "nothing is pending for '\(value)'")
         }
         return pending.id
     }
@@ -335,19 +341,19 @@ struct ScenarioRun {
         let keyID = try required(step.keyID, "keyID")
         guard let pem = scenario.promotionalOfferKeys?[keyID],
             let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
-        else { throw ScenarioError("no promotional-offer key '\(keyID)' in the scenario") }
+        else { throw ScenarioError(.unknownName, "no promotional-offer key '\(keyID)' in the scenario") }
         let nonce = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", number))!
         return try PromotionalOfferSignature.sign(
             key: key, bundleID: configuration.bundleID, keyID: keyID, productID: product, offerID: offer,
             appAccountToken: try uuid(step.appAccountToken), nonce: nonce,
-            timestamp: Int64(store.now.timeIntervalSince1970 * 1000))
+            timestamp: Int64(try store.now.timeIntervalSince1970 * 1000))
     }
 
-    static func name(_ notification: IssuedNotification) -> String {
+    static func name(_ notification: SimulatorNotification) -> String {
         notification.type.rawValue + (notification.subtype.map { "/\($0.rawValue)" } ?? "")
     }
 
-    static func format(_ date: Date) -> String { SimulatorCore.format(date) }
+    static func format(_ date: Date) -> String { DateText.utc(date) }
 }
 
 extension ScenarioReport {

@@ -1,6 +1,6 @@
 public import SwiftASN1
 
-/// A PKCS#7 / CMS `SignedData`, read from and written as its `ContentInfo` wrapper.
+/// A PKCS#7 / CMS `SignedData` (RFC 5652), read from and written as its `ContentInfo` wrapper.
 ///
 /// ```
 /// ContentInfo ::= SEQUENCE { contentType OBJECT IDENTIFIER, content [0] EXPLICIT ANY }
@@ -12,7 +12,7 @@ public import SwiftASN1
 /// ```
 /// Reads BER (Xcode writes indefinite lengths and chunked OCTET STRINGs) and DER; writes DER. Certificates are kept as
 /// their exact bytes: the trust layer parses them, once per distinct chain.
-public struct SignedData: BERImplicitlyTaggable, Hashable, Sendable {
+public struct CMSSignedData: BERImplicitlyTaggable, Hashable, Sendable {
     public static var defaultIdentifier: ASN1Identifier { .sequence }
     static let contextZero = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
     static let contextOne = ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)
@@ -54,7 +54,7 @@ public struct SignedData: BERImplicitlyTaggable, Hashable, Sendable {
                 throw ASN1Error.invalidASN1Object(reason: "ContentInfo of type \(type), not signedData")
             }
             return try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { node in
-                try SignedData(berEncoded: node)
+                try CMSSignedData(berEncoded: node)
             }
         }
     }
@@ -107,7 +107,7 @@ public struct SignedData: BERImplicitlyTaggable, Hashable, Sendable {
                 throw ASN1Error.invalidASN1Object(reason: "SignedData without signerInfos")
             }
             let signerInfos = try BER.set(of: SignerInfo.self, identifier: .set, rootNode: signersNode)
-            var signedData = SignedData(
+            var signedData = CMSSignedData(
                 version: version, digestAlgorithms: digestAlgorithms, contentType: contentType, content: content,
                 certificates: certificates, signerInfos: signerInfos)
             signedData.revocationInfo = revocationInfo

@@ -1,6 +1,6 @@
 import SwiftASN1
 
-extension SignedData {
+extension CMSSignedData {
     /// The DER encoding of the signedData object identifier's content.
     private static let signedDataOID: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x02]
 
@@ -10,8 +10,8 @@ extension SignedData {
     ///
     /// Both readers produce the same value for the same DER input; the test suite checks that on every corpus
     /// receipt and on fuzzed ones.
-    static func readFastDER(_ input: ArraySlice<UInt8>) throws(DERReader.Failure) -> SignedData? {
-        let result = input.withUnsafeBufferPointer { buffer -> Result<SignedData?, DERReader.Failure> in
+    static func readFastDER(_ input: ArraySlice<UInt8>) throws(DERReader.Failure) -> CMSSignedData? {
+        let result = input.withUnsafeBufferPointer { buffer -> Result<CMSSignedData?, DERReader.Failure> in
             do throws(DERReader.Failure) {
                 var top = DERReader(buffer)
                 let contentInfo = try top.expect(0x30, "ContentInfo")
@@ -22,11 +22,11 @@ extension SignedData {
                     throw .unexpected("ContentInfo is not signedData")
                 }
                 var explicit = info.children(of: try info.expect(0xa0, "the [0] content"))
-                let signedDataElement = try explicit.expect(0x30, "SignedData")
+                let signedDataElement = try explicit.expect(0x30, "CMSSignedData")
                 guard explicit.isAtEnd, info.isAtEnd else { throw .unexpected("extra elements in ContentInfo") }
 
                 var fields = top.children(of: signedDataElement)
-                let version = try top.int(try fields.expect(0x02, "SignedData version"))
+                let version = try top.int(try fields.expect(0x02, "CMSSignedData version"))
                 let digestSet = try fields.expect(0x31, "digestAlgorithms")
                 var digestAlgorithms: [AlgorithmIdentifier] = []
                 var digests = top.children(of: digestSet)
@@ -61,13 +61,13 @@ extension SignedData {
                     revocation = try swiftASN1(ASN1Any.self, top.bytes(element.encoded))
                 }
                 let signerSet = try fields.expect(0x31, "signerInfos")
-                guard fields.isAtEnd else { throw .unexpected("extra elements in SignedData") }
+                guard fields.isAtEnd else { throw .unexpected("extra elements in CMSSignedData") }
                 var signers = top.children(of: signerSet)
                 var signerInfos: [SignerInfo] = []
                 while let element = try signers.next() {
                     signerInfos.append(try readSignerInfo(element, top, input))
                 }
-                var signedData = SignedData(
+                var signedData = CMSSignedData(
                     version: version, digestAlgorithms: digestAlgorithms, contentType: contentType, content: content,
                     certificates: certificates, signerInfos: signerInfos)
                 signedData.revocationInfo = revocation

@@ -1,0 +1,38 @@
+import Crypto
+public import Foundation
+import IAPCatalog
+import IAPReceipts
+import IAPSignedData
+
+/// Options of one purchase, as StoreKit's `Product.PurchaseOption`s give them.
+public struct PurchaseOptions: Sendable {
+    /// How many (consumables; others must be 1).
+    public var quantity: Int
+    /// The app's identifier for the customer, written into the transaction (the account's token when nil).
+    public var appAccountToken: UUID?
+    /// A promotional offer with its signature, or a win-back offer.
+    public var offer: OfferChoice?
+    /// The purchase is interrupted (the customer must act outside the app) and stays pending until resolved.
+    public var interrupted: Bool
+    /// The customer cancels the purchase sheet.
+    public var userCancels: Bool
+
+    public init(
+        quantity: Int = 1, appAccountToken: UUID? = nil, offer: OfferChoice? = nil, interrupted: Bool = false,
+        userCancels: Bool = false
+    ) {
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.offer = offer
+        self.interrupted = interrupted
+        self.userCancels = userCancels
+    }
+}
+
+/// An offer the purchase asks for.
+public enum OfferChoice: Hashable, Sendable {
+    /// A promotional offer, signed by the developer's server with a promotional-offer key.
+    case promotional(PromotionalOfferSignature)
+    /// A win-back offer (for customers whose subscription lapsed).
+    case winBack(offerID: String)
+}
