@@ -151,7 +151,7 @@ let package = Package(
         .target(
             name: "IAPTestSupport",
             dependencies: [
-                "IAPTrust", "IAPSignedData", "IAPCatalog",
+                "IAPTrust", "IAPSignedData", "IAPCatalog", "IAPSimulator",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -86,7 +86,7 @@ struct JWSCommandTests {
         let garbage = try workspace.write("garbage.jws", "not.a.jws")
         let invalid = CapturedOutput()
         #expect(await (try JWSVerifyCommand.parse([garbage, "--root", workspace.root])).execute(output: invalid) == 1)
-        #expect(invalid.lines.joined(separator: "\n").contains("malformedDocument"))
+        #expect(invalid.lines.joined(separator: "\n").contains("garbage.jws: INVALID\n  malformedBase64"))
 
         let notACertificate = try workspace.write("root.pem", "hello")
         #expect(await (try JWSVerifyCommand.parse([good, "--root", notACertificate])).execute(output: invalid) == 2)

@@ -56,7 +56,7 @@ struct SimulateCommandTests {
         }
         let store = TrustStore(roots: roots)
         let verifier = try SignedDataVerifier(
-            trustStore: store, configuration: .init(bundleID: "com.example.florist", environment: .sandbox))
+            trustStore: store, configuration: .init(bundleID: "com.example.florist", environments: [.sandbox]))
         for file in try Self.files("jws") + Self.files("notifications") {
             var text = try String(contentsOf: file, encoding: .utf8)
             if text.hasPrefix("{"),
@@ -64,14 +64,13 @@ struct SimulateCommandTests {
             {
                 text = body["signedPayload"] ?? ""
             }
-            let verdict = await verifier.verify(text)
+            let verdict = try await verifier.verify(text)
             #expect(verdict.isValid, "\(file.lastPathComponent): \(verdict.failures)")
         }
-        let receipts = ReceiptVerifier(trustStore: store)
+        let receipts = ReceiptVerifier(trustStore: store, configuration: .init(bundleID: "com.example.florist"))
         for file in try Self.files("receipts") {
             let verdict = try await receipts.verify(
-                Array(try Data(contentsOf: file)),
-                policy: .init(now: Date(timeIntervalSince1970: 1_780_000_000), bundleID: "com.example.florist"))
+                Array(try Data(contentsOf: file)), at: Date(timeIntervalSince1970: 1_780_000_000))
             #expect(verdict.isValid, "\(file.lastPathComponent): \(verdict.failures)")
         }
     }

@@ -70,16 +70,19 @@ struct CorpusReceiptTests {
             withExpiry: 1, xcode: true, digest: "SHA-256"),
     ]
 
-    static func verifier(xcode: Bool) throws -> ReceiptVerifier {
+    static func verifier(xcode: Bool, configuration: ReceiptVerifier.Configuration = .init()) throws
+        -> ReceiptVerifier
+    {
         if xcode {
             let certificate = try TrustAnchorLoader.certificates(
                 contentsOfFile: SharedTestData.path("certs/storekit-testing/StoreKitTestCertificate.cer"))
             return ReceiptVerifier(
-                trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(certificate))
+                trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(certificate),
+                configuration: configuration)
         }
         let roots = try TrustAnchorLoader.certificates(
             contentsOfFile: SharedTestData.path("certs/apple-official/AppleIncRootCertificate.cer"))
-        return ReceiptVerifier(trustStore: TrustStore(roots: roots))
+        return ReceiptVerifier(trustStore: TrustStore(roots: roots), configuration: configuration)
     }
 
     @Test("decodes to the MANIFEST values and verifies at its creation date", arguments: receipts)
@@ -95,11 +98,10 @@ struct CorpusReceiptTests {
         #expect(receipt.inAppPurchases.count == expected.purchases)
         #expect(receipt.inAppPurchases.filter { $0.expiresDate != nil }.count == expected.withExpiry)
 
-        let verdict = try await Self.verifier(xcode: expected.xcode).verify(
-            signed,
-            policy: ReceiptVerificationPolicy(
-                now: TestPKI.signingTime, bundleID: expected.bundleID,
-                appVersion: expected.appVersion))
+        let verdict = try await Self.verifier(
+            xcode: expected.xcode,
+            configuration: .init(bundleID: expected.bundleID, appVersion: expected.appVersion)
+        ).verify(signed, at: TestPKI.signingTime)
         #expect(verdict.failures.isEmpty, "\(verdict.failures)")
         #expect(verdict.chainKind == (expected.xcode ? .xcodeTest : .apple))
         #expect(verdict.digestAlgorithm == expected.digest)
@@ -199,19 +201,17 @@ struct CorpusReceiptTests {
     @Test func oldReceiptFailsWhenItsChainIsValidatedNow() async throws {
         let bytes = try SharedTestData.bytes("receipts/tpinapp-receipt-sandbox-legacy.der")
         let verifier = try Self.verifier(xcode: false)
-        let atCreation = try await verifier.verify(bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+        let atCreation = try await verifier.verify(bytes, at: TestPKI.signingTime)
         #expect(atCreation.isValid)
-        let now = try await verifier.verify(
-            bytes,
-            policy: ReceiptVerificationPolicy(
-                now: TestPKI.signingTime, chainValidationTime: .fixed(TestPKI.signingTime)))
+        let now = try await Self.verifier(xcode: false, configuration: .init(chainValidationTime: .verificationTime))
+            .verify(bytes, at: TestPKI.signingTime)
         #expect(Set(now.failures.map(\.code)) == [.certificateExpired])
     }
 
     @Test func xcodeReceiptIsRefusedUnlessAllowed() async throws {
         let bytes = try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
         let verdict = try await Self.verifier(xcode: false).verify(
-            bytes, policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+            bytes, at: TestPKI.signingTime)
         #expect(verdict.failures.map(\.code) == [.xcodeSignedNotAllowed])
     }
 
@@ -221,7 +221,7 @@ struct CorpusReceiptTests {
         let verifier = ReceiptVerifier(trustStore: TrustStore(roots: g3))
         let verdict = try await verifier.verify(
             try SharedTestData.bytes("receipts/kvitto-receipt.der"),
-            policy: ReceiptVerificationPolicy(now: TestPKI.signingTime))
+            at: TestPKI.signingTime)
         #expect(verdict.failures.map(\.code) == [.chainUntrusted])
     }
 }

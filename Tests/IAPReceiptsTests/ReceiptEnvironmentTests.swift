@@ -13,8 +13,8 @@ struct ReceiptEnvironmentTests {
         -> ReceiptVerdict
     {
         var policy = F.policy
-        policy.environments = environments
-        return try await F.verifier().verify(try F.signed(receipt), policy: policy)
+        policy.configuration.environments = environments
+        return try await F.verifier(policy: policy).verify(try F.signed(receipt), policy: policy)
     }
 
     @Test func sandboxReceiptsPassOnlyWhereSandboxIsExpected() async throws {
@@ -26,7 +26,7 @@ struct ReceiptEnvironmentTests {
         #expect(production.failures.first?.reason.contains("ProductionSandbox") == true)
         let unchecked = try await verdict(expecting: nil)
         #expect(unchecked.isValid)
-        #expect(unchecked.skippedChecks.contains("environment"))
+        #expect(unchecked.skipped(.environment))
     }
 
     @Test func aReceiptThatNamesNoEnvironmentPassesNone() async throws {
@@ -48,35 +48,32 @@ struct ReceiptEnvironmentTests {
     func realSandboxReceiptIsRefusedUnderProduction() async throws {
         let roots = try TrustAnchorLoader.certificates(
             contentsOfFile: SharedTestData.path("certs/apple-official/AppleIncRootCertificate.cer"))
-        let verifier = ReceiptVerifier(trustStore: TrustStore(roots: roots))
         let bytes = try SharedTestData.bytes("receipts/revenuecat-base64encodedreceiptsample1.der")
-        func policy(_ environments: Set<ReceiptEnvironment>) -> ReceiptVerificationPolicy {
-            ReceiptVerificationPolicy(now: Date(timeIntervalSince1970: 1_595_440_000), environments: environments)
+        func verdict(_ environments: Set<ReceiptEnvironment>) async throws -> ReceiptVerdict {
+            try await ReceiptVerifier(trustStore: TrustStore(roots: roots), configuration: .init(environments: environments))
+                .verify(bytes, at: Date(timeIntervalSince1970: 1_595_440_000))
         }
-        #expect(
-            try await verifier.verify(bytes, policy: policy([.production])).failures.map(\.code) == [
-                .environmentMismatch
-            ])
-        #expect(try await verifier.verify(bytes, policy: policy([.sandbox])).isValid)
+        #expect(try await verdict([.production]).failures.map(\.code) == [.environmentMismatch])
+        #expect(try await verdict([.sandbox]).isValid)
     }
 
     @Test(.enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"))
     func xcodeReceiptsPassOnlyWhereXcodeIsExpectedWhateverTheTrustStoreSays() async throws {
         let xcode = try TrustAnchorLoader.certificates(
             contentsOfFile: SharedTestData.path("certs/storekit-testing/StoreKitTestCertificate.cer"))
-        let careless = ReceiptVerifier(
-            trustStore: TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(xcode))
+        let careless = TrustStore(roots: []).insecurelyAcceptingXcodeTestCertificates(xcode)
         let bytes = try SharedTestData.bytes("receipts/apple-xcode-app-receipt-with-transaction.der")
         let now = Date(timeIntervalSince1970: 1_697_700_000)
-        let underProduction = try await careless.verify(
-            bytes, policy: ReceiptVerificationPolicy(now: now, environments: [.production]))
+        func verdict(_ environments: Set<ReceiptEnvironment>) async throws -> ReceiptVerdict {
+            try await ReceiptVerifier(trustStore: careless, configuration: .init(environments: environments))
+                .verify(bytes, at: now)
+        }
+        let underProduction = try await verdict([.production])
         #expect(underProduction.failed(.xcodeSignedNotAllowed))
         #expect(!underProduction.isValid)
-        let underSandbox = try await careless.verify(
-            bytes, policy: ReceiptVerificationPolicy(now: now, environments: [.sandbox]))
+        let underSandbox = try await verdict([.sandbox])
         #expect(underSandbox.failed(.xcodeSignedNotAllowed))
-        let underXcode = try await careless.verify(
-            bytes, policy: ReceiptVerificationPolicy(now: now, environments: [.xcode]))
+        let underXcode = try await verdict([.xcode])
         #expect(underXcode.isValid, "\(underXcode.failures)")
     }
 }

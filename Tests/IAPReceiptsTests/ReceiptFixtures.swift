@@ -65,14 +65,50 @@ enum ReceiptFixtures {
             .sign(receipt).derBytes()
     }
 
-    /// A verifier trusting the test root.
-    static func verifier(roots: [Certificate] = [TestPKI.trusted.root]) -> ReceiptVerifier {
-        ReceiptVerifier(trustStore: TrustStore(roots: roots))
+    /// A verifier trusting the test root, configured as `policy` says.
+    static func verifier(roots: [Certificate] = [TestPKI.trusted.root], policy: ReceiptCheck = policy)
+        -> ReceiptVerifier
+    {
+        ReceiptVerifier(trustStore: TrustStore(roots: roots), configuration: policy.configuration)
     }
 
-    /// The policy that every fixture receipt passes.
-    static var policy: ReceiptVerificationPolicy {
-        ReceiptVerificationPolicy(now: created, bundleID: bundleID, appVersion: appVersion, environments: [.sandbox])
-            .checkingDevice(deviceID)
+    /// The expectations and inputs that every fixture receipt passes.
+    static var policy: ReceiptCheck {
+        ReceiptCheck(
+            configuration: .init(bundleID: bundleID, appVersion: appVersion, environments: [.sandbox]), now: created,
+            deviceIdentifier: ReceiptVerifier.deviceIdentifier(deviceID))
+    }
+}
+
+/// A verifier's configuration with the inputs of one call (time, device), as the receipt tests vary them.
+struct ReceiptCheck {
+    var configuration: ReceiptVerifier.Configuration
+    var now: Date
+    var deviceIdentifier: [UInt8]? = nil
+
+    init(configuration: ReceiptVerifier.Configuration = .init(), now: Date, deviceIdentifier: [UInt8]? = nil) {
+        self.configuration = configuration
+        self.now = now
+        self.deviceIdentifier = deviceIdentifier
+    }
+
+    func checkingDevice(_ id: UUID) -> ReceiptCheck {
+        var copy = self
+        copy.deviceIdentifier = ReceiptVerifier.deviceIdentifier(id)
+        return copy
+    }
+}
+
+extension ReceiptVerifier {
+    /// Verifies at the check's time and device; the check's configuration must be this verifier's.
+    func verify(_ bytes: [UInt8], policy: ReceiptCheck) async throws(ReceiptParsingError) -> ReceiptVerdict {
+        precondition(policy.configuration == configuration, "make the verifier with this check's configuration")
+        return try await verify(bytes, at: policy.now, deviceIdentifier: policy.deviceIdentifier)
+    }
+
+    /// Verifies at the check's time and device; the check's configuration must be this verifier's.
+    func verify(_ signed: SignedReceipt, policy: ReceiptCheck) async -> ReceiptVerdict {
+        precondition(policy.configuration == configuration, "make the verifier with this check's configuration")
+        return await verify(signed, at: policy.now, deviceIdentifier: policy.deviceIdentifier)
     }
 }

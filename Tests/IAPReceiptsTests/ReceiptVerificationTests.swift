@@ -11,9 +11,9 @@ struct ReceiptVerificationTests {
     typealias F = ReceiptFixtures
 
     func verdict(
-        _ bytes: [UInt8], verifier: ReceiptVerifier = F.verifier(), policy: ReceiptVerificationPolicy = F.policy
+        _ bytes: [UInt8], roots: [Certificate] = [TestPKI.trusted.root], policy: ReceiptCheck = F.policy
     ) async throws -> ReceiptVerdict {
-        try await verifier.verify(bytes, policy: policy)
+        try await F.verifier(roots: roots, policy: policy).verify(bytes, policy: policy)
     }
 
     @Test("a well-formed receipt passes every check", arguments: [ReceiptSigner.Digest.sha1, .sha256])
@@ -34,7 +34,7 @@ struct ReceiptVerificationTests {
         var bytes = try F.signed()
         let index = try #require(bytes.firstRange(of: Array(F.bundleID.utf8))).lowerBound
         bytes[index] ^= 0x20  // "com..." becomes "Com...": still a valid string
-        let verdict = try await verdict(bytes, policy: ReceiptVerificationPolicy(now: F.created))
+        let verdict = try await verdict(bytes, policy: ReceiptCheck(now: F.created))
         #expect(verdict.failures.map(\.code) == [.signatureInvalid])
     }
 
@@ -61,7 +61,7 @@ struct ReceiptVerificationTests {
 
     @Test func wrongRoot() async throws {
         let otherRoot = TestPKI.mint(rootKey: TestKeys.rogueRoot).root
-        let verdict = try await verdict(try F.signed(), verifier: F.verifier(roots: [otherRoot]))
+        let verdict = try await verdict(try F.signed(), roots: [otherRoot])
         #expect(verdict.failures.map(\.code) == [.chainUntrusted])
         #expect(verdict.chainKind == nil)
     }
@@ -108,7 +108,7 @@ struct ReceiptVerificationTests {
         let genuine = TestPKI.mint(options: options)
         let verdict = try await verdict(
             try F.signed(chain: forged, key: rogueKey),
-            verifier: F.verifier(roots: [genuine.root]))
+            roots: [genuine.root])
         #expect(verdict.failures.map(\.code) == [.chainUntrusted])
     }
 
@@ -127,14 +127,14 @@ struct ReceiptVerificationTests {
 
     @Test func wrongBundleID() async throws {
         var policy = F.policy
-        policy.bundleID = "com.example.other"
+        policy.configuration.bundleID = "com.example.other"
         let verdict = try await verdict(try F.signed(), policy: policy)
         #expect(verdict.failures.map(\.code) == [.bundleIDMismatch])
     }
 
     @Test func wrongVersion() async throws {
         var policy = F.policy
-        policy.appVersion = "43"
+        policy.configuration.appVersion = "43"
         let verdict = try await verdict(try F.signed(), policy: policy)
         #expect(verdict.failures.map(\.code) == [.appVersionMismatch])
     }
@@ -159,28 +159,27 @@ struct ReceiptVerificationTests {
         // A chain that expired after the receipt was created: valid at creation, expired "now".
         let shortLived = TestPKI.mint(notValidAfter: F.created.addingTimeInterval(86_400))
         let bytes = try F.signed(chain: shortLived)
-        let verifier = F.verifier(roots: [shortLived.root])
-        #expect(try await verdict(bytes, verifier: verifier).isValid)
+        #expect(try await verdict(bytes, roots: [shortLived.root]).isValid)
         var policy = F.policy
-        policy.chainValidationTime = .fixed(F.created.addingTimeInterval(86_400 * 365))
-        let verdict = try await verdict(bytes, verifier: verifier, policy: policy)
+        policy.configuration.chainValidationTime = .fixed(F.created.addingTimeInterval(86_400 * 365))
+        let verdict = try await verdict(bytes, roots: [shortLived.root], policy: policy)
         #expect(Set(verdict.failures.map(\.code)) == [.certificateExpired])
     }
 
     @Test func chainNotYetValidAtCreation() async throws {
         let future = TestPKI.mint(notValidBefore: F.created.addingTimeInterval(86_400))
-        let verdict = try await verdict(try F.signed(chain: future), verifier: F.verifier(roots: [future.root]))
+        let verdict = try await verdict(try F.signed(chain: future), roots: [future.root])
         #expect(Set(verdict.failures.map(\.code)) == [.certificateNotYetValid])
     }
 
     @Test func everyFailureIsListed() async throws {
         let otherRoot = TestPKI.mint(rootKey: TestKeys.rogueRoot).root
         var policy = F.policy
-        policy.bundleID = "com.example.other"
-        policy.appVersion = "1"
+        policy.configuration.bundleID = "com.example.other"
+        policy.configuration.appVersion = "1"
         var bytes = try F.signed()
         bytes[bytes.count - 10] ^= 0x01
-        let verdict = try await verdict(bytes, verifier: F.verifier(roots: [otherRoot]), policy: policy)
+        let verdict = try await verdict(bytes, roots: [otherRoot], policy: policy)
         #expect(
             Set(verdict.failures.map(\.code)) == [
                 .chainUntrusted, .signatureInvalid, .bundleIDMismatch, .appVersionMismatch,
@@ -188,21 +187,22 @@ struct ReceiptVerificationTests {
     }
 
     @Test func skippedChecksAreReported() async throws {
-        let verdict = try await verdict(try F.signed(), policy: ReceiptVerificationPolicy(now: F.created))
+        let verdict = try await verdict(try F.signed(), policy: ReceiptCheck(now: F.created))
         #expect(verdict.isValid)
-        #expect(verdict.skippedChecks == ["bundleId", "appVersion", "deviceHash", "environment"])
+        #expect(verdict.skippedChecks.map(\.code) == [.bundleID, .appVersion, .deviceHash, .environment])
     }
 
     @Test func chainIsVerifiedOnceThenCached() async throws {
-        let verifier = F.verifier()
-        let bytes = try F.signed()
-        #expect(verifier.chains.cachedChainCount == 0)
-        for _ in 0..<3 { #expect(try await verdict(bytes, verifier: verifier).isValid) }
-        #expect(verifier.chains.cachedChainCount == 1)
-        // A cached chain still fails outside its validity window.
         var policy = F.policy
-        policy.chainValidationTime = .fixed(Date(timeIntervalSince1970: 4_000_000_000))
-        #expect(try await verdict(bytes, verifier: verifier, policy: policy).failed(.certificateExpired))
+        policy.configuration.chainValidationTime = .verificationTime
+        let verifier = F.verifier(policy: policy)
+        let bytes = try F.signed()
+        #expect(verifier.cachedChainCount == 0)
+        for _ in 0..<3 { #expect(try await verifier.verify(bytes, policy: policy).isValid) }
+        #expect(verifier.cachedChainCount == 1)
+        // A cached chain still fails outside its validity window.
+        policy.now = Date(timeIntervalSince1970: 4_000_000_000)
+        #expect(try await verifier.verify(bytes, policy: policy).failed(.certificateExpired))
     }
 
     @Test func concurrentVerificationsShareTheCache() async throws {
@@ -215,6 +215,6 @@ struct ReceiptVerificationTests {
             return await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         #expect(results.allSatisfy { $0 })
-        #expect(verifier.chains.cachedChainCount == 1)
+        #expect(verifier.cachedChainCount == 1)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCatalog
+import IAPScenarios
 import IAPSimulator
 import IAPTestSupport
 import Testing

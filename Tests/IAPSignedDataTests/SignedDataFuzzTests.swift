@@ -40,11 +40,12 @@ struct SignedDataFuzzTests {
         for _ in 0..<Self.iterations {
             let mutated = Self.mutate(genuine, using: &generator)
             guard mutated != genuine else { continue }
-            let verdict = await verifier.verifyTransaction(String(decoding: mutated, as: UTF8.self))
+            // Not a document any more (it throws), or one that does not verify.
+            let verdict = try? await verifier.verifyTransaction(String(decoding: mutated, as: UTF8.self))
             // Changing a character of the signature's last group can leave the decoded bytes unchanged only if
             // base64 were lenient; ours is not, so every real change is refused.
             if String(decoding: mutated, as: UTF8.self) != String(decoding: genuine, as: UTF8.self) {
-                #expect(!verdict.isValid)
+                #expect(verdict?.isValid != true)
                 refused += 1
             }
         }

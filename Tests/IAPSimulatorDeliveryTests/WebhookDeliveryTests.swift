@@ -116,11 +116,11 @@ struct WebhookDeliveryTests {
         #expect(requests.allSatisfy { $0.path == "/notifications" })
         let verifier = try SignedDataVerifier(
             trustStore: Self.pki.trustStore,
-            configuration: .init(bundleID: "com.example.florist", environment: .sandbox))
+            configuration: .init(bundleID: "com.example.florist", environments: [.sandbox]))
         var types: [String] = []
         for request in requests {
             let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: String])
-            let verdict = await verifier.verifyNotification(try #require(body["signedPayload"]))
+            let verdict = try await verifier.verifyNotification(try #require(body["signedPayload"]))
             #expect(verdict.isValid, "\(verdict.failures)")
             types.append(verdict.verifiedPayload?.notificationType?.rawValue ?? "?")
         }

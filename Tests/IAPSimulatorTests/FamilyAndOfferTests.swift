@@ -118,7 +118,7 @@ struct OfferTests {
         let signed = try PromotionalOfferSignature.sign(
             key: key, bundleID: SimulatorHarness.bundleID, keyID: "KEY1", productID: F.gold, offerID: offer,
             appAccountToken: nil, nonce: UUID(uuidString: "4A0F7C3E-3C35-4C3E-9C1B-0F4E3A3D2B11")!,
-            timestamp: timestamp ?? Int64(h.store.now.timeIntervalSince1970 * 1000))
+            timestamp: timestamp ?? Int64(try h.store.now.timeIntervalSince1970 * 1000))
         return PurchaseOptions(offer: .promotional(signed))
     }
 
@@ -148,7 +148,7 @@ struct OfferTests {
         let attempts: [(PurchaseOptions, SimulatorError.Code)] = [
             (try promo(h, key: forged), .invalidOfferSignature),
             (
-                try promo(h, timestamp: Int64((h.store.now.timeIntervalSince1970 - 2 * day) * 1000)),
+                try promo(h, timestamp: Int64((try h.store.now.timeIntervalSince1970 - 2 * day) * 1000)),
                 .invalidOfferSignature
             ),
             (try promo(h, offer: "nope"), .invalidOfferIdentifier),
@@ -193,12 +193,12 @@ struct OfferTests {
                 == .ineligibleForOffer)
         try h.store.setAutoRenew(account: "ana", group: F.vipGroup, enabled: false)
         try h.store.advance(by: 40 * day)
-        let renewal = await h.jwsVerifier.verifyRenewalInfo(
+        let renewal = try await h.jwsVerifier.verifyRenewalInfo(
             try h.store.renewalInfo(account: "ana", group: F.vipGroup))
         #expect(renewal.verifiedPayload?.eligibleWinBackOfferIDs == ["missyou"])
         let back = try #require(try h.store.purchase(F.gold, account: "ana", options: winBack).transaction)
         #expect(back.payload.offerType == .winBack)
-        #expect(back.payload.expiresDate?.date == SubscriptionPeriod(value: 3, unit: .month).advance(h.store.now))
+        #expect(back.payload.expiresDate?.date == SubscriptionPeriod(value: 3, unit: .month).advance(try h.store.now))
         try await h.expectAgreement("ana")
         #expect(
             h.notificationNames() == [

@@ -12,17 +12,15 @@ private let day: TimeInterval = 86_400
 @Suite("Simulator: refund reversals and proration")
 struct RefundReversalFlowTests {
     /// What the engine says when it reads every transaction the developer was sent in notifications, in `order`.
-    func snapshotFromNotifications(_ h: SimulatorHarness, reversed: Bool) async -> EntitlementSnapshot {
+    func snapshotFromNotifications(_ h: SimulatorHarness, reversed: Bool) async throws -> EntitlementSnapshot {
         var history = PurchaseHistory()
         let notifications = reversed ? Array(h.store.notifications.reversed()) : h.store.notifications
         for notification in notifications {
-            let verdict = await h.jwsVerifier.verifyNotification(notification.signedPayload)
+            let verdict = try await h.jwsVerifier.verify(notification.signedPayload, as: .notification)
             #expect(verdict.isValid, "\(verdict.failures)")
-            if let payload = verdict.verifiedPayload {
-                history.add(.notification(payload), nested: verdict.nested.compactMap(\.verdict.payload))
-            }
+            history.add(verified: verdict)
         }
-        return h.engine.snapshot(of: history, at: h.store.now)
+        return h.engine.snapshot(of: history, at: try h.store.now)
     }
 
     @Test func aReversedRefundGivesANonConsumableBack() async throws {
@@ -42,8 +40,8 @@ struct RefundReversalFlowTests {
         #expect(reversal.type == .refundReversed)
         try await h.expectAgreement("ana")
         // Every signed copy the developer received (purchase, refund, reversal), in either order: the reversal wins.
-        #expect(await snapshotFromNotifications(h, reversed: false).isEntitled(to: F.flowers))
-        #expect(await snapshotFromNotifications(h, reversed: true).isEntitled(to: F.flowers))
+        #expect(try await snapshotFromNotifications(h, reversed: false).isEntitled(to: F.flowers))
+        #expect(try await snapshotFromNotifications(h, reversed: true).isEntitled(to: F.flowers))
 
         let again = #expect(throws: SimulatorError.self) { try h.store.reverseRefund(flowers.transactionID) }
         #expect(again?.code == .invalidState)

@@ -126,16 +126,16 @@ struct OneTimePurchaseTests {
             .transaction)
         #expect(bought.payload.environment == environment)
         #expect(bought.payload.appAccountToken == token.uuidString.lowercased())
-        let verdict = await h.jwsVerifier.verifyTransaction(bought.jws)
+        let verdict = try await h.jwsVerifier.verifyTransaction(bought.jws)
         #expect(verdict.isValid, "\(verdict.failures)")
         let sandbox = try SignedDataVerifier(
             trustStore: SimulatorTestKeys.pki.trustStore,
-            configuration: .init(bundleID: SimulatorHarness.bundleID, environment: .sandbox))
-        #expect(await !sandbox.verifyTransaction(bought.jws).isValid, "a Sandbox verifier refuses it")
+            configuration: .init(bundleID: SimulatorHarness.bundleID, environments: [.sandbox]))
+        #expect(try await !sandbox.verifyTransaction(bought.jws).isValid, "a Sandbox verifier refuses it")
         let receipt = try h.store.receipt(account: "ana", device: device).receipt.receipt
         #expect(receipt.environment == (environment == .production ? .production : .xcode))
         #expect((receipt.appItemID != nil) == (environment == .production))
-        let app = await h.jwsVerifier.verifyAppTransaction(try h.store.appTransaction(account: "ana", device: device))
+        let app = try await h.jwsVerifier.verifyAppTransaction(try h.store.appTransaction(account: "ana", device: device))
         #expect(app.isValid, "\(app.failures)")
         #expect(app.verifiedPayload?.receiptType == environment)
         try await h.expectAgreement("ana")

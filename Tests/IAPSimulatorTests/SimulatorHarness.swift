@@ -29,8 +29,9 @@ struct SimulatorHarness {
             trustStore: SimulatorTestKeys.pki.trustStore,
             configuration: .init(
                 bundleID: Self.bundleID, appAppleID: configuration.appAppleID,
-                environment: configuration.environment))
-        receiptVerifier = ReceiptVerifier(trustStore: SimulatorTestKeys.pki.trustStore)
+                environments: [configuration.environment]))
+        receiptVerifier = ReceiptVerifier(
+            trustStore: SimulatorTestKeys.pki.trustStore, configuration: .init(bundleID: Self.bundleID))
         engine = EntitlementEngine(catalog: catalog)
     }
 
@@ -53,12 +54,11 @@ struct SimulatorHarness {
     func snapshotFromReceipt(_ account: String, device: UUID) async throws -> EntitlementSnapshot {
         let issued = try store.receipt(account: account, device: device)
         let verdict = try await receiptVerifier.verify(
-            issued.bytes,
-            policy: ReceiptVerificationPolicy(now: store.now, bundleID: Self.bundleID).checkingDevice(device))
+            issued.bytes, at: try store.now, deviceIdentifier: ReceiptVerifier.deviceIdentifier(device))
         #expect(verdict.isValid, "receipt: \(verdict.failures)")
         var history = PurchaseHistory()
         if verdict.isValid { history.add(verdict.receipt) }
-        return engine.snapshot(of: history, at: store.now)
+        return engine.snapshot(of: history, at: try store.now)
     }
 
     /// Checks that the engine, reading the signed artifacts, sees what the simulator sees.

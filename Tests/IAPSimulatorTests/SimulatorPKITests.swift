@@ -9,28 +9,6 @@ import Testing
 import X509
 import _CryptoExtras
 
-/// Fixed keys, so every run mints the same authority.
-enum SimulatorTestKeys {
-    static func p384(_ label: String) -> P384.Signing.PrivateKey {
-        try! P384.Signing.PrivateKey(rawRepresentation: Array(SHA384.hash(data: Array(label.utf8))))
-    }
-
-    static let keys = SimulatorKeys(
-        receiptRoot: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rootPEM),
-        receiptIntermediate: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.intermediatePEM),
-        receiptLeaf: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.leafPEM),
-        jwsRoot: p384("simulator-jws-root"), jwsIntermediate: p384("simulator-jws-intermediate"),
-        jwsLeaf: TestJWS.leafKey)
-
-    static let pki = try! SimulatorPKI(keys: keys)
-
-    static let otherKeys = SimulatorKeys(
-        receiptRoot: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rogueRootPEM),
-        receiptIntermediate: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rogueIntermediatePEM),
-        receiptLeaf: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rogueLeafPEM),
-        jwsRoot: p384("other-root"), jwsIntermediate: p384("other-intermediate"), jwsLeaf: TestJWS.rogueKey)
-}
-
 private let moment = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
 
 private func receipt() -> AppReceipt {
@@ -65,14 +43,14 @@ struct SimulatorPKITests {
 
     @Test func artifactsVerifyWithItsRootsAndNoOthers() async throws {
         let signed = try pki.receiptSigner.sign(receipt()).derBytes()
-        let verdict = try await ReceiptVerifier(trustStore: pki.trustStore).verify(
-            signed, policy: .init(now: moment, bundleID: "com.example.florist"))
+        let verdict = try await ReceiptVerifier(trustStore: pki.trustStore, configuration: .init(bundleID: "com.example.florist")).verify(
+            signed, at: moment)
         #expect(verdict.isValid, "\(verdict.failures)")
 
         var transaction = TestJWS.transaction(signedAt: moment)
         transaction.environment = .sandbox
         let jws = try pki.jwsSigner().sign(transaction)
-        let configuration = SignedDataVerifier.Configuration(bundleID: "com.example.florist", environment: .sandbox)
+        let configuration = SignedDataVerifier.Configuration(bundleID: "com.example.florist", environments: [.sandbox])
         let jwsVerdict = try await SignedDataVerifier(trustStore: pki.trustStore, configuration: configuration)
             .verifyTransaction(jws)
         #expect(jwsVerdict.isValid, "\(jwsVerdict.failures)")
@@ -80,7 +58,7 @@ struct SimulatorPKITests {
         // Another simulator instance (other keys) is another authority: nothing crosses over.
         let other = try SimulatorPKI(keys: SimulatorTestKeys.otherKeys)
         let foreignReceipt = try await ReceiptVerifier(trustStore: other.trustStore).verify(
-            signed, policy: .init(now: moment))
+            signed, at: moment)
         #expect(foreignReceipt.failed(.chainUntrusted))
         let foreignJWS = try await SignedDataVerifier(trustStore: other.trustStore, configuration: configuration)
             .verifyTransaction(jws)
@@ -104,7 +82,7 @@ struct SimulatorPKITests {
         #expect(loaded.jwsChain.certificates == pki.jwsChain.certificates)
         let signed = try loaded.receiptSigner.sign(receipt()).derBytes()
         #expect(
-            try await ReceiptVerifier(trustStore: pki.trustStore).verify(signed, policy: .init(now: moment)).isValid)
+            try await ReceiptVerifier(trustStore: pki.trustStore).verify(signed, at: moment).isValid)
 
         // A leaf key that does not belong to the leaf certificate is refused, not used.
         try TestKeys.rogueLeafPEM.write(

@@ -65,12 +65,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Our verifier at steady state: parse, chain from the cache, digest, signature, every policy check.
-    let verifier = ReceiptVerifier(trustStore: TrustStore(roots: [corpus.appleRoot]))
-    let policy = ReceiptVerificationPolicy(
-        now: Date(timeIntervalSince1970: 1_595_439_548), bundleID: "com.revenuecat.sampleapp", appVersion: "4")
+    let verifier = ReceiptVerifier(
+        trustStore: TrustStore(roots: [corpus.appleRoot]),
+        configuration: .init(bundleID: "com.revenuecat.sampleapp", appVersion: "4"))
+    let now = Date(timeIntervalSince1970: 1_595_439_548)
     Benchmark("Receipt verify, steady state (8.4 KB, 3 certificates)") { benchmark in
         for _ in benchmark.scaledIterations {
-            let verdict = try await verifier.verify(corpus.receipt, policy: policy)
+            let verdict = try await verifier.verify(corpus.receipt, at: now)
             precondition(verdict.isValid)
             blackHole(verdict)
         }

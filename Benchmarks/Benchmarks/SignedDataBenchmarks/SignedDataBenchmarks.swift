@@ -62,7 +62,7 @@ let benchmarks: @Sendable () -> Void = {
     let jws = try! JWSSigner(privateKey: leafKey, certificateChain: chain.certificates).sign(payload: payload)
     let parsed = try! CompactJWS(jws)
     let configuration = SignedDataVerifier.Configuration(
-        bundleID: "com.example.florist", appAppleID: 1_234_567, environment: .production)
+        bundleID: "com.example.florist", appAppleID: 1_234_567, environments: [.production])
     let store = TrustStore(roots: [chain.root])
 
     // The floor, part 1: one bare P-256 ECDSA verification of the same signing input (SHA-256 of it included).
@@ -93,7 +93,7 @@ let benchmarks: @Sendable () -> Void = {
     let verifier = try! SignedDataVerifier(trustStore: store, configuration: configuration)
     Benchmark("JWS transaction verify, steady state (Apple-shaped P-384/P-256 chain)") { benchmark in
         for _ in benchmark.scaledIterations {
-            let verdict = await verifier.verifyTransaction(jws)
+            let verdict = try await verifier.verifyTransaction(jws)
             precondition(verdict.isValid)
             blackHole(verdict)
         }
@@ -103,7 +103,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("JWS transaction verify, chain validated every time (Apple's library's way)") { benchmark in
         for _ in benchmark.scaledIterations {
             let fresh = try SignedDataVerifier(trustStore: store, configuration: configuration)
-            let verdict = await fresh.verifyTransaction(jws)
+            let verdict = try await fresh.verifyTransaction(jws)
             precondition(verdict.isValid)
             blackHole(verdict)
         }
@@ -120,10 +120,10 @@ let benchmarks: @Sendable () -> Void = {
     {
         let real = try! SignedDataVerifier(
             trustStore: TrustStore(roots: [root]),
-            configuration: .init(bundleID: "com.Abilities", environment: .sandbox))
+            configuration: .init(bundleID: "com.Abilities", environments: [.sandbox]))
         Benchmark("JWS notification verify, steady state (real Apple data, Apple Root CA - G3)") { benchmark in
             for _ in benchmark.scaledIterations {
-                let verdict = await real.verifyNotification(notification)
+                let verdict = try await real.verifyNotification(notification)
                 precondition(verdict.isValid)
                 blackHole(verdict)
             }
