@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Where a subscription group stands.
 public enum SubscriptionState: String, Hashable, Sendable, Codable {

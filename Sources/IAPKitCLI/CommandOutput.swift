@@ -79,6 +79,28 @@ enum CommandText {
         }
     }
 
+    /// Prints what `describe` makes of each file; a file it throws on gets its coded error instead (as a JSON line with
+    /// `json`). Returns the exit status: 0 when every file was described.
+    static func eachFile(
+        _ files: [String], json: Bool, output: some CommandOutput, failure: String,
+        _ describe: (String) throws -> String
+    ) -> Int32 {
+        var failed = 0
+        for file in files {
+            do {
+                output.line(try describe(file))
+            } catch {
+                failed += 1
+                let (code, reason) = codeAndReason(of: error)
+                output.line(
+                    json
+                        ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
+                        : "\(file): \(failure)\n  \(code): \(reason)")
+            }
+        }
+        return failed == 0 ? 0 : 1
+    }
+
     /// Checks not made, as one line: `code (reason); ...`.
     static func skipped(_ checks: [SkippedCheck]) -> String {
         checks.map { "\($0.code) (\($0.reason))" }.joined(separator: "; ")

@@ -62,22 +62,10 @@ public struct JWSDecodeCommand: AsyncParsableCommand {
 
     /// Runs the command, writing to `output`. Returns the exit status: 0 when every file decoded.
     public func execute(output: some CommandOutput) -> Int32 {
-        var failed = 0
-        for file in files {
-            do {
-                let jws = try CompactJWS(try JWSInput.text(of: file))
-                let report = DecodedJWSReport(file: file, field: nil, jws: jws)
-                output.line(json ? JSONLine.encode(report) : Self.describe(report, indent: ""))
-            } catch {
-                failed += 1
-                let (code, reason) = CommandText.codeAndReason(of: error)
-                output.line(
-                    json
-                        ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
-                        : "\(file): cannot decode\n  \(code): \(reason)")
-            }
+        CommandText.eachFile(files, json: json, output: output, failure: "cannot decode") { file in
+            let report = DecodedJWSReport(file: file, field: nil, jws: try CompactJWS(try JWSInput.text(of: file)))
+            return json ? JSONLine.encode(report) : Self.describe(report, indent: "")
         }
-        return failed == 0 ? 0 : 1
     }
 
     static func describe(_ report: DecodedJWSReport, indent: String) -> String {
@@ -154,7 +142,8 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
         for file in files {
             let verdict: SignedDataVerdict<SignedPayload>
             do {
-                verdict = try await verifier.verify(try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
+                verdict = try await verifier.verify(
+                    try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
             } catch {
                 let (code, reason) = CommandText.codeAndReason(of: error)
                 output.line(

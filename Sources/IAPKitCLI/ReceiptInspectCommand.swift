@@ -26,26 +26,12 @@ public struct ReceiptInspectCommand: AsyncParsableCommand {
 
     /// Runs the command, writing to `output`; returns the exit status (0 when every file decoded).
     public func execute(output: some CommandOutput) -> Int32 {
-        var failed = 0
-        for file in files {
-            do {
-                let receipt = try SignedReceipt(bytes: ReceiptInput.receiptBytes(from: InputFile.read(file))).receipt
-                if json {
-                    output.line(JSONLine.encode(ReceiptReport(file: file, receipt: receipt)))
-                } else {
-                    output.line(ReceiptText.describe(receipt, file: file))
-                }
-            } catch {
-                failed += 1
-                let (code, reason) = CommandText.codeAndReason(of: error)
-                if json {
-                    output.line(JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason))))
-                } else {
-                    output.line("\(file): cannot read the receipt: \(reason) [\(code)]")
-                }
-            }
+        CommandText.eachFile(files, json: json, output: output, failure: "cannot read the receipt") { file in
+            let receipt = try SignedReceipt(bytes: ReceiptInput.receiptBytes(from: InputFile.read(file))).receipt
+            return json
+                ? JSONLine.encode(ReceiptReport(file: file, receipt: receipt))
+                : ReceiptText.describe(receipt, file: file)
         }
-        return failed == 0 ? 0 : 1
     }
 }
 

@@ -47,7 +47,8 @@ public struct Scenario: Sendable, Decodable {
         } catch let DecodingError.keyNotFound(key, context) {
             throw ScenarioError(.unreadable, "missing '\(key.stringValue)' at \(Self.path(context.codingPath))")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw ScenarioError(.unreadable, "wrong type at \(Self.path(context.codingPath)): \(context.debugDescription)")
+            throw ScenarioError(
+                .unreadable, "wrong type at \(Self.path(context.codingPath)): \(context.debugDescription)")
         } catch let DecodingError.dataCorrupted(context) {
             // Errors thrown while decoding a step come back wrapped; unwrap ours.
             if let ours = context.underlyingError as? ScenarioError { throw ours }

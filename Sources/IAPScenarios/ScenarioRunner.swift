@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 public import IAPCatalog
-public import IAPSimulator
 import IAPEntitlements
 import IAPSignedData
+public import IAPSimulator
 
 /// Runs a scenario against a fresh simulator on a frozen clock.
 ///

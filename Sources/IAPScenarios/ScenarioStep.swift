@@ -86,7 +86,8 @@ public struct ScenarioStep: Sendable, Decodable {
                     + "(\(Action.allCases.map(\.rawValue).joined(separator: ", "))); it has \(actions.map(\.rawValue))")
         }
         if let unknown = keys.first(where: { Action(rawValue: $0) == nil && !Self.optionKeys.contains($0) }) {
-            throw ScenarioError(.unreadable, "step at \(Scenario.path(decoder.codingPath)) has an unknown key '\(unknown)'")
+            throw ScenarioError(
+                .unreadable, "step at \(Scenario.path(decoder.codingPath)) has an unknown key '\(unknown)'")
         }
         self.action = action
         let actionKey = Key(action.rawValue)
@@ -97,7 +98,8 @@ public struct ScenarioStep: Sendable, Decodable {
         } else if (try? container.decodeNil(forKey: actionKey)) == true {
             value = ""
         } else {
-            throw ScenarioError(.unreadable, "step at \(Scenario.path(decoder.codingPath)): '\(action.rawValue)' takes a text value")
+            throw ScenarioError(
+                .unreadable, "step at \(Scenario.path(decoder.codingPath)): '\(action.rawValue)' takes a text value")
         }
         func optional<T: Decodable>(_ key: String) throws -> T? {
             try container.decodeIfPresent(T.self, forKey: Key(key))

@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 import IAPCatalog
-import IAPSimulator
 import IAPEntitlements
 import IAPSignedData
+import IAPSimulator
 
 /// Reading a scenario's values: products by short name, groups by name, durations, dates.
 struct ScenarioValues: Sendable {
@@ -40,7 +40,9 @@ struct ScenarioValues: Sendable {
     /// A group id or name; the only group when nil.
     func group(_ name: String?) throws(ScenarioError) -> String {
         guard let name else {
-            guard catalog.subscriptionGroups.count == 1 else { throw ScenarioError(.missingValue, "say which subscription group") }
+            guard catalog.subscriptionGroups.count == 1 else {
+                throw ScenarioError(.missingValue, "say which subscription group")
+            }
             return catalog.subscriptionGroups[0].id
         }
         guard let group = catalog.subscriptionGroups.first(where: { $0.id == name || $0.name == name }) else {

@@ -159,7 +159,8 @@ public final class AppStoreSimulator: Sendable {
 
     /// Turns ask-to-buy on or off, or moves the account to another storefront.
     public func updateAccount(_ id: String, askToBuy: Bool? = nil, storefront: String? = nil) throws(SimulatorError) {
-        try withCore { (core) throws(SimulatorError) in try core.setAccount(id, askToBuy: askToBuy, storefront: storefront)
+        try withCore { (core) throws(SimulatorError) in
+            try core.setAccount(id, askToBuy: askToBuy, storefront: storefront)
         }
     }
 
@@ -258,7 +259,8 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// Changes a product's price; see ``consentToPriceIncrease(account:group:)``.
-    public func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool = true) throws(SimulatorError) {
+    public func changePrice(_ productID: String, to price: Decimal, requiresConsent: Bool = true) throws(SimulatorError)
+    {
         try withCore { (core) throws(SimulatorError) in
             try core.changePrice(productID, to: price, requiresConsent: requiresConsent)
         }
@@ -266,7 +268,8 @@ public final class AppStoreSimulator: Sendable {
 
     /// The customer accepts a price increase that needs consent.
     public func consentToPriceIncrease(account: String, group: String) throws(SimulatorError) {
-        try withCore { (core) throws(SimulatorError) in try core.consentToPriceIncrease(account: account, group: group) }
+        try withCore { (core) throws(SimulatorError) in try core.consentToPriceIncrease(account: account, group: group)
+        }
     }
 
     /// Refunds a purchase in full, or in part with `percentage` in milli-percent (50000 = half).

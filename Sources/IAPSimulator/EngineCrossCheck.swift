@@ -15,13 +15,17 @@ extension AppStoreSimulator {
     /// roots would, and gives what the entitlement engine makes of them.
     public func readSignedData(account: String) async throws -> SignedDataReading {
         let documents =
-            try transactions(account: account).map { ($0.jws, SignedPayloadKind.transaction, "transaction \($0.transactionID)") }
+            try transactions(account: account).map {
+                ($0.jws, SignedPayloadKind.transaction, "transaction \($0.transactionID)")
+            }
             + (try renewalInfos(account: account)).map { ($0, SignedPayloadKind.renewalInfo, "a renewal info") }
         var history = PurchaseHistory()
         var unverified: [String] = []
         for (jws, kind, name) in documents {
             let verdict = try await signedDataVerifier.verify(jws, as: kind)
-            if history.add(verified: verdict) == nil { unverified.append("\(name) does not verify: \(verdict.failures)") }
+            if history.add(verified: verdict) == nil {
+                unverified.append("\(name) does not verify: \(verdict.failures)")
+            }
         }
         return SignedDataReading(
             snapshot: EntitlementEngine(catalog: catalog).snapshot(of: history, at: try now), unverified: unverified)

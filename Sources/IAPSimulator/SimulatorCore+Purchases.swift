@@ -112,7 +112,8 @@ extension SimulatorCore {
                 throw SimulatorError(.missingOfferParameters, "a promotional offer needs an id, key id and signature")
             }
             guard let offer = info.promotionalOffers.first(where: { $0.id == signed.offerID }) else {
-                throw SimulatorError(.invalidOfferIdentifier, "\(productID) has no promotional offer '\(signed.offerID)'")
+                throw SimulatorError(
+                    .invalidOfferIdentifier, "\(productID) has no promotional offer '\(signed.offerID)'")
             }
             guard let key = configuration.promotionalOfferKeys[signed.keyID],
                 let der = Data(base64Encoded: signed.signature),
@@ -127,7 +128,8 @@ extension SimulatorCore {
             }
             let age = now.timeIntervalSince1970 * 1000 - Double(signed.timestamp)
             guard abs(age) <= 86_400_000 else {
-                throw SimulatorError(.invalidOfferSignature, "the promotional offer's timestamp is more than 24 hours away")
+                throw SimulatorError(
+                    .invalidOfferSignature, "the promotional offer's timestamp is more than 24 hours away")
             }
             guard hasSubscribed else {
                 throw SimulatorError(.ineligibleForOffer, "promotional offers are for customers who subscribed before")
@@ -161,7 +163,9 @@ extension SimulatorCore {
         return !hasSubscribed(account: account, group: info.groupID)
     }
 
-    mutating func redeemOfferCode(_ code: String, account accountID: String) throws(SimulatorError) -> SimulatorTransaction {
+    mutating func redeemOfferCode(_ code: String, account accountID: String) throws(SimulatorError)
+        -> SimulatorTransaction
+    {
         try checkInjectedFailure(.offerCodeRedemption)
         _ = try account(accountID)
         guard let grant = configuration.offerCodes[code] else {
@@ -169,7 +173,9 @@ extension SimulatorCore {
         }
         guard let info = catalog.product(grant.productID)?.subscription,
             let offer = info.offerCodes.first(where: { $0.id == grant.offerID })
-        else { throw SimulatorError(.invalidOfferIdentifier, "\(grant.productID) has no offer code '\(grant.offerID)'") }
+        else {
+            throw SimulatorError(.invalidOfferIdentifier, "\(grant.productID) has no offer code '\(grant.offerID)'")
+        }
         let applied = AppliedOffer(type: .offerCode, id: grant.offerID, offer: offer)
         let id = try subscribe(grant.productID, account: accountID, options: PurchaseOptions(), offer: applied)
         return try signedTransaction(id)
@@ -177,7 +183,9 @@ extension SimulatorCore {
 
     // MARK: - Product requests
 
-    mutating func products(_ requested: [String], account accountID: String) throws(SimulatorError) -> [SimulatorProduct] {
+    mutating func products(_ requested: [String], account accountID: String) throws(SimulatorError)
+        -> [SimulatorProduct]
+    {
         try checkInjectedFailure(.loadProducts)
         let account = try account(accountID)
         let locale = account.storefront.locale.replacingOccurrences(of: "_", with: "-")

@@ -92,7 +92,8 @@ extension SimulatorCore {
     mutating func reportConsumption(_ id: String, _ report: ConsumptionReport) throws(SimulatorError) {
         let t = try transaction(id)
         guard refundRequests[t.id] != nil else {
-            throw SimulatorError(.invalidState, "no refund request for transaction \(id) awaits consumption information")
+            throw SimulatorError(
+                .invalidState, "no refund request for transaction \(id) awaits consumption information")
         }
         if let field = report.invalidField() {
             throw SimulatorError(.invalidArgument, "consumption information: '\(field)' is out of range")

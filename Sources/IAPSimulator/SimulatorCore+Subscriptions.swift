@@ -59,7 +59,8 @@ extension SimulatorCore {
     }
 
     /// A purchase in a group the account is already subscribed to.
-    mutating func change(line number: Int, to productID: String, offer: AppliedOffer?) throws(SimulatorError) -> UInt64 {
+    mutating func change(line number: Int, to productID: String, offer: AppliedOffer?) throws(SimulatorError) -> UInt64
+    {
         let line = lines[number]
         let account = line.accountID
         if productID == line.productID {
@@ -134,7 +135,8 @@ extension SimulatorCore {
                 .timeGoesForward, "the clock cannot go back from \(Self.format(now)) to \(Self.format(target))")
         }
         guard target <= SimulatorConfiguration.latestDate else {
-            throw SimulatorError(.invalidArgument, "the clock stops at \(Self.format(SimulatorConfiguration.latestDate))")
+            throw SimulatorError(
+                .invalidArgument, "the clock stops at \(Self.format(SimulatorConfiguration.latestDate))")
         }
         var ran = 0
         while let next = queue.first, next.date <= target {

@@ -18,7 +18,7 @@ public enum CertificateMinter {
         public var notValidBefore: Date
         public var notValidAfter: Date
         public var isCertificateAuthority: Bool
-        /// Apple's marker extension to include (``ASN1ObjectIdentifier/AppleMarker``), if any.
+        /// Apple's marker extension to include (one of `ASN1ObjectIdentifier.AppleMarker`), if any.
         public var appleMarker: ASN1ObjectIdentifier?
 
         public init(

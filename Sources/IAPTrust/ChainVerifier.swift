@@ -1,5 +1,5 @@
-import IAPCore
 public import Foundation
+import IAPCore
 import SwiftASN1
 @_spi(DisableValidityCheck) public import X509
 
@@ -24,7 +24,9 @@ public final class ChainVerifier: Sendable {
     public let trustStore: TrustStore
     private let cache: VerifiedChainCache
 
-    /// - Parameter cacheCapacity: how many distinct verified chains to remember.
+    /// - Parameters:
+    ///   - trustStore: the roots chains must end in.
+    ///   - cacheCapacity: how many distinct verified chains to remember.
     public init(trustStore: TrustStore, cacheCapacity: Int = 256) {
         self.trustStore = trustStore
         self.cache = VerifiedChainCache(capacity: cacheCapacity)

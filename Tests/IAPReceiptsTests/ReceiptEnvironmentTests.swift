@@ -50,8 +50,10 @@ struct ReceiptEnvironmentTests {
             contentsOfFile: SharedTestData.path("certs/apple-official/AppleIncRootCertificate.cer"))
         let bytes = try SharedTestData.bytes("receipts/revenuecat-base64encodedreceiptsample1.der")
         func verdict(_ environments: Set<ReceiptEnvironment>) async throws -> ReceiptVerdict {
-            try await ReceiptVerifier(trustStore: TrustStore(roots: roots), configuration: .init(environments: environments))
-                .verify(bytes, at: Date(timeIntervalSince1970: 1_595_440_000))
+            try await ReceiptVerifier(
+                trustStore: TrustStore(roots: roots), configuration: .init(environments: environments)
+            )
+            .verify(bytes, at: Date(timeIntervalSince1970: 1_595_440_000))
         }
         #expect(try await verdict([.production]).failures.map(\.code) == [.environmentMismatch])
         #expect(try await verdict([.sandbox]).isValid)

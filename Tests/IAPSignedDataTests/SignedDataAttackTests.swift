@@ -237,7 +237,8 @@ struct SignedDataAttackTests {
         #expect(verdict.failures.map(\.code) == [.appAppleIDMismatch])
         // A missing app id is a mismatch in Production too.
         notification.data?.appAppleID = nil
-        #expect(try await production.verifyNotification(sign(notification)).failures.map(\.code) == [.appAppleIDMismatch])
+        #expect(
+            try await production.verifyNotification(sign(notification)).failures.map(\.code) == [.appAppleIDMismatch])
     }
 
     @Test func aProductionVerifierNeedsAnAppAppleID() {

@@ -85,14 +85,7 @@ final class RecordingHandler: ChannelInboundHandler {
 
 @Suite("Webhook delivery", .serialized)
 struct WebhookDeliveryTests {
-    static let pki: SimulatorPKI = {
-        let keys = SimulatorKeys(
-            receiptRoot: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.rootPEM),
-            receiptIntermediate: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.intermediatePEM),
-            receiptLeaf: try! _RSA.Signing.PrivateKey(pemRepresentation: TestKeys.leafPEM),
-            jwsRoot: P384.Signing.PrivateKey(), jwsIntermediate: P384.Signing.PrivateKey(), jwsLeaf: TestJWS.leafKey)
-        return try! SimulatorPKI(keys: keys)
-    }()
+    static let pki = SimulatorTestKeys.pki
 
     func simulator() throws -> AppStoreSimulator {
         try AppStoreSimulator(

@@ -138,8 +138,10 @@ struct OfferTests {
         try h.customer("ana")
         // Never subscribed: not eligible (checked after the signature).
         #expect(
-            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.gold, account: "ana", options: try promo(h)) })?
-                .code == .ineligibleForOffer)
+            (#expect(throws: SimulatorError.self) {
+                try h.store.purchase(F.gold, account: "ana", options: try promo(h))
+            })?
+            .code == .ineligibleForOffer)
         _ = try h.store.purchase(F.gold, account: "ana")
         try h.store.setAutoRenew(account: "ana", group: F.vipGroup, enabled: false)
         try h.store.advance(by: 10 * day)
@@ -189,7 +191,8 @@ struct OfferTests {
         // Win-back only once lapsed.
         let winBack = PurchaseOptions(offer: .winBack(offerID: "missyou"))
         #expect(
-            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.gold, account: "ana", options: winBack) })?.code
+            (#expect(throws: SimulatorError.self) { try h.store.purchase(F.gold, account: "ana", options: winBack) })?
+                .code
                 == .ineligibleForOffer)
         try h.store.setAutoRenew(account: "ana", group: F.vipGroup, enabled: false)
         try h.store.advance(by: 40 * day)

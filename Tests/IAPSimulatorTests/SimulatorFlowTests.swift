@@ -135,11 +135,14 @@ struct OneTimePurchaseTests {
         let receipt = try h.store.receipt(account: "ana", device: device).receipt.receipt
         #expect(receipt.environment == (environment == .production ? .production : .xcode))
         #expect((receipt.appItemID != nil) == (environment == .production))
-        let app = try await h.jwsVerifier.verifyAppTransaction(try h.store.appTransaction(account: "ana", device: device))
+        let app = try await h.jwsVerifier.verifyAppTransaction(
+            try h.store.appTransaction(account: "ana", device: device))
         #expect(app.isValid, "\(app.failures)")
         #expect(app.verifiedPayload?.receiptType == environment)
         try await h.expectAgreement("ana")
-        let error = #expect(throws: SimulatorError.self) { try h.store.transactionUpdates(account: "ana", device: UUID()) }
+        let error = #expect(throws: SimulatorError.self) {
+            try h.store.transactionUpdates(account: "ana", device: UUID())
+        }
         #expect(error?.code == .unknownDevice)
     }
 

@@ -43,7 +43,9 @@ struct SimulatorPKITests {
 
     @Test func artifactsVerifyWithItsRootsAndNoOthers() async throws {
         let signed = try pki.receiptSigner.sign(receipt()).derBytes()
-        let verdict = try await ReceiptVerifier(trustStore: pki.trustStore, configuration: .init(bundleID: "com.example.florist")).verify(
+        let verdict = try await ReceiptVerifier(
+            trustStore: pki.trustStore, configuration: .init(bundleID: "com.example.florist")
+        ).verify(
             signed, at: moment)
         #expect(verdict.isValid, "\(verdict.failures)")
 

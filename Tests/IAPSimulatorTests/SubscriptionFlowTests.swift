@@ -186,7 +186,8 @@ struct SubscriptionFlowTests {
         try h.store.refund(gold.transactionID)
         #expect(try h.store.view(account: "ana").subscriptions[F.vipGroup]?.state == .revoked)
         try await h.expectAgreement("ana")
-        #expect((#expect(throws: SimulatorError.self) { try h.store.refund(gold.transactionID) })?.code == .invalidState)
+        #expect(
+            (#expect(throws: SimulatorError.self) { try h.store.refund(gold.transactionID) })?.code == .invalidState)
 
         let installs = try #require(
             try h.store.purchase(F.installation, account: "ana", options: PurchaseOptions(quantity: 4)).transaction)

@@ -95,9 +95,15 @@ let floor = Double(statistics.jwsSignatures) / jwsRate + Double(statistics.recei
 
 func f(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 print("Simulated one year for \(subscribers) monthly subscribers, every artifact signed")
-print("  events \(statistics.events), transactions \(statistics.transactions), notifications \(statistics.notifications)")
-print("  signatures \(statistics.signatures) (ES256 \(statistics.jwsSignatures), RSA receipts \(statistics.receiptSignatures))")
+print(
+    "  events \(statistics.events), transactions \(statistics.transactions), notifications \(statistics.notifications)")
+print(
+    "  signatures \(statistics.signatures) (ES256 \(statistics.jwsSignatures), RSA receipts \(statistics.receiptSignatures))"
+)
 print("  wall time \(f(total)) s (year \(f(year)) s + final receipts \(f(receipts)) s)")
-print("  \(f(Double(statistics.events) / total, 0)) events/s, \(f(Double(statistics.signatures) / total, 0)) signatures/s")
-print("  baseline (bare signing, same run): ES256 \(f(jwsRate, 0))/s, RSA \(f(receiptRate, 0))/s -> floor \(f(floor)) s")
+print(
+    "  \(f(Double(statistics.events) / total, 0)) events/s, \(f(Double(statistics.signatures) / total, 0)) signatures/s"
+)
+print(
+    "  baseline (bare signing, same run): ES256 \(f(jwsRate, 0))/s, RSA \(f(receiptRate, 0))/s -> floor \(f(floor)) s")
 print("  simulator / floor: \(f(total / floor, 2))x")

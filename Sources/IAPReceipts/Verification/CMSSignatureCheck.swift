@@ -15,8 +15,9 @@ enum CMSSignatureCheck {
     }
 
     /// The digest algorithm the signer uses, or a failure when it is not one receipts use.
-    static func digestKind(of signer: SignerInfo, in signedData: CMSSignedData) -> Result<DigestKind, VerificationFailure>
-    {
+    static func digestKind(of signer: SignerInfo, in signedData: CMSSignedData) -> Result<
+        DigestKind, VerificationFailure
+    > {
         let digest = signer.digestAlgorithm.algorithm
         guard signedData.digestAlgorithms.contains(where: { $0.algorithm == digest }) else {
             return .failure(

@@ -157,12 +157,11 @@ extension ReceiptAttribute {
                         value: UnsafeBufferPointer(rebasing: buffer[value.content]),
                         range: (offset + value.content.lowerBound)..<(offset + value.content.upperBound)))
             }
-        } catch .indefiniteLength {
-            return false
-        } catch .malformed(let problem), .unexpected(let problem) {
-            throw failure(problem)
         } catch {
-            throw failure("\(error)")
+            switch error {
+            case .indefiniteLength: return false
+            case .malformed(let problem), .unexpected(let problem): throw failure(problem)
+            }
         }
         for view in views { try visit(view) }
         return true

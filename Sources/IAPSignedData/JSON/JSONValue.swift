@@ -72,7 +72,7 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
 /// A JSON object's members, in the order they were written. Keys are unique (the parser refuses duplicates).
 ///
 /// Small objects (Apple's payloads have a few dozen members) are searched in order; past
-/// ``indexThreshold`` members a key index takes over, so looking up or adding a member stays constant-time
+/// 16 members (`indexThreshold`) a key index takes over, so looking up or adding a member stays constant-time
 /// whatever the input holds (a payload of 66,000 unknown members once took seconds to refuse).
 public struct JSONObject: Hashable, Sendable {
     /// One `"key": value` member.
@@ -85,7 +85,7 @@ public struct JSONObject: Hashable, Sendable {
     static let indexThreshold = 16
 
     public private(set) var members: [Member] = []
-    /// Position of each key in ``members``, kept once there are ``indexThreshold`` members.
+    /// Position of each key in ``members``, kept once there are 16 members (`indexThreshold`).
     private var positions: [String: Int]?
 
     public init() {}

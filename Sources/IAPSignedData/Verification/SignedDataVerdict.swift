@@ -12,7 +12,7 @@ public struct SignedDataVerdict<Payload: Sendable>: Sendable {
     /// The JWS header, when the document could be parsed.
     public let header: JWSHeader?
     /// Every failed check, in the order the checks run; empty when the document is valid. Failures of documents nested
-    /// in a notification are included, each with its ``VerificationFailure/field``.
+    /// in a notification are included, each with its `VerificationFailure/field`.
     public let failures: [VerificationFailure]
     /// Checks that were not made, and why.
     public let skippedChecks: [SkippedCheck]

@@ -13,7 +13,7 @@ import X509
 /// id, the app Apple id and the environment match the configuration. Every failed check is reported. Text that is not
 /// a document at all throws ``SignedDataParsingError``; anything that parses gets a verdict.
 ///
-/// A verifier is made for one app (its ``Configuration``), as a ``ReceiptVerifier`` is. A chain verified once is
+/// A verifier is made for one app (its ``Configuration``), as a `ReceiptVerifier` is. A chain verified once is
 /// remembered (by its exact bytes, inside its validity window), so steady-state cost is one P-256 signature check and
 /// one payload decode per document. One verifier is safe to share between tasks.
 public final class SignedDataVerifier: Sendable {
@@ -26,7 +26,7 @@ public final class SignedDataVerifier: Sendable {
         public var appAppleID: Int64?
         /// The environments payloads may name; nil skips the check (and the verdict says so). Xcode-signed data is
         /// accepted only when the trust store lists the Xcode certificate
-        /// (``TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)``) and this is nil or contains `.xcode`.
+        /// (`TrustStore/insecurelyAcceptingXcodeTestCertificates(_:)`) and this is nil or contains `.xcode`.
         public var environments: Set<AppStoreEnvironment>?
 
         public init(bundleID: String? = nil, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment>? = nil) {
@@ -116,7 +116,9 @@ public final class SignedDataVerifier: Sendable {
         }
         switch kind {
         case .transaction:
-            return await verifyDocument(try decode(compact, as: TransactionPayload.self)).mapPayload { .transaction($0) }
+            return await verifyDocument(try decode(compact, as: TransactionPayload.self)).mapPayload {
+                .transaction($0)
+            }
         case .renewalInfo:
             return await verifyDocument(try decode(compact, as: RenewalInfoPayload.self)).mapPayload {
                 .renewalInfo($0)
@@ -248,7 +250,8 @@ public final class SignedDataVerifier: Sendable {
                     failures.append(
                         VerificationFailure(
                             .xcodeSignedNotAllowed,
-                            "signed by an Xcode test certificate, but this verifier is for \(Self.names(environments))"))
+                            "signed by an Xcode test certificate, but this verifier is for \(Self.names(environments))")
+                    )
                 }
             } else {
                 failures.append(
@@ -289,7 +292,9 @@ public final class SignedDataVerifier: Sendable {
         return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
     }
 
-    private func claimFailures(of payload: some VerifiablePayload, skipped: inout [SkippedCheck]) -> [VerificationFailure] {
+    private func claimFailures(of payload: some VerifiablePayload, skipped: inout [SkippedCheck])
+        -> [VerificationFailure]
+    {
         var failures: [VerificationFailure] = []
         switch (payload.claimedBundleID, configuration.bundleID) {
         case (.none, _):
@@ -312,7 +317,8 @@ public final class SignedDataVerifier: Sendable {
             if !(payload.claimedEnvironment.map(expected.contains) ?? false) {
                 let claimed = payload.claimedEnvironment?.rawValue ?? "missing"
                 failures.append(
-                    VerificationFailure(.environmentMismatch, "the environment is \(claimed), not \(Self.names(expected))"))
+                    VerificationFailure(
+                        .environmentMismatch, "the environment is \(claimed), not \(Self.names(expected))"))
             }
         } else {
             skipped.append(SkippedCheck(.environment, "no expected environments configured"))
