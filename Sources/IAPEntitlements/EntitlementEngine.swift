@@ -54,6 +54,7 @@ public struct EntitlementEngine: Sendable {
     ///   - renewals: renewal information, at most one per original transaction id is used (the most recently signed).
     ///   - consumptions: what the app recorded as consumed; records with the same ``ConsumptionRecord/id`` count once.
     ///   - originalAppVersion: the version the customer first obtained, for ``EntitlementSnapshot/obtainedAppBefore(version:)``.
+    ///   - moment: the instant the snapshot describes; nothing signed after it counts.
     public func snapshot(
         records: [PurchaseRecord],
         renewals: [RenewalRecord] = [],
