@@ -1,0 +1,136 @@
+import Foundation
+public import IAPEntitlements
+
+/// Storage in memory, for tests and throwaway servers: the same rules as the SQL backends, nothing kept on exit.
+public actor MemoryStorage: ServerStorage {
+    private struct Owner {
+        var customerID: String
+        /// True when a customer claimed it; false when the server made the owner up.
+        var claimed: Bool
+    }
+
+    private var transactions: [String: StoredTransaction] = [:]
+    private var owners: [String: [String: Owner]] = [:]  // bundle id -> original transaction id -> owner
+    private var renewals: [String: [String: StoredRenewal]] = [:]
+    private var notifications: [String: StoredNotification] = [:]
+    private var consumptions: [CustomerKey: [String: ConsumptionRecord]] = [:]
+    private var consumptionOrder: [CustomerKey: [String]] = [:]
+
+    public init() {}
+
+    public func record(_ batch: PurchaseBatch) throws(StorageError) -> RecordOutcome {
+        if let conflict = conflict(in: batch) { return conflict }
+        return .recorded(owners: apply(batch))
+    }
+
+    public func record(notification: StoredNotification, applying batch: PurchaseBatch) throws(StorageError) -> Bool {
+        guard notifications[notification.uuid] == nil else { return false }
+        notifications[notification.uuid] = notification
+        _ = apply(batch)
+        return true
+    }
+
+    public func customer(matching id: String, bundleID: String) throws(StorageError) -> CustomerKey? {
+        let table = owners[bundleID] ?? [:]
+        if table.values.contains(where: { $0.customerID == id }) { return CustomerKey(bundleID: bundleID, id: id) }
+        if let owner = table[id] { return CustomerKey(bundleID: bundleID, id: owner.customerID) }
+        return nil
+    }
+
+    public func records(of customer: CustomerKey) throws(StorageError) -> CustomerRecords {
+        let owned = Set((owners[customer.bundleID] ?? [:]).filter { $0.value.customerID == customer.id }.keys)
+        let bought = transactions.values
+            .filter { $0.bundleID == customer.bundleID && owned.contains($0.originalTransactionID) }
+            .sorted { $0.transactionID < $1.transactionID }
+        let renewing = (renewals[customer.bundleID] ?? [:]).values
+            .filter { owned.contains($0.originalTransactionID) }
+            .sorted { $0.originalTransactionID < $1.originalTransactionID }
+        let used = (consumptionOrder[customer] ?? []).compactMap { consumptions[customer]?[$0] }
+        return CustomerRecords(transactions: bought, renewals: renewing, consumptions: used)
+    }
+
+    public func record(consumption: ConsumptionRecord, for customer: CustomerKey) throws(StorageError) -> Bool {
+        let key = consumption.id ?? UUID().uuidString
+        guard consumptions[customer]?[key] == nil else { return false }
+        consumptions[customer, default: [:]][key] = consumption
+        consumptionOrder[customer, default: []].append(key)
+        return true
+    }
+
+    public func notification(uuid: String) throws(StorageError) -> StoredNotification? { notifications[uuid] }
+
+    public func counts() throws(StorageError) -> StorageCounts {
+        let customers = Set(owners.flatMap { bundle, table in table.values.map { "\(bundle)\u{0}\($0.customerID)" } })
+        return StorageCounts(
+            transactions: transactions.count, notifications: notifications.count, customers: customers.count)
+    }
+
+    public func shutdown() throws(StorageError) {}
+
+    // MARK: - The rules
+
+    private func conflict(in batch: PurchaseBatch) -> RecordOutcome? {
+        guard let claimant = batch.claimant else { return nil }
+        for transaction in batch.transactions {
+            if let owner = owners[transaction.bundleID]?[transaction.originalTransactionID], owner.claimed,
+                owner.customerID != claimant
+            {
+                return .claimedByAnother(
+                    originalTransactionID: transaction.originalTransactionID, owner: owner.customerID)
+            }
+        }
+        return nil
+    }
+
+    private func apply(_ batch: PurchaseBatch) -> [String] {
+        var result: [String] = []
+        for transaction in batch.transactions {
+            let owner = own(transaction, claimant: batch.claimant)
+            if !result.contains(owner) { result.append(owner) }
+            if let current = transactions[transaction.transactionID],
+                !SignedVersion.replaces(
+                    (transaction.signedDate, transaction.document), (current.signedDate, current.document))
+            {
+                continue
+            }
+            transactions[transaction.transactionID] = transaction
+        }
+        for renewal in batch.renewals {
+            if let current = renewals[renewal.bundleID]?[renewal.originalTransactionID],
+                !SignedVersion.replaces((renewal.signedDate, renewal.document), (current.signedDate, current.document))
+            {
+                continue
+            }
+            renewals[renewal.bundleID, default: [:]][renewal.originalTransactionID] = renewal
+        }
+        return result
+    }
+
+    private func own(_ transaction: StoredTransaction, claimant: String?) -> String {
+        let current = owners[transaction.bundleID]?[transaction.originalTransactionID]
+        if let claimant {
+            if current?.claimed != true {
+                owners[transaction.bundleID, default: [:]][transaction.originalTransactionID] = Owner(
+                    customerID: claimant, claimed: true)
+            }
+            return claimant
+        }
+        if let current { return current.customerID }
+        let made = PurchaseBatch.implicitOwner(of: transaction)
+        owners[transaction.bundleID, default: [:]][transaction.originalTransactionID] = Owner(
+            customerID: made, claimed: false)
+        return made
+    }
+}
+
+/// The order of signed versions of one document: later signed date first, then the greater text, so any arrival
+/// order ends in the same state.
+enum SignedVersion {
+    static func replaces(_ candidate: (Date, String), _ current: (Date, String)) -> Bool {
+        let (newDate, newText) = candidate
+        let (oldDate, oldText) = current
+        let newMillis = Int64((newDate.timeIntervalSince1970 * 1000).rounded())
+        let oldMillis = Int64((oldDate.timeIntervalSince1970 * 1000).rounded())
+        return newMillis > oldMillis || (newMillis == oldMillis && newText > oldText)
+    }
+}

@@ -1,0 +1,53 @@
+public import IAPCore
+public import IAPEntitlements
+
+/// Where the server keeps what it verified. Every backend (memory, SQLite, PostgreSQL) passes the same conformance
+/// suite; each method is atomic (all of it happens, or none).
+///
+/// The rules every backend keeps:
+/// - a transaction id is stored once; a newer signed version replaces an older one, never the reverse (equal dates:
+///   the greater document wins, so the end state does not depend on arrival order);
+/// - an original transaction id has one owner; a claim by another customer is refused, except that an owner the
+///   server made up (nobody had claimed it) gives way to the first real claim;
+/// - a notification UUID is recorded once, with what it carried, in the same step;
+/// - a consumption is recorded once per idempotency key and customer.
+public protocol ServerStorage: Sendable {
+    /// Records a batch claimed by a customer (or by nobody, see ``PurchaseBatch/claimant``).
+    func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome
+
+    /// Records a notification and applies what it carried, once: false (and nothing changes) when its UUID is known.
+    func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError) -> Bool
+
+    /// The customer of `bundleID` whose id is `id`, or who owns the original transaction id `id`.
+    func customer(matching id: String, bundleID: String) async throws(StorageError) -> CustomerKey?
+
+    /// Everything stored for a customer.
+    func records(of customer: CustomerKey) async throws(StorageError) -> CustomerRecords
+
+    /// Records a consumption under its id (the idempotency key): false when that id was already recorded.
+    func record(consumption: ConsumptionRecord, for customer: CustomerKey) async throws(StorageError) -> Bool
+
+    /// A stored notification by UUID.
+    func notification(uuid: String) async throws(StorageError) -> StoredNotification?
+
+    /// How much is stored.
+    func counts() async throws(StorageError) -> StorageCounts
+
+    /// Closes connections; in-flight calls finish first.
+    func shutdown() async throws(StorageError)
+}
+
+/// A storage failure: the database could not be reached or answered an error. Never caused by what a client sent.
+public struct StorageError: CodedError, Sendable {
+    public let code: String
+    public let reason: String
+
+    public init(code: String, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    static func unavailable(_ error: any Error) -> StorageError {
+        StorageError(code: "storageUnavailable", reason: "the database failed: \(String(describing: error))")
+    }
+}

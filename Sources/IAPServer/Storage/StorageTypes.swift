@@ -1,0 +1,148 @@
+public import Foundation
+public import IAPEntitlements
+
+/// One customer of one app: whose purchases these are, as the server keys them.
+///
+/// The id is the app account token the app gave (a UUID string), or, for a customer the app never named, the original
+/// transaction id of their first purchase.
+public struct CustomerKey: Hashable, Sendable {
+    public var bundleID: String
+    public var id: String
+
+    public init(bundleID: String, id: String) {
+        self.bundleID = bundleID
+        self.id = id
+    }
+}
+
+/// One version of a transaction as the server keeps it: the newest signed version of each transaction id wins.
+public struct StoredTransaction: Hashable, Sendable {
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var bundleID: String
+    public var productID: String
+    /// When this version was signed (for a receipt entry, the receipt's creation date): a version never replaces a
+    /// newer one.
+    public var signedDate: Date
+    /// The signed transaction (compact JWS), or the base64 receipt it came from.
+    public var document: String
+    /// The customer the document itself names (its app account token), if any.
+    public var appAccountToken: String?
+    /// What the entitlement engine reads.
+    public var record: PurchaseRecord
+
+    public init(
+        transactionID: String, originalTransactionID: String, bundleID: String, productID: String, signedDate: Date,
+        document: String, appAccountToken: String?, record: PurchaseRecord
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.bundleID = bundleID
+        self.productID = productID
+        self.signedDate = signedDate
+        self.document = document
+        self.appAccountToken = appAccountToken
+        self.record = record
+    }
+}
+
+/// The newest signed renewal information of one subscription (one original transaction id).
+public struct StoredRenewal: Hashable, Sendable {
+    public var bundleID: String
+    public var originalTransactionID: String
+    public var signedDate: Date
+    public var document: String
+    public var record: RenewalRecord
+
+    public init(bundleID: String, originalTransactionID: String, signedDate: Date, document: String, record: RenewalRecord) {
+        self.bundleID = bundleID
+        self.originalTransactionID = originalTransactionID
+        self.signedDate = signedDate
+        self.document = document
+        self.record = record
+    }
+}
+
+/// An App Store Server Notification as received: kept whole, so state can be rebuilt from the log.
+public struct StoredNotification: Hashable, Sendable {
+    public var uuid: String
+    public var bundleID: String
+    public var type: String
+    public var subtype: String?
+    public var signedDate: Date
+    public var receivedAt: Date
+    /// The request body exactly as it arrived (`{"signedPayload": ...}`).
+    public var body: String
+
+    public init(
+        uuid: String, bundleID: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date, body: String
+    ) {
+        self.uuid = uuid
+        self.bundleID = bundleID
+        self.type = type
+        self.subtype = subtype
+        self.signedDate = signedDate
+        self.receivedAt = receivedAt
+        self.body = body
+    }
+}
+
+/// What one verified document (or notification) adds: transactions and renewal information of one app.
+public struct PurchaseBatch: Hashable, Sendable {
+    /// Who claims these purchases. Nil (a notification) keeps the current owner of each original transaction id, or
+    /// makes one from the transaction's app account token, else its original transaction id.
+    public var claimant: String?
+    public var transactions: [StoredTransaction]
+    public var renewals: [StoredRenewal]
+
+    public init(claimant: String?, transactions: [StoredTransaction], renewals: [StoredRenewal] = []) {
+        self.claimant = claimant
+        self.transactions = transactions
+        self.renewals = renewals
+    }
+
+    /// The customer id a transaction gets when nobody claimed it.
+    static func implicitOwner(of transaction: StoredTransaction) -> String {
+        transaction.appAccountToken ?? transaction.originalTransactionID
+    }
+}
+
+/// What recording a batch did.
+public enum RecordOutcome: Hashable, Sendable {
+    /// Recorded; the customers who own the batch's purchases now (one, for a claimed batch).
+    case recorded(owners: [String])
+    /// Refused, nothing recorded: the original transaction is already claimed by another customer.
+    case claimedByAnother(originalTransactionID: String, owner: String)
+}
+
+/// Everything stored about one customer, ready for the engine.
+public struct CustomerRecords: Hashable, Sendable {
+    public var transactions: [StoredTransaction]
+    public var renewals: [StoredRenewal]
+    public var consumptions: [ConsumptionRecord]
+
+    public init(transactions: [StoredTransaction] = [], renewals: [StoredRenewal] = [], consumptions: [ConsumptionRecord] = []) {
+        self.transactions = transactions
+        self.renewals = renewals
+        self.consumptions = consumptions
+    }
+
+    /// The history the entitlement engine reads.
+    public var history: PurchaseHistory {
+        PurchaseHistory(
+            records: transactions.map(\.record), renewals: renewals.map(\.record), consumptions: consumptions)
+    }
+}
+
+/// Counts for health checks and metrics.
+public struct StorageCounts: Hashable, Sendable, Codable {
+    public var transactions: Int
+    public var notifications: Int
+    public var customers: Int
+
+    public init(transactions: Int, notifications: Int, customers: Int) {
+        self.transactions = transactions
+        self.notifications = notifications
+        self.customers = customers
+    }
+}
