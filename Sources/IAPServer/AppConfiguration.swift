@@ -1,0 +1,36 @@
+public import Foundation
+public import IAPCatalog
+public import IAPSignedData
+public import IAPTrust
+
+/// One app the server validates for.
+public struct AppConfiguration: Sendable {
+    /// The bundle id every document must name.
+    public var bundleID: String
+    /// The app's Apple id (required when Production is accepted).
+    public var appAppleID: Int64?
+    /// The environments documents may come from.
+    public var environments: Set<AppStoreEnvironment>
+    /// The roots documents must chain to (Apple's, or the simulator's), and any Xcode certificates accepted.
+    public var trustStore: TrustStore
+    /// The app-specific shared secret `/verifyReceipt` requires as `password`, when set.
+    public var sharedSecret: String?
+    /// The products, so the entitlement engine knows each one's kind and subscription group.
+    public var catalog: Catalog?
+    /// Notifications signed longer ago than this are refused (a replay); Apple retries for at most three days.
+    public var maximumNotificationAge: TimeInterval
+
+    public init(
+        bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],
+        trustStore: TrustStore, sharedSecret: String? = nil, catalog: Catalog? = nil,
+        maximumNotificationAge: TimeInterval = 4 * 86_400
+    ) {
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environments = environments
+        self.trustStore = trustStore
+        self.sharedSecret = sharedSecret
+        self.catalog = catalog
+        self.maximumNotificationAge = maximumNotificationAge
+    }
+}

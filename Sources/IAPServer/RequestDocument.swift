@@ -1,0 +1,59 @@
+import Foundation
+import IAPSignedData
+
+/// A JSON request body read strictly: an object, with only the members an endpoint knows, each of the right type.
+/// Anything else is a 400 naming the member, never a crash or a 500.
+struct RequestDocument {
+    private let object: JSONObject
+
+    /// Parses `bytes` and refuses members outside `allowed`.
+    init(bytes: [UInt8], allowed: Set<String>) throws(APIError) {
+        let value: JSONValue
+        do { value = try JSONValue(jsonBytes: bytes) } catch {
+            throw .badRequest("malformedJSON", "the body is not JSON: \(error.reason)")
+        }
+        guard case .object(let object) = value else {
+            throw .badRequest("malformedJSON", "the body must be a JSON object")
+        }
+        if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
+            throw .badRequest(
+                "unknownField", "'\(unknown)' is not a field of this request (known: \(allowed.sorted().joined(separator: ", ")))")
+        }
+        self.object = object
+    }
+
+    func string(_ key: String) throws(APIError) -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw .badRequest("invalidField", "'\(key)' must be a string")
+        }
+    }
+
+    func requiredString(_ key: String) throws(APIError) -> String {
+        guard let text = try string(key), !text.isEmpty else {
+            throw .badRequest("missingField", "'\(key)' is required")
+        }
+        return text
+    }
+
+    func bool(_ key: String) throws(APIError) -> Bool? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .bool(let flag)?: return flag
+        default: throw .badRequest("invalidField", "'\(key)' must be true or false")
+        }
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int64>) throws(APIError) -> Int64? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .number(let number)?:
+            guard let value = number.int64Value, range.contains(value) else {
+                throw .badRequest("invalidField", "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        default: throw .badRequest("invalidField", "'\(key)' must be a number")
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import IAPCatalog
+import IAPEntitlements
+import IAPReceipts
+import IAPSignedData
+
+/// An app as the server runs it: its configuration with the verifiers and the engine made from it, once.
+struct ServedApp: Sendable {
+    let configuration: AppConfiguration
+    let signedData: SignedDataVerifier
+    let receipts: ReceiptVerifier
+    let engine: EntitlementEngine
+
+    init(_ configuration: AppConfiguration) throws(APIError) {
+        self.configuration = configuration
+        do {
+            signedData = try SignedDataVerifier(
+                trustStore: configuration.trustStore,
+                configuration: .init(
+                    bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
+                    environments: configuration.environments))
+        } catch {
+            throw APIError(500, error.code, "app \(configuration.bundleID): \(error.reason)")
+        }
+        receipts = ReceiptVerifier(
+            trustStore: configuration.trustStore,
+            configuration: .init(
+                bundleID: configuration.bundleID,
+                environments: Set(configuration.environments.map { ReceiptEnvironment(rawValue: $0.rawValue) })))
+        engine = EntitlementEngine(catalog: configuration.catalog)
+    }
+}

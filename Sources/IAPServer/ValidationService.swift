@@ -1,0 +1,285 @@
+public import Foundation
+import IAPCatalog
+public import IAPEntitlements
+import IAPReceipts
+import IAPSignedData
+import IAPTrust
+public import Logging
+
+/// The server's work without HTTP: verify what clients send, record it once, and answer what customers own.
+///
+/// Every method either returns an answer or throws an ``APIError`` with the status a client should see; storage
+/// failures become 503, never 500.
+public struct ValidationService: Sendable {
+    private let apps: [String: ServedApp]
+    private let appOrder: [String]
+    public let storage: any ServerStorage
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - apps: the apps served (bundle ids must differ).
+    ///   - storage: where verified documents are kept.
+    ///   - clock: the current moment, for entitlements and notification ages (a simulator's clock when simulated).
+    public init(
+        apps: [AppConfiguration], storage: any ServerStorage, clock: @escaping @Sendable () -> Date,
+        logger: Logger = Logger(label: "iapkit.server")
+    ) throws(APIError) {
+        var served: [String: ServedApp] = [:]
+        for app in apps {
+            guard served[app.bundleID] == nil else {
+                throw APIError(500, "duplicateApp", "the app \(app.bundleID) is configured twice")
+            }
+            served[app.bundleID] = try ServedApp(app)
+        }
+        self.apps = served
+        self.appOrder = apps.map(\.bundleID)
+        self.storage = storage
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The bundle ids served, in configuration order.
+    public var bundleIDs: [String] { appOrder }
+
+    /// The current moment by the server's clock.
+    public var now: Date { clock() }
+
+    // MARK: - Transactions
+
+    /// What `POST /v1/transactions` answers.
+    public struct CustomerAnswer: Sendable {
+        public var customer: CustomerKey
+        public var entitlements: EntitlementSnapshot
+    }
+
+    /// Verifies a signed transaction (and its renewal information), records it for the customer, and answers the
+    /// customer's entitlements.
+    ///
+    /// The customer is the app account token the request or the transaction names (they must agree), or, without one,
+    /// whoever already owns the original transaction, else the original transaction id itself.
+    public func recordTransaction(signedTransaction jws: String, signedRenewalInfo: String?, appAccountToken: String?)
+        async throws(APIError) -> CustomerAnswer
+    {
+        let app = try self.app(forDocument: jws, as: TransactionPayload.self) { $0.bundleID }
+        let verdict: SignedDataVerdict<TransactionPayload>
+        do { verdict = try await app.signedData.verifyTransaction(jws) } catch {
+            throw .badRequest(error.code.rawValue, "signedTransaction: \(error.reason)")
+        }
+        guard let payload = verdict.verifiedPayload else {
+            throw Self.refused("signedTransaction", verdict.failures)
+        }
+        let transaction = try Self.stored(payload, document: jws, app: app)
+        var renewals: [StoredRenewal] = []
+        if let signedRenewalInfo {
+            let renewalVerdict: SignedDataVerdict<RenewalInfoPayload>
+            do { renewalVerdict = try await app.signedData.verifyRenewalInfo(signedRenewalInfo, for: payload) } catch {
+                throw .badRequest(error.code.rawValue, "signedRenewalInfo: \(error.reason)")
+            }
+            guard let renewal = renewalVerdict.verifiedPayload else {
+                throw Self.refused("signedRenewalInfo", renewalVerdict.failures)
+            }
+            if let stored = Self.stored(renewal, document: signedRenewalInfo, app: app) { renewals.append(stored) }
+        }
+        let requested = try appAccountToken.map { (token) throws(APIError) in try Self.normalizedToken(token) }
+        if let requested, let named = transaction.appAccountToken, requested != named {
+            throw APIError(
+                409, "appAccountTokenMismatch",
+                "the request names app account token \(requested), the signed transaction \(named)")
+        }
+        let claimant = requested ?? transaction.appAccountToken
+        let batch = PurchaseBatch(claimant: claimant, transactions: [transaction], renewals: renewals)
+        let outcome: RecordOutcome
+        do { outcome = try await storage.record(batch) } catch { throw .storage(error) }
+        switch outcome {
+        case .claimedByAnother(let original, let owner):
+            logger.warning(
+                "refused a claim on another customer's purchase",
+                metadata: [
+                    "originalTransactionId": "\(original)", "owner": "\(owner)", "claimant": "\(claimant ?? "-")",
+                ])
+            throw APIError(
+                409, "transactionClaimed",
+                "original transaction \(original) belongs to another customer; the claim was refused and logged")
+        case .recorded(let owners):
+            let customer = CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? claimant ?? "")
+            return CustomerAnswer(customer: customer, entitlements: try await snapshot(of: customer, app: app))
+        }
+    }
+
+    // MARK: - Notifications
+
+    /// What `POST /v1/notifications` did with a notification.
+    public enum NotificationOutcome: String, Sendable {
+        /// Recorded and applied now.
+        case applied
+        /// Its UUID was recorded before: nothing changed.
+        case duplicate
+    }
+
+    /// Verifies an App Store Server Notification V2 and the documents inside it, records it once by UUID, and applies
+    /// what it carries (each transaction and renewal version only when newer than the stored one).
+    public func receiveNotification(signedPayload: String, body: String) async throws(APIError) -> NotificationOutcome {
+        let app = try self.app(forDocument: signedPayload, as: NotificationPayload.self) {
+            $0.data?.bundleID ?? $0.summary?.bundleID ?? $0.appData?.bundleID
+        }
+        let verdict: SignedDataVerdict<NotificationPayload>
+        do { verdict = try await app.signedData.verifyNotification(signedPayload) } catch {
+            throw .badRequest(error.code.rawValue, "signedPayload: \(error.reason)")
+        }
+        guard let payload = verdict.verifiedPayload else { throw Self.refused("signedPayload", verdict.failures) }
+        guard let uuid = payload.notificationUUID, !uuid.isEmpty, let type = payload.notificationType,
+            let signed = payload.signedDate?.date
+        else {
+            throw .unprocessable(
+                "incompleteNotification", "the notification has no notificationUUID, notificationType or signedDate")
+        }
+        let now = clock()
+        guard now.timeIntervalSince(signed) <= app.configuration.maximumNotificationAge else {
+            throw .unprocessable(
+                "notificationTooOld",
+                "signed \(Int(now.timeIntervalSince(signed))) s ago, more than the \(Int(app.configuration.maximumNotificationAge)) s accepted")
+        }
+        var transactions: [StoredTransaction] = []
+        var renewals: [StoredRenewal] = []
+        if let transaction = verdict.verifiedTransaction {
+            transactions.append(
+                try Self.stored(transaction, document: payload.data?.signedTransactionInfo ?? "", app: app))
+        }
+        if let renewal = verdict.verifiedRenewalInfo,
+            let stored = Self.stored(renewal, document: payload.data?.signedRenewalInfo ?? "", app: app)
+        {
+            renewals.append(stored)
+        }
+        let notification = StoredNotification(
+            uuid: uuid, bundleID: app.configuration.bundleID, type: type.rawValue, subtype: payload.subtype?.rawValue,
+            signedDate: signed, receivedAt: now, body: body)
+        do {
+            let applied = try await storage.record(
+                notification: notification,
+                applying: PurchaseBatch(claimant: nil, transactions: transactions, renewals: renewals))
+            return applied ? .applied : .duplicate
+        } catch {
+            throw .storage(error)
+        }
+    }
+
+    // MARK: - Customers
+
+    /// The customer `id` names (an app account token or an original transaction id) for an app.
+    public func customer(_ id: String, bundleID: String?) async throws(APIError) -> CustomerKey {
+        let app = try self.app(bundleID: bundleID)
+        let key = (try? Self.normalizedToken(id)) ?? id
+        let found: CustomerKey?
+        do { found = try await storage.customer(matching: key, bundleID: app.configuration.bundleID) } catch {
+            throw .storage(error)
+        }
+        guard let found else {
+            throw APIError(404, "customerNotFound", "no customer of \(app.configuration.bundleID) is known as '\(id)'")
+        }
+        return found
+    }
+
+    /// What a customer owns now.
+    public func entitlements(of customer: CustomerKey) async throws(APIError) -> EntitlementSnapshot {
+        try await snapshot(of: customer, app: try app(bundleID: customer.bundleID))
+    }
+
+    /// Everything stored for a customer.
+    public func records(of customer: CustomerKey) async throws(APIError) -> CustomerRecords {
+        do { return try await storage.records(of: customer) } catch { throw .storage(error) }
+    }
+
+    /// Records that a customer used `quantity` of a consumable, once per idempotency key; answers whether it was new
+    /// and the entitlements after it.
+    public func recordConsumption(
+        of customer: CustomerKey, productID: String, quantity: Int, idempotencyKey: String
+    ) async throws(APIError) -> (recorded: Bool, entitlements: EntitlementSnapshot) {
+        let app = try app(bundleID: customer.bundleID)
+        if let catalog = app.configuration.catalog {
+            guard let product = catalog.products.first(where: { $0.id == productID }) else {
+                throw .unprocessable("unknownProduct", "\(productID) is not in the app's catalog")
+            }
+            guard product.kind == .consumable else {
+                throw .unprocessable("notConsumable", "\(productID) is not a consumable")
+            }
+        }
+        let record = ConsumptionRecord(productID: productID, quantity: quantity, date: clock(), id: idempotencyKey)
+        let recorded: Bool
+        do { recorded = try await storage.record(consumption: record, for: customer) } catch { throw .storage(error) }
+        return (recorded, try await snapshot(of: customer, app: app))
+    }
+
+    // MARK: - Helpers
+
+    private func snapshot(of customer: CustomerKey, app: ServedApp) async throws(APIError) -> EntitlementSnapshot {
+        let records: CustomerRecords
+        do { records = try await storage.records(of: customer) } catch { throw .storage(error) }
+        return app.engine.snapshot(of: records.history, at: clock())
+    }
+
+    private func app(bundleID: String?) throws(APIError) -> ServedApp {
+        guard let bundleID else {
+            guard appOrder.count == 1, let only = apps[appOrder[0]] else {
+                throw .badRequest("bundleIdRequired", "this server serves several apps: name one with bundleId")
+            }
+            return only
+        }
+        guard let app = apps[bundleID] else {
+            throw APIError(404, "unknownApp", "this server does not serve \(bundleID)")
+        }
+        return app
+    }
+
+    /// The app a document is for: the only one, or the one its (not yet verified) payload names.
+    private func app<Payload: PayloadModel>(
+        forDocument jws: String, as type: Payload.Type, bundleID: (Payload) -> String?
+    ) throws(APIError) -> ServedApp {
+        if appOrder.count == 1, let only = apps[appOrder[0]] { return only }
+        let named: String?
+        do { named = bundleID(try CompactJWS(jws).decodePayload(as: type)) } catch {
+            throw .badRequest(error.code.rawValue, error.reason)
+        }
+        guard let named, let app = apps[named] else {
+            throw .unprocessable("unknownApp", "the document is for \(named ?? "no app"), which this server does not serve")
+        }
+        return app
+    }
+
+    private static func refused(_ field: String, _ failures: [VerificationFailure]) -> APIError {
+        .unprocessable(
+            "verificationFailed", "\(field) did not verify: \(failures.map(\.code.rawValue).joined(separator: ", "))",
+            details: failures.map { APIError.Detail(code: $0.code.rawValue, reason: $0.reason, field: $0.field) })
+    }
+
+    static func normalizedToken(_ token: String) throws(APIError) -> String {
+        guard let uuid = UUID(uuidString: token) else {
+            throw .badRequest("invalidAppAccountToken", "appAccountToken must be a UUID")
+        }
+        return uuid.uuidString.lowercased()
+    }
+
+    private static func stored(_ payload: TransactionPayload, document: String, app: ServedApp) throws(APIError)
+        -> StoredTransaction
+    {
+        guard let record = PurchaseRecord(payload), let id = payload.transactionID,
+            let original = payload.originalTransactionID, let product = payload.productID,
+            let signed = payload.signedDate?.date
+        else {
+            throw .unprocessable(
+                "incompleteTransaction",
+                "the transaction lacks an id, original id, product id, purchase date or signed date")
+        }
+        return StoredTransaction(
+            transactionID: id, originalTransactionID: original, bundleID: app.configuration.bundleID,
+            productID: product, signedDate: signed, document: document,
+            appAccountToken: payload.appAccountToken.flatMap { try? normalizedToken($0) }, record: record)
+    }
+
+    private static func stored(_ payload: RenewalInfoPayload, document: String, app: ServedApp) -> StoredRenewal? {
+        guard let record = RenewalRecord(payload), let signed = payload.signedDate?.date else { return nil }
+        return StoredRenewal(
+            bundleID: app.configuration.bundleID, originalTransactionID: record.originalTransactionID,
+            signedDate: signed, document: document, record: record)
+    }
+}
