@@ -17,7 +17,8 @@ struct RequestDocument {
         }
         if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
             throw .badRequest(
-                "unknownField", "'\(unknown)' is not a field of this request (known: \(allowed.sorted().joined(separator: ", ")))")
+                "unknownField",
+                "'\(unknown)' is not a field of this request (known: \(allowed.sorted().joined(separator: ", ")))")
         }
         self.object = object
     }
@@ -50,7 +51,8 @@ struct RequestDocument {
         case nil, .null?: return nil
         case .number(let number)?:
             guard let value = number.int64Value, range.contains(value) else {
-                throw .badRequest("invalidField", "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                throw .badRequest(
+                    "invalidField", "'\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return value
         default: throw .badRequest("invalidField", "'\(key)' must be a number")

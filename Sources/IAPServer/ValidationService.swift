@@ -138,7 +138,8 @@ public struct ValidationService: Sendable {
         guard now.timeIntervalSince(signed) <= app.configuration.maximumNotificationAge else {
             throw .unprocessable(
                 "notificationTooOld",
-                "signed \(Int(now.timeIntervalSince(signed))) s ago, more than the \(Int(app.configuration.maximumNotificationAge)) s accepted")
+                "signed \(Int(now.timeIntervalSince(signed))) s ago, more than the \(Int(app.configuration.maximumNotificationAge)) s accepted"
+            )
         }
         var transactions: [StoredTransaction] = []
         var renewals: [StoredRenewal] = []
@@ -241,7 +242,8 @@ public struct ValidationService: Sendable {
             throw .badRequest(error.code.rawValue, error.reason)
         }
         guard let named, let app = apps[named] else {
-            throw .unprocessable("unknownApp", "the document is for \(named ?? "no app"), which this server does not serve")
+            throw .unprocessable(
+                "unknownApp", "the document is for \(named ?? "no app"), which this server does not serve")
         }
         return app
     }

@@ -15,7 +15,8 @@ public final class PostgresConnectionSource: SQLConnectionSource {
     /// default for loopback hosts and preferred otherwise).
     public init(url: String, maximumConnections: Int = 8, logger: Logger = Logger(label: "iapkit.postgres")) throws {
         client = PostgresClient(
-            configuration: try Self.configuration(url: url, maximumConnections: maximumConnections), backgroundLogger: logger)
+            configuration: try Self.configuration(url: url, maximumConnections: maximumConnections),
+            backgroundLogger: logger)
         let client = self.client
         runner = Task { await client.run() }
     }
@@ -28,7 +29,8 @@ public final class PostgresConnectionSource: SQLConnectionSource {
             throw StorageError(
                 code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL")
         }
-        let mode = url.queryItems?.first { $0.name == "sslmode" }?.value
+        let mode =
+            url.queryItems?.first { $0.name == "sslmode" }?.value
             ?? (["localhost", "127.0.0.1", "::1"].contains(host) ? "disable" : "prefer")
         let tls: PostgresClient.Configuration.TLS
         switch mode {

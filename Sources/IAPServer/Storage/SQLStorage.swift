@@ -59,7 +59,9 @@ public final class SQLStorage: ServerStorage {
             for row in rows.transactions { _ = try await Self.own(row.transaction, claimant: nil, db: db) }
             try await Self.write(rows, db: db)
             return true
-        } abortingWhen: { _ in false }
+        } abortingWhen: { _ in
+            false
+        }
     }
 
     public func customer(matching id: String, bundleID: String) async throws(StorageError) -> CustomerKey? {
@@ -71,7 +73,9 @@ public final class SQLStorage: ServerStorage {
                 ORDER BY CASE WHEN customer_id = \(bind: id) THEN 0 ELSE 1 END LIMIT 1
                 """
             ).first()
-            return try row.map { CustomerKey(bundleID: bundleID, id: try $0.decode(column: "customer_id", as: String.self)) }
+            return try row.map {
+                CustomerKey(bundleID: bundleID, id: try $0.decode(column: "customer_id", as: String.self))
+            }
         }
     }
 
@@ -155,7 +159,9 @@ public final class SQLStorage: ServerStorage {
                 """
             ).all()
             return !inserted.isEmpty
-        } abortingWhen: { _ in false }
+        } abortingWhen: { _ in
+            false
+        }
     }
 
     public func notification(uuid: String) async throws(StorageError) -> StoredNotification? {
@@ -306,9 +312,9 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    private func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws(
-        StorageError
-    ) -> R {
+    private func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
+        async throws(StorageError) -> R
+    {
         do { return try await source.withReader(body) } catch { throw StorageError.unavailable(error) }
     }
 

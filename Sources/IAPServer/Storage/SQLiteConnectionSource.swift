@@ -18,7 +18,9 @@ public final class SQLiteConnectionSource: SQLConnectionSource {
 
     /// Opens (creating when missing) the database at `path`; `":memory:"` opens a private in-memory database with
     /// one connection.
-    public init(path: String, readers readerCount: Int = 2, logger: Logger = Logger(label: "iapkit.sqlite")) async throws {
+    public init(path: String, readers readerCount: Int = 2, logger: Logger = Logger(label: "iapkit.sqlite"))
+        async throws
+    {
         let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
         writer = try await SQLiteConnection.open(storage: storage, logger: logger)
         try await Self.configure(writer, path: path)

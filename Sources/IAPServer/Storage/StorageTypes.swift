@@ -54,7 +54,9 @@ public struct StoredRenewal: Hashable, Sendable {
     public var document: String
     public var record: RenewalRecord
 
-    public init(bundleID: String, originalTransactionID: String, signedDate: Date, document: String, record: RenewalRecord) {
+    public init(
+        bundleID: String, originalTransactionID: String, signedDate: Date, document: String, record: RenewalRecord
+    ) {
         self.bundleID = bundleID
         self.originalTransactionID = originalTransactionID
         self.signedDate = signedDate
@@ -121,7 +123,9 @@ public struct CustomerRecords: Hashable, Sendable {
     public var renewals: [StoredRenewal]
     public var consumptions: [ConsumptionRecord]
 
-    public init(transactions: [StoredTransaction] = [], renewals: [StoredRenewal] = [], consumptions: [ConsumptionRecord] = []) {
+    public init(
+        transactions: [StoredTransaction] = [], renewals: [StoredRenewal] = [], consumptions: [ConsumptionRecord] = []
+    ) {
         self.transactions = transactions
         self.renewals = renewals
         self.consumptions = consumptions

@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Turns every error into a JSON answer `{"code": ..., "message": ..., "details": [...]}` with its status: an
+/// ``APIError`` as it says, Hummingbird's own errors (unknown route, wrong method, too large) with their status, and
+/// anything else as 500 (logged; a client should never be able to cause one).
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return Self.response(error)
+        } catch let error as any HTTPResponseError {
+            let status = error.status
+            let code: String
+            switch status.code {
+            case 404: code = "notFound"
+            case 405: code = "methodNotAllowed"
+            case 413: code = "bodyTooLarge"
+            default: code = "http\(status.code)"
+            }
+            let message = (error as? HTTPError)?.body ?? status.reasonPhrase
+            return Self.response(APIError(status.code, code, message))
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            return Self.response(APIError(500, "internalError", "the server failed; the error was logged"))
+        }
+    }
+
+    static func response(_ error: APIError) -> Response {
+        JSONBody.response(ErrorBody(error), status: HTTPResponse.Status(code: error.status))
+    }
+}
+
+/// The JSON shape of an error answer.
+struct ErrorBody: Encodable {
+    var code: String
+    var message: String
+    var details: [APIError.Detail]?
+
+    init(_ error: APIError) {
+        code = error.code
+        message = error.reason
+        details = error.details.isEmpty ? nil : error.details
+    }
+}

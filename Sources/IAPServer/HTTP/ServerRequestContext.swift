@@ -1,0 +1,14 @@
+public import Hummingbird
+
+/// The request context of every route: Hummingbird's core storage, with the upload limit the server was configured
+/// with (bodies past it are answered 413).
+public struct ServerRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+    }
+
+    /// Requests bodies are read with an explicit limit by ``JSONBody``; this is Hummingbird's own ceiling.
+    public var maxUploadSize: Int { 4 << 20 }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import IAPEntitlements
+
+/// The routes of the validation API, over one ``ValidationService``.
+struct ServerRoutes: Sendable {
+    let service: ValidationService
+    let configuration: ServerConfiguration
+    let keys: APIKeyCheck
+
+    init(service: ValidationService, configuration: ServerConfiguration) {
+        self.service = service
+        self.configuration = configuration
+        self.keys = APIKeyCheck(keys: configuration.apiKeys)
+    }
+
+    func add(to router: Router<ServerRequestContext>) {
+        router.get("/health") { _, _ in try await health() }
+        router.post("/v1/transactions") { request, _ in try await transactions(request) }
+        router.post("/v1/notifications") { request, _ in try await notifications(request) }
+        router.get("/v1/customers/:id/entitlements") { request, context in
+            try await entitlements(request, id: try context.parameters.require("id"))
+        }
+        router.get("/v1/customers/:id/transactions") { request, context in
+            try await customerTransactions(request, id: try context.parameters.require("id"))
+        }
+        router.post("/v1/customers/:id/consumptions") { request, context in
+            try await consumptions(request, id: try context.parameters.require("id"))
+        }
+    }
+
+    // MARK: - Handlers
+
+    func health() async throws(APIError) -> Response {
+        let counts: StorageCounts
+        do { counts = try await service.storage.counts() } catch { throw .storage(error) }
+        return JSONBody.response(Answers.Health(status: "ok", apps: service.bundleIDs, storage: counts))
+    }
+
+    func transactions(_ request: Request) async throws(APIError) -> Response {
+        let body = try RequestDocument(
+            bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
+            allowed: ["signedTransaction", "signedRenewalInfo", "appAccountToken"])
+        let answer = try await service.recordTransaction(
+            signedTransaction: try body.requiredString("signedTransaction"),
+            signedRenewalInfo: try body.string("signedRenewalInfo"),
+            appAccountToken: try body.string("appAccountToken"))
+        return JSONBody.response(Answers.Entitlements(answer.customer, answer.entitlements))
+    }
+
+    func notifications(_ request: Request) async throws(APIError) -> Response {
+        let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize)
+        let body = try RequestDocument(bytes: bytes, allowed: ["signedPayload"])
+        let outcome = try await service.receiveNotification(
+            signedPayload: try body.requiredString("signedPayload"), body: String(decoding: bytes, as: UTF8.self))
+        return JSONBody.response(Answers.Notification(status: outcome.rawValue))
+    }
+
+    func entitlements(_ request: Request, id: String) async throws(APIError) -> Response {
+        try keys.check(request)
+        let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
+        return JSONBody.response(Answers.Entitlements(customer, try await service.entitlements(of: customer)))
+    }
+
+    func customerTransactions(_ request: Request, id: String) async throws(APIError) -> Response {
+        try keys.check(request)
+        let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
+        return JSONBody.response(Answers.Transactions(customer, try await service.records(of: customer)))
+    }
+
+    func consumptions(_ request: Request, id: String) async throws(APIError) -> Response {
+        try keys.check(request)
+        let body = try RequestDocument(
+            bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
+            allowed: ["productId", "quantity", "idempotencyKey", "bundleId"])
+        let customer = try await service.customer(id, bundleID: try body.string("bundleId"))
+        let productID = try body.requiredString("productId")
+        let key = try body.requiredString("idempotencyKey")
+        guard key.utf8.count <= 200 else {
+            throw .badRequest("invalidField", "'idempotencyKey' is longer than 200 bytes")
+        }
+        let quantity = Int(try body.integer("quantity", in: 1...1_000_000) ?? 1)
+        let result = try await service.recordConsumption(
+            of: customer, productID: productID, quantity: quantity, idempotencyKey: key)
+        return JSONBody.response(
+            Answers.Consumption(
+                recorded: result.recorded, customerId: customer.id,
+                balance: result.entitlements.balance(of: productID), entitlements: result.entitlements),
+            status: result.recorded ? .created : .ok)
+    }
+}

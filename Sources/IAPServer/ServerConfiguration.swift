@@ -1,0 +1,17 @@
+/// How the HTTP server runs: where it listens, how large a body it reads, and who may read customers.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Request bodies past this many bytes are answered 413 without being read further.
+    public var maximumBodySize: Int
+    /// Keys accepted for the customer endpoints (`Authorization: Bearer KEY` or `X-API-Key: KEY`). With none, those
+    /// endpoints refuse everyone.
+    public var apiKeys: [String]
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 1 << 20, apiKeys: [String] = []) {
+        self.host = host
+        self.port = port
+        self.maximumBodySize = maximumBodySize
+        self.apiKeys = apiKeys
+    }
+}
