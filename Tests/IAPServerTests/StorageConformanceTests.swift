@@ -1,0 +1,162 @@
+import Foundation
+import IAPEntitlements
+import IAPServer
+import SQLKit
+import Testing
+
+/// The rules of ``ServerStorage``, run against every backend: memory, an SQLite file, and PostgreSQL when
+/// `IAPKIT_TEST_POSTGRES_URL` names a database (the suite skips it otherwise, saying so).
+@Suite("Storage conformance", .serialized)
+struct StorageConformanceTests {
+    enum Backend: String, CaseIterable, CustomTestStringConvertible {
+        case memory, sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    static let postgresURL = ProcessInfo.processInfo.environment["IAPKIT_TEST_POSTGRES_URL"]
+
+    /// A fresh, empty storage of the backend, or nil (with a note) when it is not available here.
+    static func storage(_ backend: Backend) async throws -> (any ServerStorage)? {
+        switch backend {
+        case .memory:
+            return MemoryStorage()
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+            return try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        case .postgres:
+            guard let url = postgresURL else {
+                print("note: PostgreSQL conformance skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+                return nil
+            }
+            let source = try PostgresConnectionSource(url: url)
+            try await source.withWriter { db in
+                for table in ["iap_owners", "iap_transactions", "iap_renewals", "iap_notifications", "iap_consumptions",
+                    "iap_migrations"]
+                {
+                    try await db.raw("DROP TABLE IF EXISTS \(unsafeRaw: table)").run()
+                }
+            }
+            return try await SQLStorage(source: source)
+        }
+    }
+
+    static let bundle = "com.example.app"
+
+    static func transaction(
+        _ id: String, original: String? = nil, product: String = "p.lifetime", signed: TimeInterval,
+        document: String? = nil, token: String? = nil, revoked: Bool = false
+    ) -> StoredTransaction {
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        var record = PurchaseRecord(
+            transactionID: id, originalTransactionID: original ?? id, productID: product, purchaseDate: date,
+            source: .signedTransaction)
+        if revoked { record.revocation = Revocation(date: Date(timeIntervalSince1970: 1_700_000_000 + signed), kind: .refund) }
+        return StoredTransaction(
+            transactionID: id, originalTransactionID: original ?? id, bundleID: bundle, productID: product,
+            signedDate: Date(timeIntervalSince1970: 1_700_000_000 + signed), document: document ?? "doc-\(id)-\(signed)",
+            appAccountToken: token, record: record)
+    }
+
+    @Test(arguments: Backend.allCases) func theNewestSignedVersionWinsWhateverTheOrder(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        let older = Self.transaction("t1", signed: 10)
+        let newer = Self.transaction("t1", signed: 20, revoked: true)
+        _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [newer]))
+        _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [older]))
+        let records = try await storage.records(of: CustomerKey(bundleID: Self.bundle, id: "c1"))
+        #expect(records.transactions.map(\.document) == [newer.document])
+        #expect(records.transactions.first?.record.revocation != nil)
+        // Equal dates: the greater document wins, in either order.
+        let a = Self.transaction("t2", signed: 30, document: "a")
+        let b = Self.transaction("t2", signed: 30, document: "b")
+        _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [b]))
+        _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [a]))
+        let after = try await storage.records(of: CustomerKey(bundleID: Self.bundle, id: "c1"))
+        #expect(after.transactions.map(\.document) == [newer.document, "b"])
+        try await storage.shutdown()
+    }
+
+    @Test(arguments: Backend.allCases) func aClaimedPurchaseStaysWithItsOwner(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        let first = Self.transaction("t1", signed: 1)
+        #expect(try await storage.record(PurchaseBatch(claimant: "ana", transactions: [first])) == .recorded(owners: ["ana"]))
+        let renewal = Self.transaction("t2", original: "t1", signed: 2)
+        #expect(
+            try await storage.record(PurchaseBatch(claimant: "eve", transactions: [renewal]))
+                == .claimedByAnother(originalTransactionID: "t1", owner: "ana"))
+        // Refused means nothing recorded.
+        #expect(try await storage.counts().transactions == 1)
+        // A notification (no claimant) keeps the owner.
+        #expect(
+            try await storage.record(
+                notification: Self.notification("n1"), applying: PurchaseBatch(claimant: nil, transactions: [renewal])))
+        #expect(try await storage.records(of: CustomerKey(bundleID: Self.bundle, id: "ana")).transactions.count == 2)
+        try await storage.shutdown()
+    }
+
+    @Test(arguments: Backend.allCases) func anOwnerTheServerMadeUpGivesWayToTheFirstClaim(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        let bought = Self.transaction("t1", signed: 1)
+        #expect(
+            try await storage.record(
+                notification: Self.notification("n1"), applying: PurchaseBatch(claimant: nil, transactions: [bought])))
+        #expect(try await storage.customer(matching: "t1", bundleID: Self.bundle)?.id == "t1")
+        #expect(try await storage.record(PurchaseBatch(claimant: "ana", transactions: [bought])) == .recorded(owners: ["ana"]))
+        #expect(try await storage.customer(matching: "t1", bundleID: Self.bundle)?.id == "ana")
+        #expect(try await storage.customer(matching: "ana", bundleID: Self.bundle)?.id == "ana")
+        #expect(try await storage.customer(matching: "ana", bundleID: "other.app") == nil)
+        #expect(
+            try await storage.record(PurchaseBatch(claimant: "eve", transactions: [bought]))
+                == .claimedByAnother(originalTransactionID: "t1", owner: "ana"))
+        try await storage.shutdown()
+    }
+
+    @Test(arguments: Backend.allCases) func aNotificationIsRecordedOnceWithWhatItCarried(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        let bought = Self.transaction("t1", signed: 1, token: "tok")
+        let note = Self.notification("n1")
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    try await storage.record(
+                        notification: note, applying: PurchaseBatch(claimant: nil, transactions: [bought]))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 1)
+        #expect(try await storage.notification(uuid: "n1") == note)
+        #expect(try await storage.counts() == StorageCounts(transactions: 1, notifications: 1, customers: 1))
+        #expect(try await storage.customer(matching: "tok", bundleID: Self.bundle)?.id == "tok")
+        try await storage.shutdown()
+    }
+
+    @Test(arguments: Backend.allCases) func aConsumptionCountsOncePerKey(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        let customer = CustomerKey(bundleID: Self.bundle, id: "ana")
+        let use = ConsumptionRecord(productID: "p.coins", quantity: 2, date: Date(timeIntervalSince1970: 1), id: "k1")
+        #expect(try await storage.record(consumption: use, for: customer))
+        #expect(!(try await storage.record(consumption: use, for: customer)))
+        let other = ConsumptionRecord(productID: "p.coins", quantity: 1, date: Date(timeIntervalSince1970: 2), id: "k2")
+        #expect(try await storage.record(consumption: other, for: customer))
+        #expect(try await storage.records(of: customer).consumptions == [use, other])
+        try await storage.shutdown()
+    }
+
+    @Test func anSQLiteFileKeepsWhatWasCommittedAcrossReopening() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let first = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        _ = try await first.record(PurchaseBatch(claimant: "ana", transactions: [Self.transaction("t1", signed: 1)]))
+        try await first.shutdown()
+        let second = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        #expect(try await second.counts().transactions == 1)
+        try await second.shutdown()
+    }
+
+    static func notification(_ uuid: String) -> StoredNotification {
+        StoredNotification(
+            uuid: uuid, bundleID: bundle, type: "ONE_TIME_CHARGE", subtype: nil,
+            signedDate: Date(timeIntervalSince1970: 1_700_000_000), receivedAt: Date(timeIntervalSince1970: 1_700_000_001),
+            body: #"{"signedPayload":"x"}"#)
+    }
+}
