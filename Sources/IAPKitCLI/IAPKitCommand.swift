@@ -7,7 +7,8 @@ public struct IAPKitCommand: AsyncParsableCommand {
         abstract:
             "In-app purchases end to end: verify App Store receipts and signed data, in pure Swift, anywhere Swift runs.",
         subcommands: [
-            ReceiptCommand.self, JWSCommand.self, CatalogCommand.self, EntitlementsCommand.self, SimulateCommand.self,
+            ServeCommand.self, ReceiptCommand.self, JWSCommand.self, CatalogCommand.self, EntitlementsCommand.self,
+            SimulateCommand.self,
         ]
     )
 

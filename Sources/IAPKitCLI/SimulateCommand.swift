@@ -96,7 +96,7 @@ public struct SimulateCommand: AsyncParsableCommand {
                 return 2
             }
             catalogValue = try Catalog.load(contentsOfFile: path)
-            authority = try loadAuthority()
+            authority = try SimulatorPKI.loadOrCreate(folder: pki)
         } catch {
             output.diagnostic("error: \(error)")
             return 2
@@ -135,17 +135,6 @@ public struct SimulateCommand: AsyncParsableCommand {
             }
         }
         return report.passed ? 0 : 1
-    }
-
-    private func loadAuthority() throws -> SimulatorPKI {
-        guard let pki else { return try SimulatorPKI(keys: .generate()) }
-        let folder = URL(fileURLWithPath: pki)
-        if FileManager.default.fileExists(atPath: folder.appendingPathComponent(SimulatorPKI.FileName.jwsRoot).path) {
-            return try SimulatorPKI.load(from: folder)
-        }
-        let authority = try SimulatorPKI(keys: .generate())
-        try authority.export(to: folder, includingKeys: true)
-        return authority
     }
 
     private func write(_ report: ScenarioReport, timeline: String, to folder: URL) throws -> Int {

@@ -30,9 +30,10 @@ struct StorageConformanceTests {
             }
             let source = try PostgresConnectionSource(url: url)
             try await source.withWriter { db in
-                for table in ["iap_owners", "iap_transactions", "iap_renewals", "iap_notifications", "iap_consumptions",
-                    "iap_migrations"]
-                {
+                for table in [
+                    "iap_owners", "iap_transactions", "iap_renewals", "iap_notifications", "iap_consumptions",
+                    "iap_migrations",
+                ] {
                     try await db.raw("DROP TABLE IF EXISTS \(unsafeRaw: table)").run()
                 }
             }
@@ -50,14 +51,18 @@ struct StorageConformanceTests {
         var record = PurchaseRecord(
             transactionID: id, originalTransactionID: original ?? id, productID: product, purchaseDate: date,
             source: .signedTransaction)
-        if revoked { record.revocation = Revocation(date: Date(timeIntervalSince1970: 1_700_000_000 + signed), kind: .refund) }
+        if revoked {
+            record.revocation = Revocation(date: Date(timeIntervalSince1970: 1_700_000_000 + signed), kind: .refund)
+        }
         return StoredTransaction(
             transactionID: id, originalTransactionID: original ?? id, bundleID: bundle, productID: product,
-            signedDate: Date(timeIntervalSince1970: 1_700_000_000 + signed), document: document ?? "doc-\(id)-\(signed)",
+            signedDate: Date(timeIntervalSince1970: 1_700_000_000 + signed),
+            document: document ?? "doc-\(id)-\(signed)",
             appAccountToken: token, record: record)
     }
 
-    @Test(arguments: Backend.allCases) func theNewestSignedVersionWinsWhateverTheOrder(_ backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func theNewestSignedVersionWinsWhateverTheOrder(_ backend: Backend) async throws
+    {
         guard let storage = try await Self.storage(backend) else { return }
         let older = Self.transaction("t1", signed: 10)
         let newer = Self.transaction("t1", signed: 20, revoked: true)
@@ -79,7 +84,9 @@ struct StorageConformanceTests {
     @Test(arguments: Backend.allCases) func aClaimedPurchaseStaysWithItsOwner(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         let first = Self.transaction("t1", signed: 1)
-        #expect(try await storage.record(PurchaseBatch(claimant: "ana", transactions: [first])) == .recorded(owners: ["ana"]))
+        #expect(
+            try await storage.record(PurchaseBatch(claimant: "ana", transactions: [first]))
+                == .recorded(owners: ["ana"]))
         let renewal = Self.transaction("t2", original: "t1", signed: 2)
         #expect(
             try await storage.record(PurchaseBatch(claimant: "eve", transactions: [renewal]))
@@ -94,14 +101,18 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
-    @Test(arguments: Backend.allCases) func anOwnerTheServerMadeUpGivesWayToTheFirstClaim(_ backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func anOwnerTheServerMadeUpGivesWayToTheFirstClaim(_ backend: Backend)
+        async throws
+    {
         guard let storage = try await Self.storage(backend) else { return }
         let bought = Self.transaction("t1", signed: 1)
         #expect(
             try await storage.record(
                 notification: Self.notification("n1"), applying: PurchaseBatch(claimant: nil, transactions: [bought])))
         #expect(try await storage.customer(matching: "t1", bundleID: Self.bundle)?.id == "t1")
-        #expect(try await storage.record(PurchaseBatch(claimant: "ana", transactions: [bought])) == .recorded(owners: ["ana"]))
+        #expect(
+            try await storage.record(PurchaseBatch(claimant: "ana", transactions: [bought]))
+                == .recorded(owners: ["ana"]))
         #expect(try await storage.customer(matching: "t1", bundleID: Self.bundle)?.id == "ana")
         #expect(try await storage.customer(matching: "ana", bundleID: Self.bundle)?.id == "ana")
         #expect(try await storage.customer(matching: "ana", bundleID: "other.app") == nil)
@@ -111,7 +122,9 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
-    @Test(arguments: Backend.allCases) func aNotificationIsRecordedOnceWithWhatItCarried(_ backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func aNotificationIsRecordedOnceWithWhatItCarried(_ backend: Backend)
+        async throws
+    {
         guard let storage = try await Self.storage(backend) else { return }
         let bought = Self.transaction("t1", signed: 1, token: "tok")
         let note = Self.notification("n1")
@@ -156,7 +169,8 @@ struct StorageConformanceTests {
     static func notification(_ uuid: String) -> StoredNotification {
         StoredNotification(
             uuid: uuid, bundleID: bundle, type: "ONE_TIME_CHARGE", subtype: nil,
-            signedDate: Date(timeIntervalSince1970: 1_700_000_000), receivedAt: Date(timeIntervalSince1970: 1_700_000_001),
+            signedDate: Date(timeIntervalSince1970: 1_700_000_000),
+            receivedAt: Date(timeIntervalSince1970: 1_700_000_001),
             body: #"{"signedPayload":"x"}"#)
     }
 }

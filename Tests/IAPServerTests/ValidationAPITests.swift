@@ -231,3 +231,35 @@ struct ValidationAPITests {
         }
     }
 }
+
+@Suite("Validation API on a real socket")
+struct LiveServerTests {
+    @Test func aLiveServerOnAnSQLiteFileRecordsAndAnswers() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-live-\(UUID()).sqlite").path
+        let storage = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        let harness = try ServerHarness(storage: storage)
+        try harness.store.createAccount("ana")
+        let token = UUID()
+        let bought = try #require(
+            try harness.store.purchase(FloristCatalog.gold, account: "ana", options: .init(appAccountToken: token))
+                .transaction)
+        let renewal = try harness.store.renewalInfo(account: "ana", group: FloristCatalog.vipGroup)
+        try await harness.application().test(.live) { client in
+            let (status, answer) = try await client.post(
+                "/v1/transactions", ["signedTransaction": bought.jws, "signedRenewalInfo": renewal])
+            #expect(status == .ok)
+            #expect(answer["entitledProductIds"] as? [String] == [FloristCatalog.gold])
+            let (health, counts) = try await client.get("/health", headers: [:])
+            #expect(health == .ok)
+            #expect((counts["storage"] as? [String: Any])?["transactions"] as? Int == 1)
+        }
+        try await storage.shutdown()
+        // What was answered 200 is in the file.
+        let reopened = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        let records = try await reopened.records(
+            of: CustomerKey(bundleID: ServerHarness.bundleID, id: token.uuidString.lowercased()))
+        #expect(records.transactions.map(\.transactionID) == [bought.transactionID])
+        #expect(records.renewals.count == 1)
+        try await reopened.shutdown()
+    }
+}
