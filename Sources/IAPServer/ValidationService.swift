@@ -21,6 +21,7 @@ public struct ValidationService: Sendable {
     ///   - apps: the apps served (bundle ids must differ).
     ///   - storage: where verified documents are kept.
     ///   - clock: the current moment, for entitlements and notification ages (a simulator's clock when simulated).
+    ///   - logger: where refused claims and storage failures are reported.
     public init(
         apps: [AppConfiguration], storage: any ServerStorage, clock: @escaping @Sendable () -> Date,
         logger: Logger = Logger(label: "iapkit.server")

@@ -9,6 +9,6 @@ public struct ServerRequestContext: RequestContext {
         coreContext = CoreRequestContextStorage(source: source)
     }
 
-    /// Requests bodies are read with an explicit limit by ``JSONBody``; this is Hummingbird's own ceiling.
+    /// Routes read bodies with the configured `ServerConfiguration/maximumBodySize`; this is Hummingbird's own ceiling.
     public var maxUploadSize: Int { 4 << 20 }
 }
