@@ -139,7 +139,7 @@ public struct ValidationService: Sendable {
         guard now.timeIntervalSince(signed) <= app.configuration.maximumNotificationAge else {
             throw .unprocessable(
                 "notificationTooOld",
-                "signed \(Int(now.timeIntervalSince(signed))) s ago, more than the \(Int(app.configuration.maximumNotificationAge)) s accepted"
+                "signed at \(signed) (now \(now)), older than the \(app.configuration.maximumNotificationAge) s accepted"
             )
         }
         var transactions: [StoredTransaction] = []

@@ -129,8 +129,8 @@ enum SignedVersion {
     static func replaces(_ candidate: (Date, String), _ current: (Date, String)) -> Bool {
         let (newDate, newText) = candidate
         let (oldDate, oldText) = current
-        let newMillis = Int64((newDate.timeIntervalSince1970 * 1000).rounded())
-        let oldMillis = Int64((oldDate.timeIntervalSince1970 * 1000).rounded())
+        let newMillis = epochMilliseconds(newDate)
+        let oldMillis = epochMilliseconds(oldDate)
         return newMillis > oldMillis || (newMillis == oldMillis && newText > oldText)
     }
 }

@@ -318,6 +318,6 @@ public final class SQLStorage: ServerStorage {
         do { return try await source.withReader(body) } catch { throw StorageError.unavailable(error) }
     }
 
-    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func millis(_ date: Date) -> Int64 { epochMilliseconds(date) }
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }
