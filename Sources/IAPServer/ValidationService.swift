@@ -89,7 +89,14 @@ public struct ValidationService: Sendable {
                 "the request names app account token \(requested), the signed transaction \(named)")
         }
         let claimant = requested ?? transaction.appAccountToken
-        let batch = PurchaseBatch(claimant: claimant, transactions: [transaction], renewals: renewals)
+        let customer = try await record(
+            PurchaseBatch(claimant: claimant, transactions: [transaction], renewals: renewals), app: app)
+        return CustomerAnswer(customer: customer, entitlements: try await snapshot(of: customer, app: app))
+    }
+
+    /// Records a batch for its claimant and answers the customer who owns it; a claim on another customer's purchase
+    /// is refused (409) and logged.
+    func record(_ batch: PurchaseBatch, app: ServedApp) async throws(APIError) -> CustomerKey {
         let outcome: RecordOutcome
         do { outcome = try await storage.record(batch) } catch { throw .storage(error) }
         switch outcome {
@@ -97,14 +104,14 @@ public struct ValidationService: Sendable {
             logger.warning(
                 "refused a claim on another customer's purchase",
                 metadata: [
-                    "originalTransactionId": "\(original)", "owner": "\(owner)", "claimant": "\(claimant ?? "-")",
+                    "originalTransactionId": "\(original)", "owner": "\(owner)",
+                    "claimant": "\(batch.claimant ?? "-")",
                 ])
             throw APIError(
                 409, "transactionClaimed",
                 "original transaction \(original) belongs to another customer; the claim was refused and logged")
         case .recorded(let owners):
-            let customer = CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? claimant ?? "")
-            return CustomerAnswer(customer: customer, entitlements: try await snapshot(of: customer, app: app))
+            return CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? batch.claimant ?? "")
         }
     }
 
@@ -214,13 +221,13 @@ public struct ValidationService: Sendable {
 
     // MARK: - Helpers
 
-    private func snapshot(of customer: CustomerKey, app: ServedApp) async throws(APIError) -> EntitlementSnapshot {
+    func snapshot(of customer: CustomerKey, app: ServedApp) async throws(APIError) -> EntitlementSnapshot {
         let records: CustomerRecords
         do { records = try await storage.records(of: customer) } catch { throw .storage(error) }
         return app.engine.snapshot(of: records.history, at: clock())
     }
 
-    private func app(bundleID: String?) throws(APIError) -> ServedApp {
+    func app(bundleID: String?) throws(APIError) -> ServedApp {
         guard let bundleID else {
             guard appOrder.count == 1, let only = apps[appOrder[0]] else {
                 throw .badRequest("bundleIdRequired", "this server serves several apps: name one with bundleId")
@@ -249,7 +256,7 @@ public struct ValidationService: Sendable {
         return app
     }
 
-    private static func refused(_ field: String, _ failures: [VerificationFailure]) -> APIError {
+    static func refused(_ field: String, _ failures: [VerificationFailure]) -> APIError {
         .unprocessable(
             "verificationFailed", "\(field) did not verify: \(failures.map(\.code.rawValue).joined(separator: ", "))",
             details: failures.map { APIError.Detail(code: $0.code.rawValue, reason: $0.reason, field: $0.field) })

@@ -5,17 +5,22 @@ import IAPEntitlements
 enum Answers {
     /// A customer's entitlements.
     struct Entitlements: Encodable {
-        var customerId: String
+        /// Absent only when a receipt without purchases was posted without an app account token.
+        var customerId: String?
         var bundleId: String
         /// The products the customer may use now, sorted.
         var entitledProductIds: [String]
         var entitlements: EntitlementSnapshot
 
-        init(_ customer: CustomerKey, _ snapshot: EntitlementSnapshot) {
-            customerId = customer.id
-            bundleId = customer.bundleID
+        init(customerID: String?, bundleID: String, _ snapshot: EntitlementSnapshot) {
+            customerId = customerID
+            bundleId = bundleID
             entitledProductIds = snapshot.entitledProductIDs.sorted()
             entitlements = snapshot
+        }
+
+        init(_ customer: CustomerKey, _ snapshot: EntitlementSnapshot) {
+            self.init(customerID: customer.id, bundleID: customer.bundleID, snapshot)
         }
     }
 

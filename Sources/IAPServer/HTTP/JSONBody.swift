@@ -34,12 +34,17 @@ enum JSONBody {
         return encoder
     }()
 
+    /// A response with JSON already written.
+    static func response(bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
     /// A JSON response.
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? encoder.encode(value)) ?? Data(#"{"code":"encodingFailed","message":"?"}"#.utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return response(bytes: Array(data), status: status)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import IAPEntitlements
+import IAPSignedData
 
 /// The routes of the validation API, over one ``ValidationService``.
 struct ServerRoutes: Sendable {
@@ -18,6 +19,9 @@ struct ServerRoutes: Sendable {
     func add(to router: Router<ServerRequestContext>) {
         router.get("/health") { _, _ in try await health() }
         router.post("/v1/transactions") { request, _ in try await transactions(request) }
+        router.post("/v1/receipts") { request, _ in try await receipts(request) }
+        router.post("/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .production) }
+        router.post("/sandbox/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .sandbox) }
         router.post("/v1/notifications") { request, _ in try await notifications(request) }
         router.get("/v1/customers/:id/entitlements") { request, context in
             try await entitlements(request, id: try context.parameters.require("id"))
@@ -47,6 +51,25 @@ struct ServerRoutes: Sendable {
             signedRenewalInfo: try body.string("signedRenewalInfo"),
             appAccountToken: try body.string("appAccountToken"))
         return JSONBody.response(Answers.Entitlements(answer.customer, answer.entitlements))
+    }
+
+    func receipts(_ request: Request) async throws(APIError) -> Response {
+        let body = try RequestDocument(
+            bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
+            allowed: ["receiptData", "appAccountToken"])
+        let answer = try await service.recordReceipt(
+            try body.requiredString("receiptData"), appAccountToken: try body.string("appAccountToken"))
+        return JSONBody.response(
+            Answers.Entitlements(
+                customerID: answer.customer?.id, bundleID: answer.customer?.bundleID ?? service.bundleIDs[0],
+                answer.entitlements))
+    }
+
+    /// Apple's `verifyReceipt` shape: always 200 with a `status`, whatever the content type (Apple's clients send
+    /// several); only a body past the size limit is refused at the HTTP level (413).
+    func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment) async throws(APIError) -> Response {
+        let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize, requireJSON: false)
+        return JSONBody.response(bytes: await service.verifyReceiptAnswer(body: bytes, endpoint: endpoint))
     }
 
     func notifications(_ request: Request) async throws(APIError) -> Response {
