@@ -136,6 +136,7 @@ let package = Package(
             dependencies: [
                 "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -163,6 +164,7 @@ let package = Package(
                 "IAPServer",
                 "IAPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,10 +1,7 @@
 public import ArgumentParser
+import Configuration
 import Foundation
-import Hummingbird
-import IAPCatalog
 import IAPServer
-import IAPSignedData
-import IAPSimulator
 import Logging
 import NIOCore
 
@@ -23,20 +20,26 @@ public struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The address to listen on (loopback by default).")
-    var host = "127.0.0.1"
+    @Option(
+        help:
+            "A JSON configuration file (apps, roots, secrets, keys; see the README). IAPKIT_* environment variables override it, flags override both."
+    )
+    var config: String?
 
-    @Option(help: "The port to listen on.")
-    var port = 8080
+    @Option(help: "The address to listen on (default 127.0.0.1, loopback only).")
+    var host: String?
 
-    @Option(help: "An SQLite file path, ':memory:', or a postgres:// URL.")
-    var database = "iapkit.sqlite"
+    @Option(help: "The port to listen on (default 8080).")
+    var port: Int?
 
-    @Option(help: "The simulator's catalog (.storekit or Products.plist).")
-    var catalog = "Examples/Florist/Florist.storekit"
+    @Option(help: "An SQLite file path (default iapkit.sqlite), ':memory:', or a postgres:// URL.")
+    var database: String?
 
-    @Option(help: "The simulated app's bundle id.")
-    var bundleId = "com.example.florist"
+    @Option(help: "The simulator's catalog (.storekit or Products.plist; default the florist example).")
+    var catalog: String?
+
+    @Option(help: "The simulated app's bundle id (default com.example.florist).")
+    var bundleId: String?
 
     @Option(help: "Sign with the authority saved in this folder (made there if absent).")
     var pki: String?
@@ -45,94 +48,87 @@ public struct ServeCommand: AsyncParsableCommand {
         name: .customLong("api-key"), help: "An API key for the customer endpoints (repeatable; one is made if none).")
     var apiKeys: [String] = []
 
-    @Flag(help: "Do not run the local App Store.")
+    @Option(help: "Require this token for /simulator (needed to serve /simulator beyond loopback).")
+    var adminToken: String?
+
+    @Flag(help: "Do not run the local App Store (the configuration must name at least one app).")
     var noSimulator = false
 
     public init() {}
 
     public func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
-        if noSimulator {
-            throw ValidationError("without the simulator a configuration file is needed; not yet supported")
-        }
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
     }
 
     public func run() async throws {
         var logger = Logger(label: "iapkit")
         logger.logLevel = .info
-        let authority = try SimulatorPKI.loadOrCreate(folder: pki)
-        let products = try Catalog.load(contentsOfFile: catalog)
-        let store = try AppStoreSimulator(
-            catalog: products, configuration: SimulatorConfiguration(bundleID: bundleId, start: Date()),
-            pki: authority, clock: .running(wallClock: { Date() }))
-        let storage = try await Self.openStorage(database, logger: logger)
-        let app = AppConfiguration(
-            bundleID: bundleId, appAppleID: store.configuration.appAppleID,
-            environments: [store.configuration.environment], trustStore: authority.trustStore, catalog: products)
-        let service = try ValidationService(
-            apps: [app], storage: storage, clock: { (try? store.now) ?? Date() }, logger: logger)
-        let feed = NotificationFeed(service: service, logger: logger)
-        store.addNotificationSink { feed.send($0) }
-        let keys = apiKeys.isEmpty ? [UUID().uuidString.lowercased()] : apiKeys
-        let server = ServerConfiguration(host: host, port: port, apiKeys: keys)
-        let (host, port, database, bundleId, given) = (host, port, database, bundleId, !apiKeys.isEmpty)
-        let productCount = products.products.count
-        let application = buildApplication(service: service, configuration: server, logger: logger) { channel in
-            let address = "http://\(host):\(channel.localAddress?.port ?? port)"
-            print(
-                """
-                IAPKit server on \(address)  (database: \(database), simulator: \(bundleId), \(productCount) products)
-                API key for the customer endpoints: \(given ? "as given" : "\(keys[0]) (made for this run; pass --api-key)")
+        var settings = try await loadSettings()
+        let generatedKey = settings.server.apiKeys.isEmpty
+        if generatedKey { settings.server.apiKeys = [UUID().uuidString.lowercased()] }
+        let runtime = try await ServerRuntime.start(settings, logger: logger)
+        let key = settings.server.apiKeys[0]
+        let served = runtime.service.bundleIDs.joined(separator: ", ")
+        let simulatorLine =
+            runtime.simulatorServed != nil
+            ? "  curl \(settings.adminToken == nil ? "" : "-H 'Authorization: Bearer ADMIN_TOKEN' ")ADDRESS/simulator"
+            : nil
+        let database = settings.databaseURL
+        let server = settings.server
+        try await runtime.run { channel in
+            let address = "http://\(server.host):\(channel.localAddress?.port ?? server.port)"
+            let banner = """
+                IAPKit server on \(address)  (database: \(database); apps: \(served))
+                API key for the customer endpoints: \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
                 Try first:
                   curl \(address)/health
-                  curl -H 'Authorization: Bearer \(keys[0])' \(address)/v1/customers/CUSTOMER/entitlements
-                """)
+                \(simulatorLine.map { $0.replacingOccurrences(of: "ADDRESS", with: address) + "\n" } ?? "")\
+                  curl -H 'Authorization: Bearer \(generatedKey ? key : "API_KEY")' \(address)/v1/customers/CUSTOMER/entitlements
+
+                """
+            // Written at once and unbuffered, so a script reading the output sees the address immediately.
+            FileHandle.standardOutput.write(Data(banner.utf8))
         }
-        do {
-            try await application.runService()
-        } catch {
-            try? await storage.shutdown()
-            throw error
-        }
-        feed.finish()
-        await feed.drained()
-        try await storage.shutdown()
     }
 
-    static func openStorage(_ database: String, logger: Logger) async throws -> any ServerStorage {
-        if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            return try await SQLStorage(source: try PostgresConnectionSource(url: database, logger: logger))
-        }
-        return try await SQLStorage(source: try await SQLiteConnectionSource(path: database, logger: logger))
-    }
-}
-
-/// The simulator's notifications, applied by the server in the order the simulator made them.
-final class NotificationFeed: Sendable {
-    private let continuation: AsyncStream<SimulatorNotification>.Continuation
-    private let worker: Task<Void, Never>
-
-    init(service: ValidationService, logger: Logger) {
-        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
-        self.continuation = continuation
-        worker = Task {
-            for await notification in stream {
-                let body = #"{"signedPayload":""# + notification.signedPayload + #""}"#
-                do {
-                    let outcome = try await service.receiveNotification(
-                        signedPayload: notification.signedPayload, body: body)
-                    logger.info(
-                        "notification \(notification.type.rawValue) \(notification.subtype?.rawValue ?? "")",
-                        metadata: ["uuid": "\(notification.uuid)", "outcome": "\(outcome.rawValue)"])
-                } catch {
-                    logger.error(
-                        "notification refused", metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
-                }
+    /// The settings from the configuration file, the environment (`IAPKIT_...`) and the flags, in rising precedence.
+    func loadSettings() async throws -> ServerSettings {
+        var flags: [AbsoluteConfigKey: ConfigValue] = [:]
+        func set(_ key: String, _ content: ConfigContent?) {
+            if let content {
+                flags[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = .init(content, isSecret: false)
             }
         }
+        set("server.host", host.map { .string($0) })
+        set("server.port", port.map { .int($0) })
+        set("database.url", database.map { .string($0) })
+        set("simulator.catalog", catalog.map { .string(URL(fileURLWithPath: $0).path) })
+        set("simulator.bundleId", bundleId.map { .string($0) })
+        set("simulator.pki", pki.map { .string(URL(fileURLWithPath: $0).path) })
+        set("apiKeys", apiKeys.isEmpty ? nil : .stringArray(apiKeys))
+        set("adminToken", adminToken.map { .string($0) })
+        if noSimulator { set("simulator.enabled", .bool(false)) }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: flags),
+            EnvironmentVariablesProvider().prefixKeys(with: "iapkit"),
+        ]
+        var base = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        if let config {
+            let file = URL(fileURLWithPath: config)
+            do {
+                let location = InMemoryProvider(values: [
+                    AbsoluteConfigKey(["filePath"]): .init(.string(file.path), isSecret: false)
+                ])
+                providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: location)))
+            } catch {
+                throw ValidationError("--config \(config): \(error)")
+            }
+            base = file.deletingLastPathComponent()
+        }
+        do {
+            return try ServerSettings.load(from: ConfigReader(providers: providers), baseDirectory: base)
+        } catch {
+            throw ValidationError(error.reason)
+        }
     }
-
-    func send(_ notification: SimulatorNotification) { continuation.yield(notification) }
-    func finish() { continuation.finish() }
-    func drained() async { await worker.value }
 }

@@ -127,7 +127,12 @@ public struct ValidationService: Sendable {
 
     /// Verifies an App Store Server Notification V2 and the documents inside it, records it once by UUID, and applies
     /// what it carries (each transaction and renewal version only when newer than the stored one).
-    public func receiveNotification(signedPayload: String, body: String) async throws(APIError) -> NotificationOutcome {
+    ///
+    /// - Parameter receivedAt: when it arrived, for the age check (now by default); the local App Store's own feed
+    ///   passes the moment it sent the notification, so a clock advanced by a month does not age its notifications.
+    public func receiveNotification(signedPayload: String, body: String, receivedAt: Date? = nil)
+        async throws(APIError) -> NotificationOutcome
+    {
         let app = try self.app(forDocument: signedPayload, as: NotificationPayload.self) {
             $0.data?.bundleID ?? $0.summary?.bundleID ?? $0.appData?.bundleID
         }
@@ -142,7 +147,7 @@ public struct ValidationService: Sendable {
             throw .unprocessable(
                 "incompleteNotification", "the notification has no notificationUUID, notificationType or signedDate")
         }
-        let now = clock()
+        let now = receivedAt ?? clock()
         guard now.timeIntervalSince(signed) <= app.configuration.maximumNotificationAge else {
             throw .unprocessable(
                 "notificationTooOld",

@@ -1,11 +1,11 @@
-import Foundation
+public import Foundation
 import IAPSimulator
 
 extension SimulatorPKI {
     /// The authority saved in `folder` (made and saved there with its keys when the folder holds none), or a new one
     /// for this run only when no folder is given. `iapkit simulate --pki` and `iapkit serve --pki` share it, so what
     /// one signs the other trusts.
-    static func loadOrCreate(folder path: String?) throws -> SimulatorPKI {
+    public static func loadOrCreate(folder path: String?) throws -> SimulatorPKI {
         guard let path else { return try SimulatorPKI(keys: .generate()) }
         let folder = URL(fileURLWithPath: path)
         if FileManager.default.fileExists(atPath: folder.appendingPathComponent(FileName.jwsRoot).path) {

@@ -1,0 +1,409 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import IAPCatalog
+import IAPEntitlements
+import IAPSignedData
+import IAPSimulator
+
+/// The local App Store's control plane under `/simulator`: what an app's purchase helper (the StoreClient's HTTP
+/// backend) and a person in a browser need to drive the simulator that `iapkit serve` runs.
+///
+/// Everything the simulator signs goes where Apple's would: its notifications to the server's own notification
+/// endpoint, its transactions and receipts to the caller, who posts them to `/v1/...` like a real app.
+/// Open to every caller when the server listens on loopback only; otherwise each request must carry the admin token
+/// (`Authorization: Bearer TOKEN`).
+struct SimulatorRoutes: Sendable {
+    let store: AppStoreSimulator
+    let configuration: ServerConfiguration
+    /// The token's SHA-256, or nil when the control plane is open (loopback).
+    let adminTokenDigest: SHA256.Digest?
+
+    init(store: AppStoreSimulator, configuration: ServerConfiguration, adminToken: String?) {
+        self.store = store
+        self.configuration = configuration
+        adminTokenDigest = adminToken.map { SHA256.hash(data: Data($0.utf8)) }
+    }
+
+    func add(to router: Router<ServerRequestContext>) {
+        let group = router.group("simulator")
+        group.get { request, _ in
+            try check(request); return try state()
+        }
+        group.post("accounts") { request, _ in
+            try await run(request) { (body) throws(APIError) in try createAccount(body) }
+        }
+        group.get("accounts/:account") { request, context in
+            try check(request)
+            return try account(try context.parameters.require("account"))
+        }
+        group.post("accounts/:account/devices") { request, context in
+            let account = try context.parameters.require("account")
+            return try await run(request, allowed: []) { (_) throws(APIError) in
+                let device = try simulated { () throws(SimulatorError) in try store.addDevice(account: account) }
+                return JSONBody.response(["deviceId": device.uuidString], status: .created)
+            }
+        }
+        group.get("accounts/:account/products") { request, context in
+            try check(request)
+            let ids = request.uri.queryParameters.get("ids").map { $0.split(separator: ",").map(String.init) }
+            return try products(account: try context.parameters.require("account"), ids: ids)
+        }
+        group.post("accounts/:account/purchases") { request, context in
+            let account = try context.parameters.require("account")
+            return try await run(
+                request,
+                allowed: ["productId", "deviceId", "quantity", "appAccountToken", "interrupted", "userCancels"]
+            ) { (body) throws(APIError) in try purchase(account: account, body) }
+        }
+        group.get("accounts/:account/transactions") { request, context in
+            try check(request)
+            let account = try context.parameters.require("account")
+            let unfinished = request.uri.queryParameters.get("unfinished") == "true"
+            let list = try simulated { () throws(SimulatorError) in
+                unfinished
+                    ? try store.unfinishedTransactions(account: account) : try store.transactions(account: account)
+            }
+            return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
+        }
+        group.post("accounts/:account/sync") { request, context in
+            let account = try context.parameters.require("account")
+            return try await run(request, allowed: []) { (_) throws(APIError) in
+                let list = try simulated { () throws(SimulatorError) in try store.sync(account: account) }
+                return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
+            }
+        }
+        group.get("accounts/:account/receipt") { request, context in
+            try check(request)
+            return try receipt(
+                account: try context.parameters.require("account"), device: request.uri.queryParameters.get("deviceId"))
+        }
+        group.get("accounts/:account/renewal-info") { request, context in
+            try check(request)
+            let account = try context.parameters.require("account")
+            let infos = try simulated { () throws(SimulatorError) in try store.renewalInfos(account: account) }
+            return JSONBody.response(["signedRenewalInfo": infos])
+        }
+        group.post("accounts/:account/auto-renew") { request, context in
+            let account = try context.parameters.require("account")
+            return try await run(request, allowed: ["groupId", "enabled"]) { (body) throws(APIError) in
+                let groupID = try body.requiredString("groupId")
+                guard let enabled = try body.bool("enabled") else {
+                    throw .badRequest("missingField", "'enabled' is required")
+                }
+                try simulated { () throws(SimulatorError) in
+                    try store.setAutoRenew(account: account, group: groupID, enabled: enabled)
+                }
+                return try self.account(account)
+            }
+        }
+        group.post("transactions/:id/finish") { request, context in
+            let id = try context.parameters.require("id")
+            return try await run(request, allowed: []) { (_) throws(APIError) in
+                try simulated { () throws(SimulatorError) in try store.finish(id) }
+                return JSONBody.response(["finished": id])
+            }
+        }
+        group.post("transactions/:id/refund") { request, context in
+            let id = try context.parameters.require("id")
+            return try await run(request, allowed: ["percentage"]) { (body) throws(APIError) in
+                let percentage = try body.integer("percentage", in: 1...100).map(Int.init)
+                try simulated { () throws(SimulatorError) in _ = try store.refund(id, percentage: percentage) }
+                return JSONBody.response(["refunded": id])
+            }
+        }
+        group.post("pending/:id/approve") { request, context in
+            let id = try context.parameters.require("id")
+            return try await run(request, allowed: []) { (_) throws(APIError) in
+                let outcome = try simulated { () throws(SimulatorError) in try store.approve(id) }
+                return JSONBody.response(Answers.PurchaseResult(outcome), status: .created)
+            }
+        }
+        group.post("pending/:id/decline") { request, context in
+            let id = try context.parameters.require("id")
+            return try await run(request, allowed: []) { (_) throws(APIError) in
+                try simulated { () throws(SimulatorError) in try store.decline(id) }
+                return JSONBody.response(["declined": id])
+            }
+        }
+        group.post("clock/advance") { request, _ in
+            try await run(request, allowed: ["seconds"]) { (body) throws(APIError) in
+                guard let seconds = try body.integer("seconds", in: 1...(5 * 366 * 86_400)) else {
+                    throw .badRequest("missingField", "'seconds' is required")
+                }
+                try simulated { () throws(SimulatorError) in try store.advance(by: TimeInterval(seconds)) }
+                return JSONBody.response(["now": try simulated { () throws(SimulatorError) in try store.now }])
+            }
+        }
+        group.get("notifications") { request, _ in
+            try check(request)
+            let since = request.uri.queryParameters.get("since").flatMap { Int($0) } ?? 0
+            let all = store.notifications
+            let start = min(max(since, 0), all.count)
+            let page = all[start..<min(start + 500, all.count)]
+            return JSONBody.response(
+                Answers.SimulatedNotifications(
+                    notifications: page.enumerated().map { Answers.SimulatedNotification(index: start + $0, $1) },
+                    next: start + page.count))
+        }
+    }
+
+    // MARK: - Handlers
+
+    /// Checks the caller, reads a strict JSON body (or none), and runs the handler.
+    private func run(
+        _ request: Request, allowed: Set<String> = ["accountId", "storefront", "askToBuy"],
+        _ handler: (RequestDocument) throws(APIError) -> Response
+    ) async throws(APIError) -> Response {
+        try check(request)
+        let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize)
+        let body = try RequestDocument(bytes: bytes.isEmpty ? Array("{}".utf8) : bytes, allowed: allowed)
+        return try handler(body)
+    }
+
+    private func check(_ request: Request) throws(APIError) {
+        guard let adminTokenDigest else { return }
+        let given = request.headers[.authorization].flatMap { header -> String? in
+            header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : nil
+        }
+        guard let given else {
+            throw APIError(401, "adminTokenMissing", "the simulator needs the admin token (Authorization: Bearer)")
+        }
+        guard SHA256.hash(data: Data(given.utf8)) == adminTokenDigest else {
+            throw APIError(403, "adminTokenInvalid", "the admin token is not this server's")
+        }
+    }
+
+    private func state() throws(APIError) -> Response {
+        let now = try simulated { () throws(SimulatorError) in try store.now }
+        return JSONBody.response(
+            Answers.SimulatorState(
+                bundleId: store.configuration.bundleID, environment: store.configuration.environment.rawValue,
+                now: now, accounts: store.accountIDs,
+                productIds: store.catalog.products.map(\.id),
+                pendingPurchases: store.pendingPurchases.map(Answers.Pending.init),
+                notifications: store.statistics.notifications, transactions: store.statistics.transactions))
+    }
+
+    private func createAccount(_ body: RequestDocument) throws(APIError) -> Response {
+        let id = try body.requiredString("accountId")
+        guard id.count <= 64, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw .badRequest("invalidField", "'accountId' must be 1 to 64 letters, digits, - or _")
+        }
+        let storefront = try body.string("storefront") ?? "USA"
+        let askToBuy = try body.bool("askToBuy") ?? false
+        let device = try simulated { () throws(SimulatorError) in
+            try store.createAccount(id, storefront: storefront, askToBuy: askToBuy)
+            return try store.addDevice(account: id)
+        }
+        return JSONBody.response(["accountId": id, "deviceId": device.uuidString], status: .created)
+    }
+
+    private func account(_ id: String) throws(APIError) -> Response {
+        let (devices, view, transactions) = try simulated { () throws(SimulatorError) in
+            (try store.devices(account: id), try store.view(account: id), try store.transactions(account: id))
+        }
+        return JSONBody.response(
+            Answers.SimulatedAccount(
+                accountId: id, deviceIds: devices.map(\.uuidString),
+                entitledProductIds: view.entitledProductIDs.sorted(),
+                consumablesPurchased: view.consumablePurchased,
+                transactions: transactions.map(Answers.SimulatedTransaction.init)))
+    }
+
+    private func products(account: String, ids: [String]?) throws(APIError) -> Response {
+        let wanted = ids ?? store.catalog.products.map(\.id)
+        let products = try simulated { () throws(SimulatorError) in try store.products(wanted, account: account) }
+        return JSONBody.response(["products": products.map(Answers.SimulatedProduct.init)])
+    }
+
+    private func purchase(account: String, _ body: RequestDocument) throws(APIError) -> Response {
+        let productID = try body.requiredString("productId")
+        let device = try body.string("deviceId").map { (text) throws(APIError) in
+            guard let uuid = UUID(uuidString: text) else {
+                throw .badRequest("invalidField", "'deviceId' must be a UUID")
+            }
+            return uuid
+        }
+        let token = try body.string("appAccountToken").map { (text) throws(APIError) in
+            guard let uuid = UUID(uuidString: text) else {
+                throw .badRequest("invalidAppAccountToken", "appAccountToken must be a UUID")
+            }
+            return uuid
+        }
+        let options = PurchaseOptions(
+            quantity: Int(try body.integer("quantity", in: 1...10) ?? 1), appAccountToken: token,
+            interrupted: try body.bool("interrupted") ?? false, userCancels: try body.bool("userCancels") ?? false)
+        let outcome = try simulated { () throws(SimulatorError) in
+            try store.purchase(productID, account: account, device: device, options: options)
+        }
+        let status: HTTPResponse.Status =
+            switch outcome {
+            case .purchased: .created
+            case .pending: .accepted
+            case .userCancelled: .ok
+            }
+        return JSONBody.response(Answers.PurchaseResult(outcome), status: status)
+    }
+
+    private func receipt(account: String, device: String?) throws(APIError) -> Response {
+        let receipt = try simulated { () throws(SimulatorError) in
+            let devices = try store.devices(account: account)
+            let chosen: UUID
+            if let device {
+                guard let uuid = UUID(uuidString: device), devices.contains(uuid) else {
+                    throw SimulatorError(.unknownDevice, "\(device) is not a device of \(account)")
+                }
+                chosen = uuid
+            } else if let first = devices.first {
+                chosen = first
+            } else {
+                chosen = try store.addDevice(account: account)
+            }
+            return try store.receipt(account: account, device: chosen)
+        }
+        return JSONBody.response(["receiptData": Data(receipt.bytes).base64EncodedString()])
+    }
+
+    /// Runs a simulator call, turning its errors into answers: unknown things 404, refused operations 422, simulated
+    /// outages 503.
+    private func simulated<T>(_ body: () throws(SimulatorError) -> T) throws(APIError) -> T {
+        do { return try body() } catch {
+            let status: Int =
+                switch error.code {
+                case .unknownAccount, .unknownDevice, .unknownTransaction, .unknownRequest, .unknownFamily: 404
+                case .networkError, .systemError, .signingFailed: 503
+                case .invalidArgument, .invalidQuantity: 400
+                default: 422
+                }
+            throw APIError(status, error.code.rawValue, error.reason)
+        }
+    }
+}
+
+extension Answers {
+    struct SimulatorState: Encodable {
+        var bundleId: String
+        var environment: String
+        var now: Date
+        var accounts: [String]
+        var productIds: [String]
+        var pendingPurchases: [Pending]
+        var notifications: Int
+        var transactions: Int
+    }
+
+    struct Pending: Encodable {
+        var id: String
+        var reason: String
+        var accountId: String
+        var productId: String
+        var requestedAt: Date
+
+        init(_ pending: PendingPurchase) {
+            id = pending.id
+            reason = pending.reason.rawValue
+            accountId = pending.accountID
+            productId = pending.productID
+            requestedAt = pending.requestedAt
+        }
+    }
+
+    struct SimulatedTransaction: Encodable {
+        var transactionId: String
+        var originalTransactionId: String?
+        var productId: String?
+        var purchaseDate: Date?
+        var expiresDate: Date?
+        var revocationDate: Date?
+        /// The signed transaction, ready for `POST /v1/transactions`.
+        var signedTransaction: String
+
+        init(_ transaction: SimulatorTransaction) {
+            transactionId = transaction.transactionID
+            originalTransactionId = transaction.payload.originalTransactionID
+            productId = transaction.payload.productID
+            purchaseDate = transaction.payload.purchaseDate?.date
+            expiresDate = transaction.payload.expiresDate?.date
+            revocationDate = transaction.payload.revocationDate?.date
+            signedTransaction = transaction.jws
+        }
+    }
+
+    struct SimulatedAccount: Encodable {
+        var accountId: String
+        var deviceIds: [String]
+        var entitledProductIds: [String]
+        var consumablesPurchased: [String: Int]
+        var transactions: [SimulatedTransaction]
+    }
+
+    struct SimulatedProduct: Encodable {
+        var id: String
+        var kind: String
+        var displayName: String
+        var description: String
+        var price: Decimal
+        var displayPrice: String
+        var subscriptionGroupId: String?
+        var isEligibleForIntroductoryOffer: Bool
+
+        init(_ product: SimulatorProduct) {
+            id = product.id
+            kind = product.kind.rawValue
+            displayName = product.displayName
+            description = product.description
+            price = product.price
+            displayPrice = product.displayPrice
+            subscriptionGroupId = product.subscriptionGroupID
+            isEligibleForIntroductoryOffer = product.isEligibleForIntroductoryOffer
+        }
+    }
+
+    struct PurchaseResult: Encodable {
+        /// `purchased`, `pending` or `userCancelled`.
+        var outcome: String
+        var transaction: SimulatedTransaction?
+        var pending: Pending?
+
+        init(_ outcome: PurchaseOutcome) {
+            switch outcome {
+            case .purchased(let transaction):
+                self.outcome = "purchased"
+                self.transaction = SimulatedTransaction(transaction)
+            case .pending(let pending):
+                self.outcome = "pending"
+                self.pending = Pending(pending)
+            case .userCancelled:
+                self.outcome = "userCancelled"
+            }
+        }
+    }
+
+    struct SimulatedNotification: Encodable {
+        var index: Int
+        var notificationUUID: String
+        var notificationType: String
+        var subtype: String?
+        var signedDate: Date
+        var accountId: String
+        var signedPayload: String
+
+        init(index: Int, _ notification: SimulatorNotification) {
+            self.index = index
+            notificationUUID = notification.uuid
+            notificationType = notification.type.rawValue
+            subtype = notification.subtype?.rawValue
+            signedDate = notification.date
+            accountId = notification.accountID
+            signedPayload = notification.signedPayload
+        }
+    }
+
+    struct SimulatedNotifications: Encodable {
+        var notifications: [SimulatedNotification]
+        /// The `since` that asks for what comes after this page.
+        var next: Int
+    }
+}

@@ -1,0 +1,140 @@
+public import Foundation
+public import Hummingbird
+import IAPCatalog
+import IAPSignedData
+public import IAPSimulator
+public import Logging
+public import NIOCore
+
+/// A configured server ready to run: storage open, apps served, the local App Store (when on) beside it with its
+/// notifications flowing into the server. `iapkit serve` and the tests that start real processes use this one path.
+public struct ServerRuntime: Sendable {
+    public let settings: ServerSettings
+    public let service: ValidationService
+    public let storage: any ServerStorage
+    /// The local App Store, when it runs.
+    public let simulator: AppStoreSimulator?
+    private let feed: NotificationFeed?
+    private let logger: Logger
+
+    /// Opens the storage (migrating it), loads the simulator's catalog and authority, and builds the service.
+    /// - Parameters:
+    ///   - clock: the wall clock (the simulator starts at its current moment).
+    ///   - authority: the simulator's signing authority; by default the one in `simulator.pki` (or a new one).
+    public static func start(
+        _ settings: ServerSettings, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() },
+        authority: SimulatorPKI? = nil
+    ) async throws -> ServerRuntime {
+        var apps = settings.apps
+        var simulator: AppStoreSimulator?
+        if let simulated = settings.simulator {
+            let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
+            let catalog = try Catalog.load(contentsOfFile: simulated.catalogPath)
+            let store = try AppStoreSimulator(
+                catalog: catalog, configuration: SimulatorConfiguration(bundleID: simulated.bundleID, start: clock()),
+                pki: authority, clock: .running(wallClock: clock))
+            apps.append(
+                AppConfiguration(
+                    bundleID: simulated.bundleID, appAppleID: store.configuration.appAppleID,
+                    environments: [store.configuration.environment], trustStore: authority.trustStore,
+                    catalog: catalog))
+            simulator = store
+        }
+        let storage = try await openStorage(settings.databaseURL, logger: logger)
+        let service: ValidationService
+        do {
+            let store = simulator
+            service = try ValidationService(
+                apps: apps, storage: storage, clock: { store.flatMap { try? $0.now } ?? clock() }, logger: logger)
+        } catch {
+            try? await storage.shutdown()
+            throw error
+        }
+        var feed: NotificationFeed?
+        if let simulator {
+            let notifications = NotificationFeed(service: service, logger: logger)
+            simulator.addNotificationSink { notifications.send($0) }
+            feed = notifications
+        }
+        return ServerRuntime(
+            settings: settings, service: service, storage: storage, simulator: simulator, feed: feed, logger: logger)
+    }
+
+    /// The Hummingbird application; `/simulator` is mounted when the simulator runs and is either on loopback or
+    /// behind the admin token.
+    public func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
+        buildApplication(
+            service: service, configuration: settings.server, simulator: simulatorServed,
+            adminToken: settings.adminToken,
+            logger: logger, onServerRunning: onServerRunning)
+    }
+
+    /// The simulator whose control plane is served: nil when it would be open beyond loopback.
+    public var simulatorServed: AppStoreSimulator? {
+        guard let simulator else { return nil }
+        return settings.adminToken != nil || settings.listensOnLoopbackOnly ? simulator : nil
+    }
+
+    /// Serves until SIGINT or SIGTERM; requests in flight finish, pending simulator notifications are applied, then
+    /// the storage closes.
+    public func run(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) async throws {
+        if simulator != nil, simulatorServed == nil {
+            logger.warning("/simulator is not served: the server listens beyond loopback and no adminToken is set")
+        }
+        do {
+            try await application(onServerRunning: onServerRunning).runService()
+        } catch {
+            try? await storage.shutdown()
+            throw error
+        }
+        feed?.finish()
+        await feed?.drained()
+        try await storage.shutdown()
+    }
+
+    /// An SQLite file (created on first start), `:memory:`, or a PostgreSQL server for a `postgres://` URL.
+    public static func openStorage(_ database: String, logger: Logger) async throws -> any ServerStorage {
+        if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
+            return try await SQLStorage(source: try PostgresConnectionSource(url: database, logger: logger))
+        }
+        return try await SQLStorage(source: try await SQLiteConnectionSource(path: database, logger: logger))
+    }
+}
+
+/// The simulator's notifications, applied by the server in the order the simulator made them (as if Apple had
+/// posted each one to `/v1/notifications`).
+final class NotificationFeed: Sendable {
+    private let continuation: AsyncStream<SimulatorNotification>.Continuation
+    private let worker: Task<Void, Never>
+
+    init(service: ValidationService, logger: Logger) {
+        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
+        self.continuation = continuation
+        worker = Task {
+            for await notification in stream {
+                let body = String(decoding: notification.requestBody, as: UTF8.self)
+                do {
+                    let outcome = try await service.receiveNotification(
+                        signedPayload: notification.signedPayload, body: body, receivedAt: notification.date)
+                    logger.info(
+                        "simulator notification applied",
+                        metadata: [
+                            "type": "\(notification.type.rawValue)",
+                            "subtype": "\(notification.subtype?.rawValue ?? "")",
+                            "uuid": "\(notification.uuid)", "outcome": "\(outcome.rawValue)",
+                        ])
+                } catch {
+                    logger.error(
+                        "simulator notification refused",
+                        metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    func send(_ notification: SimulatorNotification) { continuation.yield(notification) }
+    func finish() { continuation.finish() }
+    func drained() async { await worker.value }
+}

@@ -1,0 +1,236 @@
+public import Configuration
+public import Foundation
+import IAPCatalog
+public import IAPCore
+import IAPSignedData
+import IAPTrust
+import X509
+
+/// Everything `iapkit serve` needs, read from a configuration file, environment variables and command-line flags
+/// (apple/swift-configuration), each key checked: a bad value stops start-up with a ``ConfigurationProblem`` naming
+/// the key.
+///
+/// Keys (JSON nesting shown with dots; the environment variable is the key upper-cased with `_`, prefixed `IAPKIT_`,
+/// for example `IAPKIT_SERVER_PORT` or `IAPKIT_APP_FLORIST_SHARED_SECRET`):
+/// - `server.host` (default 127.0.0.1), `server.port` (8080), `server.maximumBodySize` (bytes, 1 MiB)
+/// - `database.url`: an SQLite path (default `iapkit.sqlite`), `:memory:`, or a `postgres://` URL
+/// - `apiKeys`: keys for the customer endpoints; `adminToken`: opens `/simulator` beyond loopback
+/// - `apps`: names of the apps served; for each name `app.NAME.bundleId`, `app.NAME.appAppleId`,
+///   `app.NAME.environments` (Production, Sandbox, Xcode), `app.NAME.roots` (certificate files),
+///   `app.NAME.xcodeCertificate` (accepts Xcode-signed data), `app.NAME.sharedSecret`, `app.NAME.catalog`,
+///   `app.NAME.maximumNotificationAge` (seconds)
+/// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
+///   `simulator.pki` (a folder)
+///
+/// Relative file paths are read from the configuration file's folder.
+public struct ServerSettings: Sendable {
+    public var server: ServerConfiguration
+    public var databaseURL: String
+    /// Opens `/simulator` to callers that present it when the server listens beyond loopback.
+    public var adminToken: String?
+    /// The apps configured (the simulated app is added to them when the simulator runs).
+    public var apps: [AppConfiguration]
+    /// The local App Store, when it runs.
+    public var simulator: SimulatorSettings?
+
+    public init(
+        server: ServerConfiguration = ServerConfiguration(), databaseURL: String = "iapkit.sqlite",
+        adminToken: String? = nil, apps: [AppConfiguration] = [], simulator: SimulatorSettings? = SimulatorSettings()
+    ) {
+        self.server = server
+        self.databaseURL = databaseURL
+        self.adminToken = adminToken
+        self.apps = apps
+        self.simulator = simulator
+    }
+
+    /// Whether `/simulator` is open to anyone who can connect: the server listens on loopback only.
+    public var listensOnLoopbackOnly: Bool {
+        ["127.0.0.1", "::1", "localhost"].contains(server.host) || server.host.hasPrefix("127.")
+    }
+
+    /// Reads and checks every key.
+    /// - Parameter baseDirectory: the folder relative file paths are read from (the configuration file's).
+    public static func load(from config: ConfigReader, baseDirectory: URL) throws(ConfigurationProblem)
+        -> ServerSettings
+    {
+        let keys = KeyReader(config: config, base: baseDirectory)
+        var settings = ServerSettings()
+        settings.server.host = try keys.string("server.host") ?? settings.server.host
+        settings.server.port = try keys.int("server.port", in: 0...65_535) ?? settings.server.port
+        settings.server.maximumBodySize =
+            try keys.int("server.maximumBodySize", in: 1_024...(64 << 20)) ?? settings.server.maximumBodySize
+        settings.server.apiKeys = try keys.strings("apiKeys") ?? []
+        if let short = settings.server.apiKeys.first(where: { $0.count < 16 }) {
+            throw ConfigurationProblem("apiKeys", "'\(short.prefix(4))…' is shorter than 16 characters")
+        }
+        settings.databaseURL = try keys.string("database.url") ?? settings.databaseURL
+        settings.adminToken = try keys.string("adminToken")
+        if let token = settings.adminToken, token.count < 16 {
+            throw ConfigurationProblem("adminToken", "the admin token must be at least 16 characters")
+        }
+
+        let names = try keys.strings("apps") ?? []
+        for name in names {
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+                throw ConfigurationProblem("apps", "'\(name)' is not a name of letters and digits")
+            }
+            settings.apps.append(try app(name, keys))
+        }
+        if Set(settings.apps.map(\.bundleID)).count != settings.apps.count {
+            throw ConfigurationProblem("apps", "two apps have the same bundle id")
+        }
+
+        if try keys.bool("simulator.enabled") ?? names.isEmpty {
+            var simulator = SimulatorSettings()
+            simulator.bundleID = try keys.string("simulator.bundleId") ?? simulator.bundleID
+            simulator.catalogPath = try keys.path("simulator.catalog") ?? simulator.catalogPath
+            simulator.pkiFolder = try keys.path("simulator.pki")
+            if settings.apps.contains(where: { $0.bundleID == simulator.bundleID }) {
+                throw ConfigurationProblem(
+                    "simulator.bundleId", "\(simulator.bundleID) is also a configured app; give the simulator its own")
+            }
+            settings.simulator = simulator
+        } else {
+            settings.simulator = nil
+            if names.isEmpty {
+                throw ConfigurationProblem("apps", "with the simulator off, at least one app must be configured")
+            }
+        }
+        return settings
+    }
+
+    private static func app(_ name: String, _ keys: KeyReader) throws(ConfigurationProblem) -> AppConfiguration {
+        let prefix = "app.\(name)."
+        let bundleID = try keys.required(prefix + "bundleId")
+        var environments: Set<AppStoreEnvironment> = []
+        for text in try keys.strings(prefix + "environments") ?? ["Production", "Sandbox"] {
+            guard let environment = ["Production", "Sandbox", "Xcode"].first(where: { $0 == text }) else {
+                throw ConfigurationProblem(prefix + "environments", "'\(text)' is not Production, Sandbox or Xcode")
+            }
+            environments.insert(AppStoreEnvironment(rawValue: environment))
+        }
+        let appAppleID = try keys.int(prefix + "appAppleId", in: 1...Int.max).map(Int64.init)
+        if environments.contains(.production), appAppleID == nil {
+            throw ConfigurationProblem(
+                prefix + "appAppleId", "required when Production is accepted (App Store Connect shows it)")
+        }
+        guard let rootFiles = try keys.paths(prefix + "roots"), !rootFiles.isEmpty else {
+            throw ConfigurationProblem(
+                prefix + "roots",
+                "name the root certificate files to trust (Apple's: AppleRootCA-G3.cer and, for "
+                    + "receipts, AppleIncRootCertificate.cer from apple.com/certificateauthority)")
+        }
+        var roots: [Certificate] = []
+        for file in rootFiles {
+            do { roots += try TrustAnchorLoader.certificates(contentsOfFile: file) } catch {
+                throw ConfigurationProblem(prefix + "roots", "\(file): \(error.reason)")
+            }
+        }
+        var trust = TrustStore(roots: roots)
+        if let xcode = try keys.path(prefix + "xcodeCertificate") {
+            do {
+                trust = trust.insecurelyAcceptingXcodeTestCertificates(
+                    try TrustAnchorLoader.certificates(contentsOfFile: xcode))
+            } catch {
+                throw ConfigurationProblem(prefix + "xcodeCertificate", "\(xcode): \(error)")
+            }
+            environments.insert(.xcode)
+        } else if environments.contains(.xcode) {
+            throw ConfigurationProblem(
+                prefix + "xcodeCertificate", "Xcode is accepted but no Xcode certificate file is named")
+        }
+        var catalog: Catalog?
+        if let file = try keys.path(prefix + "catalog") {
+            do { catalog = try Catalog.load(contentsOfFile: file) } catch {
+                throw ConfigurationProblem(prefix + "catalog", "\(file): \(error)")
+            }
+        }
+        let age = try keys.int(prefix + "maximumNotificationAge", in: 60...(365 * 86_400)) ?? 4 * 86_400
+        return AppConfiguration(
+            bundleID: bundleID, appAppleID: appAppleID, environments: environments, trustStore: trust,
+            sharedSecret: try keys.string(prefix + "sharedSecret"), catalog: catalog,
+            maximumNotificationAge: TimeInterval(age))
+    }
+}
+
+/// The local App Store `iapkit serve` runs beside the server.
+public struct SimulatorSettings: Sendable {
+    public var bundleID = "com.example.florist"
+    public var catalogPath = "Examples/Florist/Florist.storekit"
+    /// Where its signing authority is kept (shared with `iapkit simulate --pki`); a new one per run when nil.
+    public var pkiFolder: String?
+
+    public init(bundleID: String = "com.example.florist", catalogPath: String = "Examples/Florist/Florist.storekit") {
+        self.bundleID = bundleID
+        self.catalogPath = catalogPath
+    }
+}
+
+/// A configuration key with a value the server cannot start with.
+public struct ConfigurationProblem: CodedError, Sendable {
+    public let key: String
+    public var code: String { "invalidConfiguration" }
+    public var reason: String { "configuration key '\(key)': \(message)" }
+    public let message: String
+
+    public init(_ key: String, _ message: String) {
+        self.key = key
+        self.message = message
+    }
+}
+
+/// Reads typed values, turning every failure into a problem that names the key: a value of the wrong type is an
+/// error, never silently replaced by the default.
+private struct KeyReader {
+    let config: ConfigReader
+    let base: URL
+
+    /// The value, nil when no provider has the key, a problem when one has it with the wrong type.
+    private func read<Value>(_ key: String, _ kind: String, _ get: (ConfigKey) throws -> Value)
+        throws(ConfigurationProblem) -> Value?
+    {
+        do { return try get(ConfigKey(key)) } catch {
+            if "\(error)".hasPrefix("Missing required config value") { return nil }
+            throw ConfigurationProblem(key, "must be \(kind)")
+        }
+    }
+
+    func string(_ key: String) throws(ConfigurationProblem) -> String? {
+        let value = try read(key, "a string") { try config.requiredString(forKey: $0, isSecret: true) }
+        return value?.isEmpty == true ? nil : value
+    }
+
+    func required(_ key: String) throws(ConfigurationProblem) -> String {
+        guard let value = try string(key) else { throw ConfigurationProblem(key, "is required") }
+        return value
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationProblem) -> Int? {
+        let value = try read(key, "a whole number") { try config.requiredInt(forKey: $0) }
+        if let value, !range.contains(value) {
+            throw ConfigurationProblem(key, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    func bool(_ key: String) throws(ConfigurationProblem) -> Bool? {
+        try read(key, "true or false") { try config.requiredBool(forKey: $0) }
+    }
+
+    func strings(_ key: String) throws(ConfigurationProblem) -> [String]? {
+        try read(key, "a list of strings") { try config.requiredStringArray(forKey: $0, isSecret: true) }
+    }
+
+    func path(_ key: String) throws(ConfigurationProblem) -> String? {
+        try string(key).map(resolve)
+    }
+
+    func paths(_ key: String) throws(ConfigurationProblem) -> [String]? {
+        try strings(key).map { $0.map(resolve) }
+    }
+
+    private func resolve(_ path: String) -> String {
+        path.hasPrefix("/") ? path : base.appendingPathComponent(path).path
+    }
+}

@@ -1,0 +1,149 @@
+import Configuration
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import IAPServer
+import IAPTestSupport
+import Logging
+import NIOCore
+import Testing
+
+@Suite("Configuration: file, environment, and the real Apple data it serves")
+struct ConfigurationTests {
+    /// Writes `text` as a configuration file in a fresh folder and reads it (with `environment` over it).
+    static func settings(_ text: String, environment: [String: String] = [:]) async throws -> ServerSettings {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-config-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("iapkit.json")
+        try Data(text.utf8).write(to: file)
+        let location = InMemoryProvider(values: [
+            AbsoluteConfigKey(["filePath"]): .init(.string(file.path), isSecret: false)
+        ])
+        let reader = ConfigReader(providers: [
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "iapkit"),
+            try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: location)),
+        ])
+        return try ServerSettings.load(from: reader, baseDirectory: folder)
+    }
+
+    static let certificates = SharedTestData.path("certs")
+
+    /// Three real apps: a notification app and a receipt app on Apple's roots, and an Xcode-tested app.
+    static let realConfiguration = """
+        {
+          "server": { "host": "127.0.0.1", "port": 8443 },
+          "database": { "url": ":memory:" },
+          "apiKeys": ["0123456789abcdef0123"],
+          "apps": ["abilities", "revenuecat", "birds"],
+          "app": {
+            "abilities": {
+              "bundleId": "com.Abilities", "environments": ["Sandbox"],
+              "roots": ["\(certificates)/apple-official/AppleRootCA-G3.cer"]
+            },
+            "revenuecat": {
+              "bundleId": "com.revenuecat.sampleapp", "environments": ["Sandbox"],
+              "roots": ["\(certificates)/apple-official/AppleIncRootCertificate.cer"],
+              "sharedSecret": "revenuecat-secret"
+            },
+            "birds": {
+              "bundleId": "com.example.naturelab.backyardbirds.example", "environments": ["Xcode"],
+              "roots": ["\(certificates)/apple-official/AppleRootCA-G3.cer"],
+              "xcodeCertificate": "\(certificates)/storekit-testing/StoreKitTestingInXcode-jws-x5c-from-applelib.der"
+            }
+          }
+        }
+        """
+
+    @Test(
+        "a configuration of three real apps accepts Apple's own documents",
+        .enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"))
+    func realAppleDataWithAppleRoots() async throws {
+        let settings = try await Self.settings(Self.realConfiguration)
+        #expect(
+            settings.apps.map(\.bundleID) == [
+                "com.Abilities", "com.revenuecat.sampleapp", "com.example.naturelab.backyardbirds.example",
+            ])
+        #expect(settings.simulator == nil)
+        #expect(settings.server.port == 8443)
+        // Apple's TEST notification was signed 2022-09-02; the clock stands a minute later.
+        let signed = Date(timeIntervalSince1970: 1_662_122_492.884)
+        let service = try ValidationService(
+            apps: settings.apps, storage: MemoryStorage(), clock: { signed.addingTimeInterval(60) },
+            logger: Logger(label: "test"))
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let application = buildApplication(service: service, configuration: settings.server, logger: logger)
+        try await application.test(.router) { client in
+            let notification = String(
+                decoding: try SharedTestData.bytes("jws/aporat-test-notification-signedPayload.jws"), as: UTF8.self)
+            let (status, answer) = try await client.post("/v1/notifications", ["signedPayload": notification])
+            #expect(status == .ok, "\(answer)")
+            #expect(answer["status"] as? String == "applied")
+
+            let xcode = String(
+                decoding: try SharedTestData.bytes("jws/applelib-xcode-signed-transaction.jws"), as: UTF8.self)
+            let (recorded, entitlements) = try await client.post("/v1/transactions", ["signedTransaction": xcode])
+            #expect(recorded == .ok, "\(entitlements)")
+            #expect(entitlements["bundleId"] as? String == "com.example.naturelab.backyardbirds.example")
+
+            let receipt = Data(try SharedTestData.bytes(ReceiptAPITests.revenueCatReceipt)).base64EncodedString()
+            let (_, legacy) = try await client.post(
+                "/sandbox/verifyReceipt", ["receipt-data": receipt, "password": "revenuecat-secret"])
+            #expect(legacy["status"] as? Int == 0, "\(legacy)")
+            // A document for an app this server does not serve is refused, naming the app.
+            let other = String(
+                decoding: try SharedTestData.bytes("jws/applelib-mock-transactionInfo.jws"), as: UTF8.self)
+            let (refused, why) = try await client.post("/v1/transactions", ["signedTransaction": other])
+            #expect(refused == .unprocessableContent)
+            #expect(why["code"] as? String == "unknownApp")
+        }
+    }
+
+    @Test func environmentVariablesOverrideTheFile() async throws {
+        let settings = try await Self.settings(
+            #"{"server": {"port": 8080}, "database": {"url": "a.sqlite"}}"#,
+            environment: ["IAPKIT_SERVER_PORT": "9090", "IAPKIT_DATABASE_URL": "postgres://db/iapkit"])
+        #expect(settings.server.port == 9090)
+        #expect(settings.databaseURL == "postgres://db/iapkit")
+        #expect(settings.simulator != nil, "with no app configured the simulator runs")
+    }
+
+    @Test(
+        "a bad configuration names its key",
+        arguments: [
+            (#"{"server": {"port": "eighty"}}"#, "server.port"),
+            (#"{"server": {"port": 70000}}"#, "server.port"),
+            (#"{"apiKeys": ["short"]}"#, "apiKeys"),
+            (#"{"apps": ["shop"], "app": {"shop": {"environments": ["Sandbox"]}}}"#, "app.shop.bundleId"),
+            (
+                #"{"apps": ["shop"], "app": {"shop": {"bundleId": "a.b", "environments": ["Prod"]}}}"#,
+                "app.shop.environments"
+            ),
+            (#"{"apps": ["shop"], "app": {"shop": {"bundleId": "a.b"}}}"#, "app.shop.appAppleId"),
+            (
+                #"{"apps": ["shop"], "app": {"shop": {"bundleId": "a.b", "environments": ["Sandbox"]}}}"#,
+                "app.shop.roots"
+            ),
+            (
+                #"{"apps": ["shop"], "app": {"shop": {"bundleId": "a.b", "environments": ["Sandbox"], "roots": ["missing.cer"]}}}"#,
+                "app.shop.roots"
+            ),
+            (
+                #"{"apps": ["shop"], "app": {"shop": {"bundleId": "a.b", "environments": ["Xcode"], "roots": []}}}"#,
+                "app.shop.roots"
+            ),
+            (#"{"simulator": {"enabled": false}}"#, "apps"),
+            (#"{"adminToken": "short"}"#, "adminToken"),
+        ])
+    func badConfigurationNamesTheKey(_ text: String, key: String) async throws {
+        do {
+            _ = try await Self.settings(text)
+            Issue.record("accepted: \(text)")
+        } catch let problem as ConfigurationProblem {
+            #expect(problem.key == key, "\(problem.reason)")
+            #expect(problem.reason.contains("'\(key)'"))
+        }
+    }
+}
