@@ -65,21 +65,27 @@ public struct ValidationService: Sendable {
         let app = try self.app(forDocument: jws, as: TransactionPayload.self) { $0.bundleID }
         let verdict: SignedDataVerdict<TransactionPayload>
         do { verdict = try await app.signedData.verifyTransaction(jws) } catch {
+            ServerMetrics.verification("transaction", "malformed")
             throw .badRequest(error.code.rawValue, "signedTransaction: \(error.reason)")
         }
         guard let payload = verdict.verifiedPayload else {
+            ServerMetrics.verification("transaction", "refused")
             throw Self.refused("signedTransaction", verdict.failures)
         }
+        ServerMetrics.verification("transaction", "valid")
         let transaction = try Self.stored(payload, document: jws, app: app)
         var renewals: [StoredRenewal] = []
         if let signedRenewalInfo {
             let renewalVerdict: SignedDataVerdict<RenewalInfoPayload>
             do { renewalVerdict = try await app.signedData.verifyRenewalInfo(signedRenewalInfo, for: payload) } catch {
+                ServerMetrics.verification("renewal", "malformed")
                 throw .badRequest(error.code.rawValue, "signedRenewalInfo: \(error.reason)")
             }
             guard let renewal = renewalVerdict.verifiedPayload else {
+                ServerMetrics.verification("renewal", "refused")
                 throw Self.refused("signedRenewalInfo", renewalVerdict.failures)
             }
+            ServerMetrics.verification("renewal", "valid")
             if let stored = Self.stored(renewal, document: signedRenewalInfo, app: app) { renewals.append(stored) }
         }
         let requested = try appAccountToken.map { (token) throws(APIError) in try Self.normalizedToken(token) }
@@ -138,9 +144,14 @@ public struct ValidationService: Sendable {
         }
         let verdict: SignedDataVerdict<NotificationPayload>
         do { verdict = try await app.signedData.verifyNotification(signedPayload) } catch {
+            ServerMetrics.verification("notification", "malformed")
             throw .badRequest(error.code.rawValue, "signedPayload: \(error.reason)")
         }
-        guard let payload = verdict.verifiedPayload else { throw Self.refused("signedPayload", verdict.failures) }
+        guard let payload = verdict.verifiedPayload else {
+            ServerMetrics.verification("notification", "refused")
+            throw Self.refused("signedPayload", verdict.failures)
+        }
+        ServerMetrics.verification("notification", "valid")
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, let type = payload.notificationType,
             let signed = payload.signedDate?.date
         else {
@@ -149,6 +160,7 @@ public struct ValidationService: Sendable {
         }
         let now = receivedAt ?? clock()
         guard now.timeIntervalSince(signed) <= app.configuration.maximumNotificationAge else {
+            ServerMetrics.notification(type.rawValue, "tooOld")
             throw .unprocessable(
                 "notificationTooOld",
                 "signed at \(signed) (now \(now)), older than the \(app.configuration.maximumNotificationAge) s accepted"
@@ -172,6 +184,7 @@ public struct ValidationService: Sendable {
             let applied = try await storage.record(
                 notification: notification,
                 applying: PurchaseBatch(claimant: nil, transactions: transactions, renewals: renewals))
+            ServerMetrics.notification(type.rawValue, applied ? "applied" : "duplicate")
             return applied ? .applied : .duplicate
         } catch {
             throw .storage(error)

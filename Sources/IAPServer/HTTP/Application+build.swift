@@ -14,16 +14,38 @@ public func buildApplication(
     adminToken: String? = nil, logger: Logger = Logger(label: "iapkit.server"),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let router = Router(context: ServerRequestContext.self)
-    router.add(middleware: ErrorMiddleware())
-    ServerRoutes(service: service, configuration: configuration).add(to: router)
-    if let simulator {
-        SimulatorRoutes(store: simulator, configuration: configuration, adminToken: adminToken).add(to: router)
-    }
-    return Application(
-        router: router,
+    Application(
+        router: buildRouter(
+            service: service, configuration: configuration, simulator: simulator, adminToken: adminToken),
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port), serverName: "iapkit"),
         onServerRunning: onServerRunning,
         logger: logger)
+}
+
+/// Every route of the server with its middleware (metrics, debug request logs, errors as JSON).
+public func buildRouter(
+    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
+    adminToken: String? = nil
+) -> Router<ServerRequestContext> {
+    let router = Router(context: ServerRequestContext.self)
+    _ = ServerMetrics.registry
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: ErrorMiddleware())
+    router.get("/metrics") { _, _ in
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
+    }
+    router.get("/openapi.yaml") { _, _ in
+        Response(
+            status: .ok, headers: [.contentType: "application/yaml"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+    }
+    ServerRoutes(service: service, configuration: configuration).add(to: router)
+    if let simulator {
+        SimulatorRoutes(store: simulator, configuration: configuration, adminToken: adminToken).add(to: router)
+    }
+    return router
 }

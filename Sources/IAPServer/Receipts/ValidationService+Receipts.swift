@@ -140,10 +140,12 @@ extension ValidationService {
     func checkReceipt(_ base64: String, field: String) async throws(APIError) -> CheckedReceipt {
         let compact = base64.filter { !$0.isWhitespace }
         guard let bytes = Data(base64Encoded: compact) else {
+            ServerMetrics.verification("receipt", "malformed")
             throw .badRequest("invalidReceiptData", "'\(field)' is not base64")
         }
         let signed: SignedReceipt
         do { signed = try SignedReceipt(bytes: bytes) } catch {
+            ServerMetrics.verification("receipt", "malformed")
             throw .badRequest(error.code.rawValue, "\(field): \(error.reason)")
         }
         let app: ServedApp
@@ -156,7 +158,9 @@ extension ValidationService {
             }
             app = named
         }
-        return CheckedReceipt(app: app, verdict: await app.receipts.verify(signed, at: now))
+        let verdict = await app.receipts.verify(signed, at: now)
+        ServerMetrics.verification("receipt", verdict.isValid ? "valid" : "refused")
+        return CheckedReceipt(app: app, verdict: verdict)
     }
 
     /// Whom a receipt's purchases belong to: the token, else an existing owner of one of them, else the original

@@ -1,0 +1,44 @@
+import Foundation
+import Metrics
+public import Prometheus
+
+/// The server's metrics, in Prometheus text at `GET /metrics`: requests by route, method and status with latency
+/// histograms (Hummingbird's metrics middleware), verifications by document and verdict, notifications by type and
+/// outcome.
+///
+/// The process's swift-metrics system is bootstrapped with this registry the first time it is used (a process can
+/// bootstrap swift-metrics once; an app that embeds the server and bootstraps its own gets empty `/metrics`).
+public enum ServerMetrics {
+    /// The registry `/metrics` prints.
+    public static let registry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Prometheus names allow letters, digits and `_`; swift-metrics labels use dots (`http.route`).
+        factory.nameAndLabelSanitizer = { name, labels in
+            (sanitized(name), labels.map { (sanitized($0.0), $0.1) })
+        }
+        MetricsSystem.bootstrap(factory)
+        return registry
+    }()
+
+    /// The metrics text.
+    static func text() -> [UInt8] { registry.emitToBuffer() }
+
+    /// Counts one document checked: `document` is transaction, renewal, notification or receipt; `verdict` is
+    /// valid, refused (a check failed) or malformed (not a document at all).
+    static func verification(_ document: String, _ verdict: String) {
+        _ = registry
+        Counter(label: "iapkit_verifications_total", dimensions: [("document", document), ("verdict", verdict)])
+            .increment()
+    }
+
+    /// Counts one notification received: its type and whether it was applied, a duplicate or refused.
+    static func notification(_ type: String, _ outcome: String) {
+        _ = registry
+        Counter(label: "iapkit_notifications_total", dimensions: [("type", type), ("outcome", outcome)]).increment()
+    }
+
+    private static func sanitized(_ name: String) -> String {
+        String(name.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
+    }
+}
