@@ -21,16 +21,18 @@ struct ServerHarness {
     let service: ValidationService
     let configuration: ServerConfiguration
 
-    init(storage: any ServerStorage = MemoryStorage(), maximumBodySize: Int = 1 << 20, sharedSecret: String? = nil)
-        throws
-    {
+    init(
+        storage: any ServerStorage = MemoryStorage(), maximumBodySize: Int = 1 << 20, sharedSecret: String? = nil,
+        maximumNotificationAge: TimeInterval = 4 * 86_400
+    ) throws {
         let store = try AppStoreSimulator(
             catalog: FloristCatalog.catalog, configuration: SimulatorConfiguration(bundleID: Self.bundleID),
             pki: SimulatorTestKeys.pki)
         self.store = store
         let app = AppConfiguration(
             bundleID: Self.bundleID, appAppleID: store.configuration.appAppleID, environments: [.sandbox],
-            trustStore: SimulatorTestKeys.pki.trustStore, sharedSecret: sharedSecret, catalog: FloristCatalog.catalog)
+            trustStore: SimulatorTestKeys.pki.trustStore, sharedSecret: sharedSecret, catalog: FloristCatalog.catalog,
+            maximumNotificationAge: maximumNotificationAge)
         service = try ValidationService(
             apps: [app], storage: storage, clock: { (try? store.now) ?? store.configuration.start },
             logger: Logger(label: "test"))
