@@ -13,7 +13,9 @@ struct StorageConformanceTests {
         var testDescription: String { rawValue }
     }
 
-    static let postgresURL = ProcessInfo.processInfo.environment["IAPKIT_TEST_POSTGRES_URL"]
+    static let postgresURL = ProcessInfo.processInfo.environment["IAPKIT_TEST_POSTGRES_URL"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
 
     /// A fresh, empty storage of the backend, or nil (with a note) when it is not available here.
     static func storage(_ backend: Backend) async throws -> (any ServerStorage)? {

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A real `iapkit serve` process (the binary `swift test` built beside the tests), on loopback with a free port,
+/// stopped by its process id.
+final class ServerProcess: @unchecked Sendable {
+    /// The built `iapkit` executable, when present.
+    static let executable: URL? = {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = testBinary.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent("iapkit")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return nil
+    }()
+
+    static let skipMessage = "the iapkit executable is not built beside the tests (swift build first)"
+
+    let process = Process()
+    private(set) var port = 0
+    private let output = Pipe()
+
+    /// Starts `iapkit serve ARGUMENTS --port 0` and waits (at most 60 s) for its banner with the address.
+    init(_ arguments: [String]) throws {
+        let executable = try #require(Self.executable)
+        process.executableURL = executable
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(text[range].split(separator: ":").last!)!
+                // Keep reading what the server writes (its logs), so a full pipe never blocks it.
+                output.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+                return
+            }
+        }
+        process.terminate()
+        throw ServerProcessError(message: "no address in the server's output: \(text)")
+    }
+
+    /// SIGKILL: no chance to flush or close anything.
+    func kill() {
+        output.fileHandleForReading.readabilityHandler = nil
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then waits for a clean exit.
+    func stop() {
+        output.fileHandleForReading.readabilityHandler = nil
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Posts JSON and returns the status and the JSON answer.
+    func post(_ path: String, _ body: [String: Any], headers: [String: String] = [:]) async throws -> (
+        Int, [String: Any]
+    ) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        return try await send(request)
+    }
+
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return try await send(request)
+    }
+
+    private func send(_ request: URLRequest) async throws -> (Int, [String: Any]) {
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+    }
+
+    deinit {
+        if process.isRunning { kill() }
+    }
+}
+
+struct ServerProcessError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import IAPCatalog
+import IAPServer
+import IAPSimulator
+import IAPTestSupport
+import SQLKit
+import Testing
+
+/// The server as users run it: `iapkit serve` processes on real sockets, SQLite files and a PostgreSQL server.
+@Suite(
+    "iapkit serve processes", .serialized,
+    .enabled(if: ServerProcess.executable != nil, "\(ServerProcess.skipMessage)"))
+struct ServerProcessTests {
+    static let key = "process-test-key-0123456789"
+
+    /// A folder holding the fixed test authority, so the server's simulated app trusts what the test's simulator
+    /// signs.
+    static func pkiFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pki-\(UUID())")
+        try SimulatorTestKeys.pki.export(to: folder, includingKeys: true)
+        return folder
+    }
+
+    /// A simulator of the florist app on the test authority, its clock frozen at the real now (the server checks
+    /// notification ages against its own wall clock).
+    static func simulator() throws -> AppStoreSimulator {
+        try AppStoreSimulator(
+            catalog: try Catalog.load(contentsOfFile: "Examples/Florist/Florist.storekit"),
+            configuration: SimulatorConfiguration(bundleID: "com.example.florist", start: Date()),
+            pki: SimulatorTestKeys.pki)
+    }
+
+    @Test func aNotificationAnswered200SurvivesKill9() async throws {
+        let folder = try Self.pkiFolder()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try Self.simulator()
+        let inbox = SimulatorInbox(store)
+        for index in 0..<40 {
+            try store.createAccount("customer\(index)")
+            _ = try store.purchase(FloristCatalog.flowers, account: "customer\(index)")
+        }
+        let notifications = inbox.take()
+        #expect(notifications.count == 40)
+
+        let server = try ServerProcess(["--database", database, "--pki", folder.path, "--api-key", Self.key])
+        for notification in notifications {
+            let (status, answer) = try await server.post(
+                "/v1/notifications", ["signedPayload": notification.signedPayload])
+            #expect(status == 200, "\(answer)")
+        }
+        server.kill()  // right after the last 200: nothing is flushed or closed
+
+        let storage = try await SQLStorage(source: try await SQLiteConnectionSource(path: database))
+        let counts = try await storage.counts()
+        try await storage.shutdown()
+        #expect(counts.notifications == notifications.count)
+        #expect(counts.transactions == notifications.count)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+    }
+
+    @Test(
+        "two server processes on one PostgreSQL database, sent the same notifications, agree",
+        .enabled(if: StorageConformanceTests.postgresURL != nil, "set IAPKIT_TEST_POSTGRES_URL to run it"))
+    func twoInstancesOnOnePostgreSQL() async throws {
+        let base = try #require(StorageConformanceTests.postgresURL)
+        let name = "iapkit_instances_\(UUID().uuidString.prefix(8).lowercased())"
+        let admin = try PostgresConnectionSource(url: base)
+        try await admin.withWriter { db in try await db.raw("CREATE DATABASE \(unsafeRaw: name)").run() }
+        let url = base.replacingOccurrences(
+            of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression,
+            range: base.range(of: "@")
+                .map { $0.upperBound..<base.endIndex })
+        let folder = try Self.pkiFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        let store = try Self.simulator()
+        let inbox = SimulatorInbox(store)
+        let names = ["ana", "ben", "cy"]
+        for (index, account) in names.enumerated() {
+            try store.createAccount(
+                account, appAccountToken: UUID(uuidString: "00000000-0000-4000-8000-00000000010\(index)"))
+        }
+        _ = try store.purchase(FloristCatalog.gold, account: "ana")
+        _ = try store.purchase(FloristCatalog.silver, account: "ben")
+        _ = try store.purchase(FloristCatalog.flowers, account: "cy")
+        for day in 1...60 {
+            try store.advance(by: 86_400)
+            if day == 20,
+                let group = store.catalog.products.first(where: { $0.id == FloristCatalog.gold })?.subscription?.groupID
+            {
+                try store.setAutoRenew(account: "ana", group: group, enabled: false)
+            }
+        }
+        let notifications = inbox.take()
+
+        let first = try ServerProcess(["--database", url, "--pki", folder.path, "--api-key", Self.key])
+        let second = try ServerProcess(["--database", url, "--pki", folder.path, "--api-key", Self.key])
+        // Every notification to both at once: one applies it, the other sees a duplicate (or both race to it).
+        var outcomes: [String: Int] = [:]
+        for notification in notifications {
+            let body = ["signedPayload": notification.signedPayload]
+            async let a = first.post("/v1/notifications", body)
+            async let b = second.post("/v1/notifications", body)
+            let (answerA, answerB) = try await (a, b)
+            #expect(answerA.0 == 200 && answerB.0 == 200, "\(answerA.1) \(answerB.1)")
+            for answer in [answerA.1, answerB.1] { outcomes[answer["status"] as? String ?? "?", default: 0] += 1 }
+        }
+        #expect(outcomes["applied"] == notifications.count)
+        #expect(outcomes["duplicate"] == notifications.count)
+
+        // The state both serve is the one a single server reaches with the notifications in order.
+        let reference = try ServerHarness(maximumNotificationAge: 400 * 86_400)
+        for notification in notifications {
+            _ = try await reference.service.receiveNotification(
+                signedPayload: notification.signedPayload,
+                body: String(decoding: notification.requestBody, as: UTF8.self))
+        }
+        let headers = ["Authorization": "Bearer \(Self.key)"]
+        for index in names.indices {
+            let id = "00000000-0000-4000-8000-00000000010\(index)"
+            let expected = try await reference.service.records(
+                of: try await reference.service.customer(id, bundleID: nil))
+            for server in [first, second] {
+                let (status, answer) = try await server.get("/v1/customers/\(id)/transactions", headers: headers)
+                #expect(status == 200)
+                let documents = (answer["transactions"] as? [[String: Any]] ?? []).compactMap {
+                    $0["document"] as? String
+                }
+                #expect(documents.sorted() == expected.transactions.map(\.document).sorted())
+            }
+        }
+        let (_, health) = try await first.get("/health")
+        #expect((health["storage"] as? [String: Any])?["notifications"] as? Int == notifications.count)
+        first.stop()
+        second.stop()
+        try await admin.withWriter { db in try await db.raw("DROP DATABASE \(unsafeRaw: name)").run() }
+        try await admin.shutdown()
+    }
+}
