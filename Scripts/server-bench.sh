@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The server benchmark: POST /v1/transactions under load with wrk (Debian's package), on loopback, against
+#   1. iapkit serve on an SQLite file (release build),
+#   2. two iapkit serve processes on one PostgreSQL database (load split between them), when PostgreSQL is installed,
+#   3. the baseline a Python developer would write instead: FastAPI + uvicorn (2 workers) + Apple's
+#      app-store-server-library + SQLite (Scripts/server-bench/fastapi_baseline.py).
+# Every contender verifies the same simulator-signed transactions (20,000 distinct ones; after the first pass the same
+# documents are posted again, as apps re-post at every launch). Prints requests/s, p50/p99 latency, peak RSS, ratios.
+#
+#   Scripts/server-bench.sh [SECONDS] [CONNECTIONS]      (defaults 20 and 16)
+#
+# Every server is started here and stopped by its process id; each load run is bounded by wrk's duration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-20}"
+connections="${2:-16}"
+work=.build/server-bench
+rm -rf "$work"
+mkdir -p "$work"
+command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null
+python3 -c "import fastapi, uvicorn, appstoreserverlibrary" 2>/dev/null \
+  || python3 -m pip install --quiet --disable-pip-version-check fastapi uvicorn app-store-server-library
+swift build -c release --product iapkit 2>&1 | grep -E "error:|Compiling|Build complete" | tail -1
+iapkit=.build/release/iapkit
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+# Starts iapkit serve on PORT with the benchmark authority; extra arguments follow.
+serve() {
+  local port=$1; shift
+  "$iapkit" serve --port "$port" --pki "$work/pki" --api-key bench-key-0123456789abcdef "$@" >"$work/serve-$port.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0; sleep 0.05; done
+  echo "iapkit serve on $port did not start"; cat "$work/serve-$port.log"; exit 1
+}
+peak_rss_mb() { # the sum of the peak resident sizes of the given processes (and their children), in MB
+  local total=0
+  for pid in "$@"; do
+    for p in $pid $(pgrep -P "$pid" || true); do
+      total=$((total + $(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)))
+    done
+  done
+  echo $((total / 1024))
+}
+load() { # load PORT CONNECTIONS -> the RESULT line of post-bodies.lua
+  BODIES="$work/bodies.jsonl" wrk -t1 -c"$2" -d"${seconds}s" --timeout 5s -s Scripts/server-bench/post-bodies.lua \
+    "http://127.0.0.1:$1" | grep RESULT
+}
+field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1"; }
+
+echo "== signing 20,000 transactions with the local App Store"
+serve 18300 --database :memory:
+python3 Scripts/server-bench/make-bodies.py 18300 400 50 "$work/bodies.jsonl"
+kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+echo "$(wc -l <"$work/bodies.jsonl") bodies"
+
+declare -A rps p50 p99 rss
+echo "== iapkit serve, SQLite file"
+serve 18301 --database "$work/bench.sqlite"
+sqlite_pid=${pids[-1]}
+BODIES="$work/bodies.jsonl" wrk -t1 -c4 -d2s -s Scripts/server-bench/post-bodies.lua http://127.0.0.1:18301 >/dev/null
+result=$(load 18301 "$connections"); echo "$result"
+rps[sqlite]=$(field "$result" rps); p50[sqlite]=$(field "$result" p50_ms); p99[sqlite]=$(field "$result" p99_ms)
+rss[sqlite]=$(peak_rss_mb "$sqlite_pid")
+kill "$sqlite_pid"; wait "$sqlite_pid" 2>/dev/null || true
+
+if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "== two iapkit serve processes, one PostgreSQL database"
+  read -r pg_data pg_url < <(bash Scripts/postgres.sh start 55440)
+  trap 'cleanup; bash Scripts/postgres.sh stop "$pg_data" || true' EXIT
+  serve 18302 --database "$pg_url"; first=${pids[-1]}
+  serve 18303 --database "$pg_url"; second=${pids[-1]}
+  half=$((connections / 2))
+  load 18302 "$half" >"$work/pg-a" & a=$!
+  load 18303 "$half" >"$work/pg-b" & b=$!
+  wait "$a" "$b"
+  cat "$work/pg-a" "$work/pg-b"
+  ra=$(cat "$work/pg-a"); rb=$(cat "$work/pg-b")
+  rps[postgres]=$(python3 -c "print(round($(field "$ra" rps) + $(field "$rb" rps)))")
+  p50[postgres]=$(python3 -c "print(max($(field "$ra" p50_ms), $(field "$rb" p50_ms)))")
+  p99[postgres]=$(python3 -c "print(max($(field "$ra" p99_ms), $(field "$rb" p99_ms)))")
+  rss[postgres]=$(peak_rss_mb "$first" "$second")
+  kill "$first" "$second"; wait "$first" "$second" 2>/dev/null || true
+fi
+
+echo "== baseline: FastAPI + uvicorn (2 workers) + app-store-server-library + SQLite"
+(cd Scripts/server-bench && BASELINE_ROOT="../../$work/pki/roots/jws-root.der" BASELINE_DB="../../$work/baseline.sqlite" \
+  exec python3 -m uvicorn fastapi_baseline:app --host 127.0.0.1 --port 18304 --workers 2 --log-level warning) &
+baseline=$!; pids+=("$baseline")
+for _ in $(seq 1 200); do
+  curl -fs -o /dev/null -X POST -H 'Content-Type: application/json' --data "$(head -1 "$work/bodies.jsonl")" \
+    http://127.0.0.1:18304/v1/transactions && break
+  sleep 0.1
+done
+result=$(load 18304 "$connections"); echo "$result"
+rps[baseline]=$(field "$result" rps); p50[baseline]=$(field "$result" p50_ms); p99[baseline]=$(field "$result" p99_ms)
+rss[baseline]=$(peak_rss_mb "$baseline")
+
+echo
+echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | peak RSS | against the baseline |"
+echo "|---|---|---|---|---|---|"
+for name in sqlite postgres baseline; do
+  [ -n "${rps[$name]:-}" ] || continue
+  label=$name
+  [ "$name" = sqlite ] && label="iapkit serve, SQLite"
+  [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL"
+  [ "$name" = baseline ] && label="FastAPI + uvicorn ×2 + Apple's library + SQLite"
+  ratio=$(python3 -c "print(f'{${rps[$name]} / ${rps[baseline]}:.1f}×')")
+  echo "| $label | ${rps[$name]} | ${p50[$name]} ms | ${p99[$name]} ms | ${rss[$name]} MB | $ratio |"
+done
