@@ -20,7 +20,7 @@ mkdir -p "$work"
 command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null
 python3 -c "import fastapi, uvicorn, appstoreserverlibrary" 2>/dev/null \
   || python3 -m pip install --quiet --disable-pip-version-check fastapi uvicorn app-store-server-library
-swift build -c release --product iapkit 2>&1 | grep -E "error:|Compiling|Build complete" | tail -1
+swift build -c release --product iapkit 2>&1 | grep -E "error:|complete" | tail -1 || true
 iapkit=.build/release/iapkit
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }

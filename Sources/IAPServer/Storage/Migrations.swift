@@ -70,7 +70,11 @@ enum Migrations {
                 )
                 """,
             ]
-        }
+        },
+        // The next consumption's sequence is MAX(sequence) + 1: an index keeps that one step, not a scan.
+        Migration(name: "2026-11-23-consumption-sequence-index") { _ in
+            ["CREATE INDEX iap_consumptions_sequence ON iap_consumptions (sequence)"]
+        },
     ]
 
     /// Applies what `db` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so instances

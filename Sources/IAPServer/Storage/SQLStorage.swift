@@ -68,9 +68,12 @@ public final class SQLStorage: ServerStorage {
         try await read { db in
             let row = try await db.raw(
                 """
-                SELECT customer_id FROM iap_owners WHERE bundle_id = \(bind: bundleID)
-                    AND (customer_id = \(bind: id) OR original_transaction_id = \(bind: id))
-                ORDER BY CASE WHEN customer_id = \(bind: id) THEN 0 ELSE 1 END LIMIT 1
+                SELECT customer_id, 0 AS rank FROM iap_owners
+                    WHERE bundle_id = \(bind: bundleID) AND customer_id = \(bind: id)
+                UNION ALL
+                SELECT customer_id, 1 AS rank FROM iap_owners
+                    WHERE bundle_id = \(bind: bundleID) AND original_transaction_id = \(bind: id)
+                ORDER BY rank LIMIT 1
                 """
             ).first()
             return try row.map {
@@ -79,36 +82,38 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
+    /// The owner's rows first (SQLite's planner keeps a CROSS JOIN's order), so a lookup costs the customer's rows,
+    /// never a scan of the app's.
     public func records(of customer: CustomerKey) async throws(StorageError) -> CustomerRecords {
-        let (transactionRows, renewalRows, consumptionRows) = try await read { db in
-            let transactions = try await db.raw(
+        // One statement (one round trip) for the three kinds of rows: 0 transactions, 1 renewals, 2 consumptions.
+        let rows = try await read { db in
+            try await db.raw(
                 """
-                SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
+                SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
+                    t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
                     t.app_account_token, t.record
-                FROM iap_transactions t JOIN iap_owners o
-                    ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
+                FROM iap_owners o CROSS JOIN iap_transactions t
                 WHERE o.bundle_id = \(bind: customer.bundleID) AND o.customer_id = \(bind: customer.id)
-                ORDER BY t.transaction_id
-                """
-            ).all()
-            let renewals = try await db.raw(
-                """
-                SELECT r.original_transaction_id, r.signed_date, r.document, r.record
-                FROM iap_renewals r JOIN iap_owners o
-                    ON o.bundle_id = r.bundle_id AND o.original_transaction_id = r.original_transaction_id
+                    AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id
+                UNION ALL
+                SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
+                    r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT),
+                    r.record
+                FROM iap_owners o CROSS JOIN iap_renewals r
                 WHERE o.bundle_id = \(bind: customer.bundleID) AND o.customer_id = \(bind: customer.id)
-                ORDER BY r.original_transaction_id
-                """
-            ).all()
-            let consumptions = try await db.raw(
-                """
-                SELECT record FROM iap_consumptions
+                    AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id
+                UNION ALL
+                SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
+                    CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
+                FROM iap_consumptions
                 WHERE bundle_id = \(bind: customer.bundleID) AND customer_id = \(bind: customer.id)
-                ORDER BY sequence
+                ORDER BY kind, sort_text, sort_number
                 """
             ).all()
-            return (transactions, renewals, consumptions)
         }
+        let transactionRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 0 }
+        let renewalRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 1 }
+        let consumptionRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 2 }
         do {
             var records = CustomerRecords()
             for row in transactionRows {
@@ -231,21 +236,17 @@ public final class SQLStorage: ServerStorage {
     {
         let customer = claimant ?? PurchaseBatch.implicitOwner(of: transaction)
         let claimed: Int64 = claimant == nil ? 0 : 1
-        try await db.raw(
+        // One statement: the row is always touched, and RETURNING answers the owner after the rule was applied.
+        let row = try await db.raw(
             """
             INSERT INTO iap_owners (bundle_id, original_transaction_id, customer_id, claimed)
             VALUES (\(bind: transaction.bundleID), \(bind: transaction.originalTransactionID), \(bind: customer),
                 \(bind: claimed))
-            ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE
-                SET customer_id = excluded.customer_id, claimed = excluded.claimed
-                WHERE iap_owners.claimed = 0 AND excluded.claimed = 1
-            """
-        ).run()
-        let row = try await db.raw(
-            """
-            SELECT customer_id FROM iap_owners
-            WHERE bundle_id = \(bind: transaction.bundleID)
-                AND original_transaction_id = \(bind: transaction.originalTransactionID)
+            ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
+                customer_id = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
+                    THEN excluded.customer_id ELSE iap_owners.customer_id END,
+                claimed = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1 THEN 1 ELSE iap_owners.claimed END
+            RETURNING customer_id
             """
         ).first()
         return try row?.decode(column: "customer_id", as: String.self) ?? customer
