@@ -19,6 +19,8 @@ public struct ServerRuntime: Sendable {
 
     /// Opens the storage (migrating it), loads the simulator's catalog and authority, and builds the service.
     /// - Parameters:
+    ///   - settings: what to serve, where, from which database.
+    ///   - logger: where the server logs.
     ///   - clock: the wall clock (the simulator starts at its current moment).
     ///   - authority: the simulator's signing authority; by default the one in `simulator.pki` (or a new one).
     public static func start(
@@ -62,6 +64,7 @@ public struct ServerRuntime: Sendable {
 
     /// The Hummingbird application; `/simulator` is mounted when the simulator runs and is either on loopback or
     /// behind the admin token.
+    /// - Parameter onServerRunning: called once the socket listens.
     public func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in })
         -> some ApplicationProtocol
     {
@@ -79,6 +82,7 @@ public struct ServerRuntime: Sendable {
 
     /// Serves until SIGINT or SIGTERM; requests in flight finish, pending simulator notifications are applied, then
     /// the storage closes.
+    /// - Parameter onServerRunning: called once the socket listens (the channel tells the port).
     public func run(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) async throws {
         if simulator != nil, simulatorServed == nil {
             logger.warning("/simulator is not served: the server listens beyond loopback and no adminToken is set")

@@ -134,8 +134,11 @@ public struct ValidationService: Sendable {
     /// Verifies an App Store Server Notification V2 and the documents inside it, records it once by UUID, and applies
     /// what it carries (each transaction and renewal version only when newer than the stored one).
     ///
-    /// - Parameter receivedAt: when it arrived, for the age check (now by default); the local App Store's own feed
-    ///   passes the moment it sent the notification, so a clock advanced by a month does not age its notifications.
+    /// - Parameters:
+    ///   - signedPayload: the notification's compact JWS.
+    ///   - body: the request body as it arrived, kept so state can be rebuilt from the log.
+    ///   - receivedAt: when it arrived, for the age check (now by default); the local App Store's own feed passes the
+    ///     moment it sent the notification, so a clock advanced by a month does not age its notifications.
     public func receiveNotification(signedPayload: String, body: String, receivedAt: Date? = nil)
         async throws(APIError) -> NotificationOutcome
     {

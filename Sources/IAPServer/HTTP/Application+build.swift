@@ -6,9 +6,13 @@ public import NIOCore
 /// The server as one Hummingbird application: routes, errors as JSON, the configured address. Tests call this too.
 ///
 /// - Parameters:
+///   - service: the validation service the routes call.
+///   - configuration: the address, body limit and API keys.
 ///   - simulator: the local App Store whose control plane is served under `/simulator`, if any.
 ///   - adminToken: when given, `/simulator` requires it (`Authorization: Bearer`); without it `/simulator` is open,
 ///     so pass a simulator without a token only to a server that listens on loopback.
+///   - logger: the application's logger.
+///   - onServerRunning: called once the socket listens (the channel tells the port).
 public func buildApplication(
     service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
     adminToken: String? = nil, logger: Logger = Logger(label: "iapkit.server"),
@@ -24,6 +28,12 @@ public func buildApplication(
 }
 
 /// Every route of the server with its middleware (metrics, debug request logs, errors as JSON).
+///
+/// - Parameters:
+///   - service: the validation service the routes call.
+///   - configuration: the body limit and API keys.
+///   - simulator: the local App Store served under `/simulator`, if any.
+///   - adminToken: the token `/simulator` then requires, if any.
 public func buildRouter(
     service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
     adminToken: String? = nil

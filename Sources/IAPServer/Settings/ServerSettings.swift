@@ -50,7 +50,9 @@ public struct ServerSettings: Sendable {
     }
 
     /// Reads and checks every key.
-    /// - Parameter baseDirectory: the folder relative file paths are read from (the configuration file's).
+    /// - Parameters:
+    ///   - config: the providers to read from, in precedence order.
+    ///   - baseDirectory: the folder relative file paths are read from (the configuration file's).
     public static func load(from config: ConfigReader, baseDirectory: URL) throws(ConfigurationProblem)
         -> ServerSettings
     {
