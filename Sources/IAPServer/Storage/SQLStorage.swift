@@ -66,50 +66,16 @@ public final class SQLStorage: ServerStorage {
 
     public func customer(matching id: String, bundleID: String) async throws(StorageError) -> CustomerKey? {
         try await read { db in
-            let row = try await db.raw(
-                """
-                SELECT customer_id, 0 AS rank FROM iap_owners
-                    WHERE bundle_id = \(bind: bundleID) AND customer_id = \(bind: id)
-                UNION ALL
-                SELECT customer_id, 1 AS rank FROM iap_owners
-                    WHERE bundle_id = \(bind: bundleID) AND original_transaction_id = \(bind: id)
-                ORDER BY rank LIMIT 1
-                """
-            ).first()
+            let row = try await db.raw(Self.customerQuery(id: id, bundleID: bundleID)).first()
             return try row.map {
                 CustomerKey(bundleID: bundleID, id: try $0.decode(column: "customer_id", as: String.self))
             }
         }
     }
 
-    /// The owner's rows first (SQLite's planner keeps a CROSS JOIN's order), so a lookup costs the customer's rows,
-    /// never a scan of the app's.
     public func records(of customer: CustomerKey) async throws(StorageError) -> CustomerRecords {
-        // One statement (one round trip) for the three kinds of rows: 0 transactions, 1 renewals, 2 consumptions.
         let rows = try await read { db in
-            try await db.raw(
-                """
-                SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
-                    t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
-                    t.app_account_token, t.record
-                FROM iap_owners o CROSS JOIN iap_transactions t
-                WHERE o.bundle_id = \(bind: customer.bundleID) AND o.customer_id = \(bind: customer.id)
-                    AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id
-                UNION ALL
-                SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
-                    r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT),
-                    r.record
-                FROM iap_owners o CROSS JOIN iap_renewals r
-                WHERE o.bundle_id = \(bind: customer.bundleID) AND o.customer_id = \(bind: customer.id)
-                    AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id
-                UNION ALL
-                SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
-                    CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
-                FROM iap_consumptions
-                WHERE bundle_id = \(bind: customer.bundleID) AND customer_id = \(bind: customer.id)
-                ORDER BY kind, sort_text, sort_number
-                """
-            ).all()
+            try await db.raw(Self.recordsQuery(customer)).all()
         }
         let transactionRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 0 }
         let renewalRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 1 }
@@ -211,6 +177,45 @@ public final class SQLStorage: ServerStorage {
     }
 
     // MARK: - Statements
+
+    /// The customer named `id`: by app account token (or made-up id) first, else by an original transaction id. Two
+    /// index lookups (an `OR` made SQLite scan the app's rows).
+    static func customerQuery(id: String, bundleID: String) -> SQLQueryString {
+        """
+        SELECT customer_id, 0 AS rank FROM iap_owners
+            WHERE bundle_id = \(bind: bundleID) AND customer_id = \(bind: id)
+        UNION ALL
+        SELECT customer_id, 1 AS rank FROM iap_owners
+            WHERE bundle_id = \(bind: bundleID) AND original_transaction_id = \(bind: id)
+        ORDER BY rank LIMIT 1
+        """
+    }
+
+    /// A customer's rows in one statement: kind 0 transactions, 1 renewals, 2 consumptions. The owner's rows come
+    /// first (SQLite's planner keeps a CROSS JOIN's order), so the cost is the customer's rows, never the app's.
+    static func recordsQuery(_ customer: CustomerKey) -> SQLQueryString {
+        """
+        SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
+            t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
+            t.app_account_token, t.record
+        FROM iap_owners o CROSS JOIN iap_transactions t
+        WHERE o.bundle_id = \(bind: customer.bundleID) AND o.customer_id = \(bind: customer.id)
+            AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id
+        UNION ALL
+        SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
+            r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT),
+            r.record
+        FROM iap_owners o CROSS JOIN iap_renewals r
+        WHERE o.bundle_id = \(bind: customer.bundleID) AND o.customer_id = \(bind: customer.id)
+            AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id
+        UNION ALL
+        SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
+            CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
+        FROM iap_consumptions
+        WHERE bundle_id = \(bind: customer.bundleID) AND customer_id = \(bind: customer.id)
+        ORDER BY kind, sort_text, sort_number
+        """
+    }
 
     private struct EncodedRows: Sendable {
         var transactions: [(transaction: StoredTransaction, json: String)]

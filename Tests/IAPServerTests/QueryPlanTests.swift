@@ -1,0 +1,35 @@
+import Foundation
+import SQLKit
+import Testing
+
+@testable import IAPServer
+
+/// SQLite's planner once drove a customer's read from every row of the app: an index search on the bundle id alone
+/// (364 requests a second, falling as the table grew). Every step of a request's reads must be a search on a whole
+/// key (bundle id and customer, or bundle id and original transaction id), never a scan.
+@Suite("SQLite query plans")
+struct QueryPlanTests {
+    @Test func customerReadsUseIndexesOnly() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
+        let source = try await SQLiteConnectionSource(path: path)
+        let storage = try await SQLStorage(source: source)  // migrates
+        let customer = CustomerKey(bundleID: "com.example.app", id: "c1")
+        for (name, query) in [
+            ("records", SQLStorage.recordsQuery(customer)),
+            ("customer", SQLStorage.customerQuery(id: "c1", bundleID: "com.example.app")),
+        ] {
+            let details = try await source.withReader { db in
+                try await db.raw("EXPLAIN QUERY PLAN " + query).all().map {
+                    try $0.decode(column: "detail", as: String.self)
+                }
+            }
+            #expect(!details.isEmpty)
+            #expect(details.allSatisfy { !$0.hasPrefix("SCAN") }, "\(name): \(details)")
+            let searches = details.filter { $0.hasPrefix("SEARCH") }
+            #expect(!searches.isEmpty)
+            #expect(searches.allSatisfy { $0.contains("=? AND ") }, "\(name): a search on part of a key: \(details)")
+        }
+        try await storage.shutdown()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
