@@ -12,7 +12,9 @@ examples="${2:-25}"
 port=18181
 key="schemathesis-key-0123456789"
 
-command -v schemathesis >/dev/null || python3 -m pip install --quiet --disable-pip-version-check schemathesis
+# Run through the interpreter, so a fresh install needs no console-script shim on PATH.
+python3 -c "import schemathesis" 2>/dev/null \
+  || python3 -m pip install --quiet --disable-pip-version-check schemathesis 2>&1 | grep -v "as the 'root' user" || true
 swift build --product iapkit >/dev/null
 log="$(mktemp)"
 .build/debug/iapkit serve --host 127.0.0.1 --port "$port" --database :memory: --api-key "$key" >"$log" 2>&1 &
@@ -24,7 +26,7 @@ for _ in $(seq 1 100); do
 done
 
 status=0
-timeout $((max_time + 60)) schemathesis run "http://127.0.0.1:$port/openapi.yaml" \
+timeout $((max_time + 60)) python3 -m schemathesis.cli run "http://127.0.0.1:$port/openapi.yaml" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples "$examples" --max-time "$max_time" --seed 1 --request-timeout 10 --workers 1 \
   --header "Authorization: Bearer $key" --no-color --suppress-health-check all || status=$?
