@@ -168,7 +168,8 @@ struct SimulatorAPITests {
             #expect(right == .ok)
             #expect(state["bundleId"] as? String == "com.example.florist")
         }
-        let exposed = try await Self.runtime(host: "0.0.0.0")
+        // An address beyond loopback (TEST-NET-1, never bound here: the router is tested without a socket).
+        let exposed = try await Self.runtime(host: "192.0.2.10")
         #expect(exposed.simulatorServed == nil)
         try await exposed.application().test(.router) { client in
             let (status, _) = try await client.get("/simulator", headers: [:])

@@ -1,0 +1,560 @@
+extension OpenAPIDocument {
+    /// Every route: the validation API, the operational endpoints and the simulator's control plane.
+    static let paths = #"""
+        paths:
+          /health:
+            get:
+              summary: Liveness, apps served and storage counts
+              responses:
+                "200":
+                  description: Serving.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [status, apps, storage]
+                        properties:
+                          status: { type: string }
+                          apps: { type: array, items: { type: string } }
+                          storage:
+                            type: object
+                            required: [transactions, notifications, customers]
+                            properties:
+                              transactions: { type: integer }
+                              notifications: { type: integer }
+                              customers: { type: integer }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /metrics:
+            get:
+              summary: Prometheus metrics
+              responses:
+                "200":
+                  description: Prometheus text exposition.
+                  content: { text/plain: { schema: { type: string } } }
+          /openapi.yaml:
+            get:
+              summary: This document
+              responses:
+                "200":
+                  description: OpenAPI 3.1 YAML.
+                  content: { application/yaml: { schema: { type: string } } }
+          /v1/transactions:
+            post:
+              summary: Verify and record a signed transaction; answer the customer's entitlements
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [signedTransaction]
+                      additionalProperties: false
+                      properties:
+                        signedTransaction: { type: string, description: Compact JWS. }
+                        signedRenewalInfo: { type: string }
+                        appAccountToken: { type: string, format: uuid }
+              responses:
+                "200":
+                  description: Recorded (or already recorded).
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Entitlements" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "409": { $ref: "#/components/responses/Conflict" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /v1/receipts:
+            post:
+              summary: Verify and record an app receipt; answer the customer's entitlements
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [receiptData]
+                      additionalProperties: false
+                      properties:
+                        receiptData: { type: string, description: The receipt, base64. }
+                        appAccountToken: { type: string, format: uuid }
+              responses:
+                "200":
+                  description: Recorded.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Entitlements" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "409": { $ref: "#/components/responses/Conflict" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /verifyReceipt:
+            post:
+              summary: Apple's verifyReceipt, Production endpoint (21007 sends sandbox receipts to /sandbox/verifyReceipt)
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: &legacyRequest
+                      type: object
+                      properties:
+                        receipt-data: { type: string }
+                        password: { type: string }
+                        exclude-old-transactions: { type: boolean }
+              responses: &legacyResponses
+                "200":
+                  description: Always 200, with Apple's status code in the body.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/LegacyReceiptResponse" } } }
+                "413": { $ref: "#/components/responses/TooLarge" }
+          /sandbox/verifyReceipt:
+            post:
+              summary: Apple's verifyReceipt, Sandbox endpoint (21008 for Production receipts)
+              requestBody:
+                required: true
+                content: { application/json: { schema: *legacyRequest } }
+              responses: *legacyResponses
+          /v1/notifications:
+            post:
+              summary: App Store Server Notifications V2
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [signedPayload]
+                      additionalProperties: false
+                      properties:
+                        signedPayload: { type: string }
+              responses:
+                "200":
+                  description: Applied now, or seen before.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [status]
+                        properties:
+                          status: { type: string, enum: [applied, duplicate] }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /v1/customers/{id}/entitlements:
+            get:
+              summary: What the customer owns now
+              security: [{ apiKey: [] }, { apiKeyHeader: [] }]
+              parameters:
+                - $ref: "#/components/parameters/customerId"
+                - $ref: "#/components/parameters/bundleId"
+              responses:
+                "200":
+                  description: The entitlements.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Entitlements" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /v1/customers/{id}/transactions:
+            get:
+              summary: Every transaction stored for the customer
+              security: [{ apiKey: [] }, { apiKeyHeader: [] }]
+              parameters:
+                - $ref: "#/components/parameters/customerId"
+                - $ref: "#/components/parameters/bundleId"
+              responses:
+                "200":
+                  description: The transactions.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Transactions" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /v1/customers/{id}/consumptions:
+            post:
+              summary: Record that the customer used some of a consumable (once per idempotency key)
+              security: [{ apiKey: [] }, { apiKeyHeader: [] }]
+              parameters:
+                - $ref: "#/components/parameters/customerId"
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [productId, idempotencyKey]
+                      additionalProperties: false
+                      properties:
+                        productId: { type: string }
+                        quantity: { type: integer, minimum: 1, maximum: 1000000 }
+                        idempotencyKey: { type: string, maxLength: 200 }
+                        bundleId: { type: string }
+              responses:
+                "201":
+                  description: Recorded now.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Consumption" } } }
+                "200":
+                  description: Recorded before under this key; nothing changed.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Consumption" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator:
+            get:
+              summary: The local App Store's state
+              security: [{}, { adminToken: [] }]
+              responses:
+                "200":
+                  description: Clock, accounts, products, pending purchases.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [bundleId, environment, now, accounts, productIds, pendingPurchases]
+                        properties:
+                          bundleId: { type: string }
+                          environment: { type: string }
+                          now: { type: string, format: date-time }
+                          accounts: { type: array, items: { type: string } }
+                          productIds: { type: array, items: { type: string } }
+                          pendingPurchases: { type: array, items: { $ref: "#/components/schemas/Pending" } }
+                          notifications: { type: integer }
+                          transactions: { type: integer }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+          /simulator/accounts:
+            post:
+              summary: Open an account (with one device)
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [accountId]
+                      additionalProperties: false
+                      properties:
+                        accountId: { type: string, pattern: "^[A-Za-z0-9_-]{1,64}$" }
+                        storefront: { type: string }
+                        askToBuy: { type: boolean }
+              responses:
+                "201":
+                  description: Opened.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [accountId, deviceId]
+                        properties:
+                          accountId: { type: string }
+                          deviceId: { type: string }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+          /simulator/accounts/{account}:
+            get:
+              summary: An account as the simulator sees it
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses:
+                "200":
+                  description: The account.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/SimulatedAccount" } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+          /simulator/accounts/{account}/devices:
+            post:
+              summary: Sign the account in on another device
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses:
+                "201":
+                  description: The device.
+                  content:
+                    application/json:
+                      schema: { type: object, required: [deviceId], properties: { deviceId: { type: string } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+          /simulator/accounts/{account}/products:
+            get:
+              summary: A product request, localized for the account
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - $ref: "#/components/parameters/account"
+                - { name: ids, in: query, required: false, schema: { type: string }, description: Comma-separated. }
+              responses:
+                "200":
+                  description: The products.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [products]
+                        properties: { products: { type: array, items: { type: object } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+          /simulator/accounts/{account}/purchases:
+            post:
+              summary: Buy a product as the account
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [productId]
+                      additionalProperties: false
+                      properties:
+                        productId: { type: string }
+                        deviceId: { type: string, format: uuid }
+                        quantity: { type: integer, minimum: 1, maximum: 10 }
+                        appAccountToken: { type: string, format: uuid }
+                        interrupted: { type: boolean }
+                        userCancels: { type: boolean }
+              responses:
+                "201":
+                  description: Purchased.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/PurchaseResult" } } }
+                "202":
+                  description: Pending (ask to buy, interrupted).
+                  content: { application/json: { schema: { $ref: "#/components/schemas/PurchaseResult" } } }
+                "200":
+                  description: The customer cancelled.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/PurchaseResult" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/transactions:
+            get:
+              summary: The account's transactions (or only the unfinished ones)
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - $ref: "#/components/parameters/account"
+                - { name: unfinished, in: query, required: false, schema: { type: string, enum: ["true", "false"] } }
+              responses:
+                "200":
+                  description: The transactions.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/TransactionList" } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+          /simulator/accounts/{account}/sync:
+            post:
+              summary: Restore purchases (AppStore.sync)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses:
+                "200":
+                  description: The transactions.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/TransactionList" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/receipt:
+            get:
+              summary: The device's app receipt
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - $ref: "#/components/parameters/account"
+                - { name: deviceId, in: query, required: false, schema: { type: string } }
+              responses:
+                "200":
+                  description: The receipt, base64, ready for POST /v1/receipts.
+                  content:
+                    application/json:
+                      schema: { type: object, required: [receiptData], properties: { receiptData: { type: string } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/renewal-info:
+            get:
+              summary: The signed renewal info of each subscription the account sees
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses:
+                "200":
+                  description: Compact JWS documents.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [signedRenewalInfo]
+                        properties: { signedRenewalInfo: { type: array, items: { type: string } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/auto-renew:
+            post:
+              summary: Turn a subscription group's auto-renew on or off
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [groupId, enabled]
+                      additionalProperties: false
+                      properties:
+                        groupId: { type: string }
+                        enabled: { type: boolean }
+              responses:
+                "200":
+                  description: The account after the change.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/SimulatedAccount" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+          /simulator/transactions/{id}/finish:
+            post:
+              summary: Finish a transaction (the app delivered it)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              responses: &simulatorAction
+                "200":
+                  description: Done.
+                  content: { application/json: { schema: { type: object } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/transactions/{id}/refund:
+            post:
+              summary: Refund a transaction (all, or a percentage)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              requestBody:
+                required: false
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      properties: { percentage: { type: integer, minimum: 1, maximum: 100 } }
+              responses: *simulatorAction
+          /simulator/pending/{id}/approve:
+            post:
+              summary: Approve an ask-to-buy or interrupted purchase
+              security: [{}, { adminToken: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              responses:
+                "201":
+                  description: Purchased.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/PurchaseResult" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/pending/{id}/decline:
+            post:
+              summary: Decline an ask-to-buy or interrupted purchase
+              security: [{}, { adminToken: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              responses: *simulatorAction
+          /simulator/clock/advance:
+            post:
+              summary: Move the simulator's clock forward (renewals, expiries and notifications happen on the way)
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [seconds]
+                      additionalProperties: false
+                      properties: { seconds: { type: integer, minimum: 1, maximum: 158112000 } }
+              responses:
+                "200":
+                  description: The new time.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [now]
+                        properties: { now: { type: string, format: date-time } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/notifications:
+            get:
+              summary: The notifications the simulator sent, 500 at a time
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - { name: since, in: query, required: false, schema: { type: integer, minimum: 0 } }
+              responses:
+                "200":
+                  description: A page of notifications and the `since` of the next page.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [notifications, next]
+                        properties:
+                          next: { type: integer }
+                          notifications:
+                            type: array
+                            items:
+                              type: object
+                              required: [index, notificationUUID, notificationType, signedDate, accountId, signedPayload]
+                              properties:
+                                index: { type: integer }
+                                notificationUUID: { type: string }
+                                notificationType: { type: string }
+                                subtype: { type: string }
+                                signedDate: { type: string, format: date-time }
+                                accountId: { type: string }
+                                signedPayload: { type: string }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+        """#
+}
