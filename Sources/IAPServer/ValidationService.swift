@@ -63,29 +63,16 @@ public struct ValidationService: Sendable {
         async throws(APIError) -> CustomerAnswer
     {
         let app = try self.app(forDocument: jws, as: TransactionPayload.self) { $0.bundleID }
-        let verdict: SignedDataVerdict<TransactionPayload>
-        do { verdict = try await app.signedData.verifyTransaction(jws) } catch {
-            ServerMetrics.verification("transaction", "malformed")
-            throw .badRequest(error.code.rawValue, "signedTransaction: \(error.reason)")
+        let (payload, _) = try await Self.accepted("signedTransaction", counted: "transaction") {
+            () async throws(SignedDataParsingError) in try await app.signedData.verifyTransaction(jws)
         }
-        guard let payload = verdict.verifiedPayload else {
-            ServerMetrics.verification("transaction", "refused")
-            throw Self.refused("signedTransaction", verdict.failures)
-        }
-        ServerMetrics.verification("transaction", "valid")
         let transaction = try Self.stored(payload, document: jws, app: app)
         var renewals: [StoredRenewal] = []
         if let signedRenewalInfo {
-            let renewalVerdict: SignedDataVerdict<RenewalInfoPayload>
-            do { renewalVerdict = try await app.signedData.verifyRenewalInfo(signedRenewalInfo, for: payload) } catch {
-                ServerMetrics.verification("renewal", "malformed")
-                throw .badRequest(error.code.rawValue, "signedRenewalInfo: \(error.reason)")
+            let (renewal, _) = try await Self.accepted("signedRenewalInfo", counted: "renewal") {
+                () async throws(SignedDataParsingError) in
+                try await app.signedData.verifyRenewalInfo(signedRenewalInfo, for: payload)
             }
-            guard let renewal = renewalVerdict.verifiedPayload else {
-                ServerMetrics.verification("renewal", "refused")
-                throw Self.refused("signedRenewalInfo", renewalVerdict.failures)
-            }
-            ServerMetrics.verification("renewal", "valid")
             if let stored = Self.stored(renewal, document: signedRenewalInfo, app: app) { renewals.append(stored) }
         }
         let requested = try appAccountToken.map { (token) throws(APIError) in try Self.normalizedToken(token) }
@@ -145,16 +132,9 @@ public struct ValidationService: Sendable {
         let app = try self.app(forDocument: signedPayload, as: NotificationPayload.self) {
             $0.data?.bundleID ?? $0.summary?.bundleID ?? $0.appData?.bundleID
         }
-        let verdict: SignedDataVerdict<NotificationPayload>
-        do { verdict = try await app.signedData.verifyNotification(signedPayload) } catch {
-            ServerMetrics.verification("notification", "malformed")
-            throw .badRequest(error.code.rawValue, "signedPayload: \(error.reason)")
+        let (payload, verdict) = try await Self.accepted("signedPayload", counted: "notification") {
+            () async throws(SignedDataParsingError) in try await app.signedData.verifyNotification(signedPayload)
         }
-        guard let payload = verdict.verifiedPayload else {
-            ServerMetrics.verification("notification", "refused")
-            throw Self.refused("signedPayload", verdict.failures)
-        }
-        ServerMetrics.verification("notification", "valid")
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, let type = payload.notificationType,
             let signed = payload.signedDate?.date
         else {
@@ -275,6 +255,25 @@ public struct ValidationService: Sendable {
                 "unknownApp", "the document is for \(named ?? "no app"), which this server does not serve")
         }
         return app
+    }
+
+    /// Runs one verification and counts its verdict: a document that is not one is a 400 with the parser's code,
+    /// one that fails a check a 422 listing every failed check.
+    private static func accepted<Payload>(
+        _ field: String, counted document: String,
+        _ verify: () async throws(SignedDataParsingError) -> SignedDataVerdict<Payload>
+    ) async throws(APIError) -> (payload: Payload, verdict: SignedDataVerdict<Payload>) {
+        let verdict: SignedDataVerdict<Payload>
+        do { verdict = try await verify() } catch {
+            ServerMetrics.verification(document, "malformed")
+            throw .badRequest(error.code.rawValue, "\(field): \(error.reason)")
+        }
+        guard let payload = verdict.verifiedPayload else {
+            ServerMetrics.verification(document, "refused")
+            throw refused(field, verdict.failures)
+        }
+        ServerMetrics.verification(document, "valid")
+        return (payload, verdict)
     }
 
     static func refused(_ field: String, _ failures: [VerificationFailure]) -> APIError {

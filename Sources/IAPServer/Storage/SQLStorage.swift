@@ -77,11 +77,16 @@ public final class SQLStorage: ServerStorage {
         let rows = try await read { db in
             try await db.raw(Self.recordsQuery(customer)).all()
         }
-        let transactionRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 0 }
-        let renewalRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 1 }
-        let consumptionRows = rows.filter { (try? $0.decode(column: "kind", as: Int64.self)) == 2 }
         do {
             var records = CustomerRecords()
+            var (transactionRows, renewalRows, consumptionRows) = ([any SQLRow](), [any SQLRow](), [any SQLRow]())
+            for row in rows {
+                switch try row.decode(column: "kind", as: Int64.self) {
+                case 0: transactionRows.append(row)
+                case 1: renewalRows.append(row)
+                default: consumptionRows.append(row)
+                }
+            }
             for row in transactionRows {
                 records.transactions.append(
                     StoredTransaction(
