@@ -40,9 +40,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
-        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
-        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
@@ -133,10 +130,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The validation server: Hummingbird routes over the verifiers, the engine and SQL storage (SQLite, PostgreSQL).
+        // The system's SQLite, for the server's SQLite storage (Debian: libsqlite3-dev).
+        .systemLibrary(
+            name: "CSQLite3",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         .target(
             name: "IAPServer",
             dependencies: [
                 "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator",
+                "CSQLite3",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -144,9 +148,6 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -298,7 +299,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
             ],

@@ -101,9 +101,9 @@ public struct ServerRuntime: Sendable {
     /// An SQLite file (created on first start), `:memory:`, or a PostgreSQL server for a `postgres://` URL.
     public static func openStorage(_ database: String, logger: Logger) async throws -> any ServerStorage {
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            return try await SQLStorage(source: try PostgresConnectionSource(url: database, logger: logger))
+            return try await SQLStorage(database: try PostgresDatabase(url: database, logger: logger))
         }
-        return try await SQLStorage(source: try await SQLiteConnectionSource(path: database, logger: logger))
+        return try await SQLStorage(database: try SQLiteDatabase(path: database))
     }
 }
 

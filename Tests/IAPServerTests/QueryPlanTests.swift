@@ -1,5 +1,4 @@
 import Foundation
-import SQLKit
 import Testing
 
 @testable import IAPServer
@@ -11,16 +10,16 @@ import Testing
 struct QueryPlanTests {
     @Test func customerReadsUseIndexesOnly() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
-        let source = try await SQLiteConnectionSource(path: path)
-        let storage = try await SQLStorage(source: source)  // migrates
+        let database = try SQLiteDatabase(path: path)
+        let storage = try await SQLStorage(database: database)  // migrates
         let customer = CustomerKey(bundleID: "com.example.app", id: "c1")
         for (name, query) in [
             ("records", SQLStorage.recordsQuery(customer)),
             ("customer", SQLStorage.customerQuery(id: "c1", bundleID: "com.example.app")),
         ] {
-            let details = try await source.withReader { db in
-                try await db.raw("EXPLAIN QUERY PLAN " + query).all().map {
-                    try $0.decode(column: "detail", as: String.self)
+            let details = try await database.read { db in
+                try await db.rows(SQLStatement("EXPLAIN QUERY PLAN " + query.text, query.binds)).map {
+                    try $0.text("detail")
                 }
             }
             #expect(!details.isEmpty)

@@ -3,7 +3,6 @@ import IAPCatalog
 import IAPServer
 import IAPSimulator
 import IAPTestSupport
-import SQLKit
 import Testing
 
 /// The server as users run it: `iapkit serve` processes on real sockets, SQLite files and a PostgreSQL server.
@@ -51,7 +50,7 @@ struct ServerProcessTests {
         }
         server.kill()  // right after the last 200: nothing is flushed or closed
 
-        let storage = try await SQLStorage(source: try await SQLiteConnectionSource(path: database))
+        let storage = try await SQLStorage(database: try SQLiteDatabase(path: database))
         let counts = try await storage.counts()
         try await storage.shutdown()
         #expect(counts.notifications == notifications.count)
@@ -65,8 +64,8 @@ struct ServerProcessTests {
     func twoInstancesOnOnePostgreSQL() async throws {
         let base = try #require(StorageConformanceTests.postgresURL)
         let name = "iapkit_instances_\(UUID().uuidString.prefix(8).lowercased())"
-        let admin = try PostgresConnectionSource(url: base)
-        try await admin.withWriter { db in try await db.raw("CREATE DATABASE \(unsafeRaw: name)").run() }
+        let admin = try PostgresDatabase(url: base)
+        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
         let url = base.replacingOccurrences(
             of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression,
             range: base.range(of: "@")
@@ -134,7 +133,7 @@ struct ServerProcessTests {
         #expect((health["storage"] as? [String: Any])?["notifications"] as? Int == notifications.count)
         first.stop()
         second.stop()
-        try await admin.withWriter { db in try await db.raw("DROP DATABASE \(unsafeRaw: name)").run() }
-        try await admin.shutdown()
+        try await admin.execute(SQLStatement("DROP DATABASE \(name)"))
+        try await admin.close()
     }
 }

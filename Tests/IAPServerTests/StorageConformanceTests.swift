@@ -1,7 +1,6 @@
 import Foundation
 import IAPEntitlements
 import IAPServer
-import SQLKit
 import Testing
 
 /// The rules of ``ServerStorage``, run against every backend: memory, an SQLite file, and PostgreSQL when
@@ -24,22 +23,20 @@ struct StorageConformanceTests {
             return MemoryStorage()
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
-            return try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+            return try await SQLStorage(database: try SQLiteDatabase(path: path))
         case .postgres:
             guard let url = postgresURL else {
                 print("note: PostgreSQL conformance skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
                 return nil
             }
-            let source = try PostgresConnectionSource(url: url)
-            try await source.withWriter { db in
-                for table in [
-                    "iap_owners", "iap_transactions", "iap_renewals", "iap_notifications", "iap_consumptions",
-                    "iap_migrations",
-                ] {
-                    try await db.raw("DROP TABLE IF EXISTS \(unsafeRaw: table)").run()
-                }
+            let database = try PostgresDatabase(url: url)
+            for table in [
+                "iap_owners", "iap_transactions", "iap_renewals", "iap_notifications", "iap_consumptions",
+                "iap_migrations",
+            ] {
+                try await database.execute(SQLStatement("DROP TABLE IF EXISTS \(table)"))
             }
-            return try await SQLStorage(source: source)
+            return try await SQLStorage(database: database)
         }
     }
 
@@ -160,10 +157,10 @@ struct StorageConformanceTests {
 
     @Test func anSQLiteFileKeepsWhatWasCommittedAcrossReopening() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
-        let first = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        let first = try await SQLStorage(database: try SQLiteDatabase(path: path))
         _ = try await first.record(PurchaseBatch(claimant: "ana", transactions: [Self.transaction("t1", signed: 1)]))
         try await first.shutdown()
-        let second = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        let second = try await SQLStorage(database: try SQLiteDatabase(path: path))
         #expect(try await second.counts().transactions == 1)
         try await second.shutdown()
     }

@@ -236,7 +236,7 @@ struct ValidationAPITests {
 struct LiveServerTests {
     @Test func aLiveServerOnAnSQLiteFileRecordsAndAnswers() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-live-\(UUID()).sqlite").path
-        let storage = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        let storage = try await SQLStorage(database: try SQLiteDatabase(path: path))
         let harness = try ServerHarness(storage: storage)
         try harness.store.createAccount("ana")
         let token = UUID()
@@ -255,7 +255,7 @@ struct LiveServerTests {
         }
         try await storage.shutdown()
         // What was answered 200 is in the file.
-        let reopened = try await SQLStorage(source: try await SQLiteConnectionSource(path: path))
+        let reopened = try await SQLStorage(database: try SQLiteDatabase(path: path))
         let records = try await reopened.records(
             of: CustomerKey(bundleID: ServerHarness.bundleID, id: token.uuidString.lowercased()))
         #expect(records.transactions.map(\.transactionID) == [bought.transactionID])

@@ -1,5 +1,4 @@
 import Foundation
-import SQLKit
 
 /// The schema's history: each migration has a stable name and is never edited once shipped; a database records the
 /// names it has applied, and start-up applies the rest in order.
@@ -77,30 +76,25 @@ enum Migrations {
         },
     ]
 
-    /// Applies what `db` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so instances
-    /// starting together do not race).
-    static func apply(to db: any SQLDatabase, engine: SQLEngine) async throws {
-        try await db.raw(engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
-        do {
-            if engine == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(7355608)").run() }
-            try await db.raw(
-                "CREATE TABLE IF NOT EXISTS iap_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"
-            ).run()
+    /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so
+    /// instances starting together do not race).
+    static func apply(to database: any SQLDatabase) async throws {
+        let engine = database.engine
+        try await database.transaction { db in
+            if engine == .postgres { try await db.run(SQLStatement("SELECT pg_advisory_xact_lock(7355608)")) }
+            try await db.run(
+                SQLStatement(
+                    "CREATE TABLE IF NOT EXISTS iap_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"))
             let applied = Set(
-                try await db.raw("SELECT name FROM iap_migrations").all().map {
-                    try $0.decode(column: "name", as: String.self)
-                })
+                try await db.rows(SQLStatement("SELECT name FROM iap_migrations")).map { try $0.text("name") })
             for migration in all where !applied.contains(migration.name) {
-                for statement in migration.statements(engine) { try await db.raw("\(unsafeRaw: statement)").run() }
-                let now = Int64(Date().timeIntervalSince1970 * 1000)
-                try await db.raw(
-                    "INSERT INTO iap_migrations (name, applied_at) VALUES (\(bind: migration.name), \(bind: now))"
-                ).run()
+                for statement in migration.statements(engine) { try await db.run(SQLStatement(statement)) }
+                try await db.run(
+                    SQLStatement(
+                        "INSERT INTO iap_migrations (name, applied_at) VALUES ($1, $2)",
+                        [.text(migration.name), .integer(epochMilliseconds(Date()))]))
             }
-            try await db.raw("COMMIT").run()
-        } catch {
-            try? await db.raw("ROLLBACK").run()
-            throw error
+            return ((), commit: true)
         }
     }
 }
