@@ -24,16 +24,6 @@ enum JSONBody {
         }
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(DateFormat.text(date))
-        }
-        return encoder
-    }()
-
     /// A response with JSON already written.
     static func response(bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
         Response(
@@ -43,15 +33,53 @@ enum JSONBody {
 
     /// A JSON response.
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? encoder.encode(value)) ?? Data(#"{"code":"encodingFailed","message":"?"}"#.utf8)
-        return response(bytes: Array(data), status: status)
+        let bytes =
+            (try? StreamingJSONEncoder().encode(value)) ?? Array(#"{"code":"encodingFailed","message":"?"}"#.utf8)
+        return response(bytes: bytes, status: status)
     }
 }
 
-/// Dates in answers: ISO 8601 in UTC with milliseconds, as the App Store's dates have them.
+/// Dates in answers: ISO 8601 in UTC with milliseconds, as the App Store's dates have them
+/// (`2026-11-23T17:56:44.108Z`). Written by hand: Foundation's format style took a tenth of an answer's time.
 enum DateFormat {
     static func text(_ date: Date) -> String {
-        date.formatted(
-            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0)!))
+        let millis = epochMilliseconds(date)
+        let (days, dayMillis) = floorDivision(millis, 86_400_000)
+        // Days since 1970-01-01 to a civil date (proleptic Gregorian; H. Hinnant's days_from_civil, inverted).
+        let shifted = days + 719_468
+        let era = floorDivision(shifted, 146_097).quotient
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var text = year < 0 ? "-" : ""
+        text.reserveCapacity(24)
+        func append(_ value: Int64, digits: Int) {
+            let written = String(value)
+            text += String(repeating: "0", count: max(digits - written.count, 0)) + written
+        }
+        append(abs(year), digits: 4)
+        text += "-"
+        append(month, digits: 2)
+        text += "-"
+        append(day, digits: 2)
+        text += "T"
+        append(dayMillis / 3_600_000, digits: 2)
+        text += ":"
+        append(dayMillis / 60_000 % 60, digits: 2)
+        text += ":"
+        append(dayMillis / 1000 % 60, digits: 2)
+        text += "."
+        append(dayMillis % 1000, digits: 3)
+        text += "Z"
+        return text
+    }
+
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let quotient = value >= 0 ? value / divisor : -((-value + divisor - 1) / divisor)
+        return (quotient, value - quotient * divisor)
     }
 }

@@ -5,7 +5,8 @@ public import IAPEntitlements
 /// (``SQLiteDatabase``) and PostgreSQL (``PostgresDatabase``), so the conformance suite tests the rules once.
 public final class SQLStorage: ServerStorage {
     private let database: any SQLDatabase
-    private let encoder = JSONEncoder()
+    /// Records are stored as JSON, dates as `Date`'s own Codable form (what `JSONDecoder` reads by default).
+    private let encoder = StreamingJSONEncoder(datesAsReferenceSeconds: true)
     private let decoder = JSONDecoder()
 
     /// Opens storage in `database`, applying the migrations it has not seen.

@@ -1,0 +1,105 @@
+import Foundation
+import IAPEntitlements
+import IAPSignedData
+import IAPSimulator
+import IAPTestSupport
+import Testing
+
+@testable import IAPServer
+
+/// The server writes answers and stored records with its own streaming encoder; these tests hold it to what
+/// Foundation's `JSONEncoder` writes for the same values (compared as parsed JSON: key order may differ).
+@Suite("Streaming JSON encoder")
+struct StreamingJSONEncoderTests {
+    /// Foundation's encoder with the answers' date form (tested on its own below), the reference.
+    static let foundation: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(DateFormat.text(date))
+        }
+        return encoder
+    }()
+
+    static func parsed(_ bytes: some Sequence<UInt8>) throws -> NSObject {
+        try #require(try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? NSObject)
+    }
+
+    /// Foundation's ISO 8601 style truncates the fraction of a `Date`'s double, so a whole millisecond such as .108
+    /// (stored as .10799...) can come out as .107; ours rounds to the millisecond the App Store signed. Compared here
+    /// with Foundation given a date 0.4 ms later, where truncating and rounding agree.
+    @Test func datesAreWhatFoundationsISO8601StyleWrites() {
+        var random = SeededGenerator(seed: 42)
+        var dates = [0, 951_782_400_000, 951_868_800_000, 4_107_542_400_000, 253_402_300_799_999].map {
+            Date(timeIntervalSince1970: Double($0) / 1000)
+        }
+        for _ in 0..<2000 {
+            dates.append(
+                Date(timeIntervalSince1970: Double(Int64.random(in: 0..<253_402_300_799_999, using: &random)) / 1000))
+        }
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0)!)
+        for date in dates {
+            #expect(
+                DateFormat.text(date) == date.addingTimeInterval(0.0004).formatted(style),
+                "\(date.timeIntervalSince1970)")
+        }
+        #expect(DateFormat.text(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func aServersAnswersAndRecordsMatchFoundation() async throws {
+        let harness = try ServerHarness()
+        try harness.store.createAccount("ana")
+        let token = UUID()
+        var customer: CustomerKey?
+        for product in [
+            FloristCatalog.gold, FloristCatalog.flowers, FloristCatalog.installation, FloristCatalog.installation,
+        ] {
+            let bought = try #require(
+                try harness.store.purchase(product, account: "ana", options: .init(appAccountToken: token)).transaction)
+            customer = try await harness.service.recordTransaction(
+                signedTransaction: bought.jws, signedRenewalInfo: nil, appAccountToken: nil
+            ).customer
+        }
+        let flowers = try #require(
+            try harness.store.transactions(account: "ana").first { $0.payload.productID == FloristCatalog.flowers })
+        try harness.store.refund(flowers.transactionID)
+        try harness.store.advance(by: 40 * 86_400)
+        for transaction in try harness.store.transactions(account: "ana") {
+            _ = try await harness.service.recordTransaction(
+                signedTransaction: transaction.jws, signedRenewalInfo: nil, appAccountToken: nil)
+        }
+        let key = try #require(customer)
+        let snapshot = try await harness.service.entitlements(of: key)
+        let records = try await harness.service.records(of: key)
+        #expect(!snapshot.revokedTransactions.isEmpty && !snapshot.consumables.isEmpty)
+        #expect(!snapshot.subscriptionGroups.isEmpty)
+
+        let answers: [any Encodable] = [
+            Answers.Entitlements(key, snapshot), Answers.Transactions(key, records),
+            ["b": 1, "a": 2], [String](), ["text": "quote \" slash / back \\ tab \t nl \n nul \u{0} é 🌸"],
+        ]
+        for answer in answers {
+            let ours = try StreamingJSONEncoder().encode(answer)
+            #expect(try Self.parsed(ours) == Self.parsed(try Self.foundation.encode(answer)))
+        }
+        // A dictionary's keys are written in order, so the same answer is the same bytes.
+        #expect(
+            String(decoding: try StreamingJSONEncoder().encode(["b": 1, "a": 2]), as: UTF8.self) == #"{"a":2,"b":1}"#)
+
+        // Stored records: what JSONDecoder reads back is the record written.
+        let storing = StreamingJSONEncoder(datesAsReferenceSeconds: true)
+        for transaction in records.transactions {
+            let decoded = try JSONDecoder().decode(
+                PurchaseRecord.self, from: Data(try storing.encode(transaction.record)))
+            #expect(decoded == transaction.record)
+        }
+    }
+
+    @Test func numbersThatJSONCannotHoldAreRefused() {
+        #expect(throws: JSONStreamError.self) { try StreamingJSONEncoder().encode([Double.nan]) }
+        #expect(throws: JSONStreamError.self) { try StreamingJSONEncoder().encode(["x": Double.infinity]) }
+        #expect(
+            (try? StreamingJSONEncoder().encode([0.5, 2, -1e-7])).map { String(decoding: $0, as: UTF8.self) }
+                == "[0.5,2,-1e-07]")
+    }
+}
