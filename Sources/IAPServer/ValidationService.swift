@@ -82,14 +82,16 @@ public struct ValidationService: Sendable {
                 "the request names app account token \(requested), the signed transaction \(named)")
         }
         let claimant = requested ?? transaction.appAccountToken
-        let customer = try await record(
+        let (customer, records) = try await record(
             PurchaseBatch(claimant: claimant, transactions: [transaction], renewals: renewals), app: app)
-        return CustomerAnswer(customer: customer, entitlements: try await snapshot(of: customer, app: app))
+        return CustomerAnswer(customer: customer, entitlements: app.engine.snapshot(of: records.history, at: clock()))
     }
 
-    /// Records a batch for its claimant and answers the customer who owns it; a claim on another customer's purchase
-    /// is refused (409) and logged.
-    func record(_ batch: PurchaseBatch, app: ServedApp) async throws(APIError) -> CustomerKey {
+    /// Records a batch for its claimant and answers the customer who owns it with everything stored for them now; a
+    /// claim on another customer's purchase is refused (409) and logged.
+    func record(_ batch: PurchaseBatch, app: ServedApp) async throws(APIError) -> (
+        customer: CustomerKey, records: CustomerRecords
+    ) {
         let outcome: RecordOutcome
         do { outcome = try await storage.record(batch) } catch { throw .storage(error) }
         switch outcome {
@@ -103,8 +105,10 @@ public struct ValidationService: Sendable {
             throw APIError(
                 409, "transactionClaimed",
                 "original transaction \(original) belongs to another customer; the claim was refused and logged")
-        case .recorded(let owners):
-            return CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? batch.claimant ?? "")
+        case .recorded(let owners, let records):
+            return (
+                CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? batch.claimant ?? ""), records
+            )
         }
     }
 

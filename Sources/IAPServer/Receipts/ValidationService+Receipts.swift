@@ -29,9 +29,10 @@ extension ValidationService {
         guard let claimant = try await claimant(of: transactions, token: token, app: checked.app) else {
             return ReceiptAnswer(customer: nil, entitlements: checked.app.engine.snapshot(of: .init(), at: now))
         }
-        let customer = try await record(
+        let (customer, records) = try await record(
             PurchaseBatch(claimant: claimant, transactions: transactions), app: checked.app)
-        return ReceiptAnswer(customer: customer, entitlements: try await snapshot(of: customer, app: checked.app))
+        return ReceiptAnswer(
+            customer: customer, entitlements: checked.app.engine.snapshot(of: records.history, at: now))
     }
 
     /// What `POST /v1/receipts` answers: the customer (nil when the receipt names nobody) and what they own.
@@ -104,8 +105,8 @@ extension ValidationService {
         var renewals: [RenewalRecord] = []
         do {
             if let claimant = try await claimant(of: transactions, token: nil, app: app) {
-                let customer = try await record(PurchaseBatch(claimant: claimant, transactions: transactions), app: app)
-                let records = try await self.records(of: customer)
+                let (_, records) = try await record(
+                    PurchaseBatch(claimant: claimant, transactions: transactions), app: app)
                 latest = records.transactions.map(\.record)
                 renewals = records.renewals.map(\.record)
             }

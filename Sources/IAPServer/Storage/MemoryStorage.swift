@@ -20,7 +20,11 @@ public actor MemoryStorage: ServerStorage {
 
     public func record(_ batch: PurchaseBatch) throws(StorageError) -> RecordOutcome {
         if let conflict = conflict(in: batch) { return conflict }
-        return .recorded(owners: apply(batch))
+        let owners = apply(batch)
+        let records = try owners.first.map { (owner) throws(StorageError) in
+            try self.records(of: CustomerKey(bundleID: batch.transactions.first?.bundleID ?? "", id: owner))
+        }
+        return .recorded(owners: owners, records: records ?? CustomerRecords())
     }
 
     public func record(notification: StoredNotification, applying batch: PurchaseBatch) throws(StorageError) -> Bool {

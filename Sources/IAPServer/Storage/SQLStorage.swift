@@ -21,20 +21,37 @@ public final class SQLStorage: ServerStorage {
 
     public func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome {
         let rows = try encodedRows(batch)
-        return try await inTransaction { db in
+        let bundleID = batch.transactions.first?.bundleID ?? ""
+        // The owner's rows are read in the transaction and decoded after it, outside the writer's turn.
+        let written: Written = try await inTransaction { db in
             var owners: [String] = []
             for row in rows.transactions {
                 let owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
                 if let claimant = batch.claimant, owner != claimant {
                     let refused = RecordOutcome.claimedByAnother(
                         originalTransactionID: row.transaction.originalTransactionID, owner: owner)
-                    return (refused, commit: false)
+                    return (Written(refusal: refused, owners: [], ownerRows: []), commit: false)
                 }
                 if !owners.contains(owner) { owners.append(owner) }
             }
             try await Self.write(rows, db: db)
-            return (.recorded(owners: owners), commit: true)
+            var ownerRows: [SQLRow] = []
+            if let owner = owners.first {
+                ownerRows = try await db.rows(Self.recordsQuery(CustomerKey(bundleID: bundleID, id: owner)))
+            }
+            return (Written(refusal: nil, owners: owners, ownerRows: ownerRows), commit: true)
         }
+        if let refusal = written.refusal { return refusal }
+        guard let owner = written.owners.first else { return .recorded(owners: [], records: CustomerRecords()) }
+        let records = try records(of: CustomerKey(bundleID: bundleID, id: owner), from: written.ownerRows)
+        return .recorded(owners: written.owners, records: records)
+    }
+
+    /// What a batch's transaction did: refused, or recorded with the first owner's rows.
+    private struct Written: Sendable {
+        var refusal: RecordOutcome?
+        var owners: [String]
+        var ownerRows: [SQLRow]
     }
 
     public func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError)
@@ -72,7 +89,12 @@ public final class SQLStorage: ServerStorage {
 
     public func records(of customer: CustomerKey) async throws(StorageError) -> CustomerRecords {
         let rows = try await read { db in try await db.rows(Self.recordsQuery(customer)) }
-        return try Self.decoding {
+        return try records(of: customer, from: rows)
+    }
+
+    /// A customer's records from the rows of ``recordsQuery(_:)``.
+    private func records(of customer: CustomerKey, from rows: [SQLRow]) throws(StorageError) -> CustomerRecords {
+        try Self.decoding {
             var records = CustomerRecords()
             for row in rows where try row.integer("kind") == 0 {
                 records.transactions.append(

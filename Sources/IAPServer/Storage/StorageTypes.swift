@@ -111,10 +111,19 @@ public struct PurchaseBatch: Hashable, Sendable {
 
 /// What recording a batch did.
 public enum RecordOutcome: Hashable, Sendable {
-    /// Recorded; the customers who own the batch's purchases now (one, for a claimed batch).
-    case recorded(owners: [String])
+    /// Recorded; the customers who own the batch's purchases now (one, for a claimed batch), and everything stored for
+    /// the first of them once the batch is in, read in the same transaction (so the answer to a purchase costs no
+    /// second trip to the database).
+    case recorded(owners: [String], records: CustomerRecords)
     /// Refused, nothing recorded: the original transaction is already claimed by another customer.
     case claimedByAnother(originalTransactionID: String, owner: String)
+}
+
+extension RecordOutcome {
+    /// The owners, when the batch was recorded.
+    public var owners: [String]? {
+        if case .recorded(let owners, _) = self { owners } else { nil }
+    }
 }
 
 /// Everything stored about one customer, ready for the engine.
