@@ -63,6 +63,12 @@ BODIES="$work/bodies.jsonl" wrk -t1 -c4 -d2s -s Scripts/server-bench/post-bodies
 result=$(load 18301 "$connections"); echo "$result"
 rps[sqlite]=$(field "$result" rps); p50[sqlite]=$(field "$result" p50_ms); p99[sqlite]=$(field "$result" p99_ms)
 rss[sqlite]=$(peak_rss_mb "$sqlite_pid")
+# The same server refusing an empty body at once (400 missingField): HTTP, routing and the error path only, no
+# verification and no database. The ceiling of the HTTP stack on this machine, for scale.
+result=$(wrk -t1 -c"$connections" -d"${seconds}s" --timeout 5s -s Scripts/server-bench/post-empty.lua \
+  "http://127.0.0.1:18301/v1/transactions" | grep RESULT); echo "$result"
+rps[floor]=$(field "$result" rps); p50[floor]=$(field "$result" p50_ms); p99[floor]=$(field "$result" p99_ms)
+rss[floor]=$(peak_rss_mb "$sqlite_pid")
 kill "$sqlite_pid"; wait "$sqlite_pid" 2>/dev/null || true
 
 if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
@@ -100,12 +106,13 @@ rss[baseline]=$(peak_rss_mb "$baseline")
 echo
 echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | peak RSS | against the baseline |"
 echo "|---|---|---|---|---|---|"
-for name in sqlite postgres baseline; do
+for name in sqlite postgres baseline floor; do
   [ -n "${rps[$name]:-}" ] || continue
   label=$name
   [ "$name" = sqlite ] && label="iapkit serve, SQLite"
   [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL"
   [ "$name" = baseline ] && label="FastAPI + uvicorn ×2 + Apple's library + SQLite"
+  [ "$name" = floor ] && label="(scale) iapkit serve refusing an empty body: HTTP stack only"
   ratio=$(python3 -c "print(f'{${rps[$name]} / ${rps[baseline]}:.1f}×')")
   echo "| $label | ${rps[$name]} | ${p50[$name]} ms | ${p99[$name]} ms | ${rss[$name]} MB | $ratio |"
 done

@@ -43,7 +43,7 @@ public final class SQLStorage: ServerStorage {
         }
         if let refusal = written.refusal { return refusal }
         guard let owner = written.owners.first else { return .recorded(owners: [], records: CustomerRecords()) }
-        let records = try records(of: CustomerKey(bundleID: bundleID, id: owner), from: written.ownerRows)
+        let records = try records(of: CustomerKey(bundleID: bundleID, id: owner), from: written.ownerRows, written: rows)
         return .recorded(owners: written.owners, records: records)
     }
 
@@ -92,9 +92,16 @@ public final class SQLStorage: ServerStorage {
         return try records(of: customer, from: rows)
     }
 
-    /// A customer's records from the rows of ``recordsQuery(_:)``.
-    private func records(of customer: CustomerKey, from rows: [SQLRow]) throws(StorageError) -> CustomerRecords {
-        try Self.decoding {
+    /// A customer's records from the rows of ``recordsQuery(_:)``. A row whose stored JSON is one just written (in
+    /// `written`) takes the record it was written from instead of decoding it again.
+    private func records(of customer: CustomerKey, from rows: [SQLRow], written: EncodedRows? = nil)
+        throws(StorageError) -> CustomerRecords
+    {
+        let knownPurchases = Dictionary(
+            (written?.transactions ?? []).map { ($0.json, $0.transaction.record) }, uniquingKeysWith: { a, _ in a })
+        let knownRenewals = Dictionary(
+            (written?.renewals ?? []).map { ($0.json, $0.renewal.record) }, uniquingKeysWith: { a, _ in a })
+        return try Self.decoding {
             var records = CustomerRecords()
             for row in rows where try row.integer("kind") == 0 {
                 records.transactions.append(
@@ -106,7 +113,8 @@ public final class SQLStorage: ServerStorage {
                         signedDate: Self.date(try row.integer("signed_date")),
                         document: try row.text("document"),
                         appAccountToken: try row.optionalText("app_account_token"),
-                        record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8))))
+                        record: try knownPurchases[try row.text("record")]
+                            ?? decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8))))
             }
             for row in rows where try row.integer("kind") == 1 {
                 records.renewals.append(
@@ -115,7 +123,8 @@ public final class SQLStorage: ServerStorage {
                         originalTransactionID: try row.text("original_transaction_id"),
                         signedDate: Self.date(try row.integer("signed_date")),
                         document: try row.text("document"),
-                        record: try decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8))))
+                        record: try knownRenewals[try row.text("record")]
+                            ?? decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8))))
             }
             for row in rows where try row.integer("kind") == 2 {
                 records.consumptions.append(
