@@ -43,8 +43,8 @@ public final class SQLStorage: ServerStorage {
         }
         if let refusal = written.refusal { return refusal }
         guard let owner = written.owners.first else { return .recorded(owners: [], records: CustomerRecords()) }
-        let records = try records(of: CustomerKey(bundleID: bundleID, id: owner), from: written.ownerRows, written: rows)
-        return .recorded(owners: written.owners, records: records)
+        let key = CustomerKey(bundleID: bundleID, id: owner)
+        return .recorded(owners: written.owners, records: try records(of: key, from: written.ownerRows, written: rows))
     }
 
     /// What a batch's transaction did: refused, or recorded with the first owner's rows.
