@@ -157,7 +157,11 @@ final class SQLiteConnection: @unchecked Sendable {
             case .null: status = sqlite3_bind_null(step, index)
             case .integer(let number): status = sqlite3_bind_int64(step, index, number)
             case .text(let text):
-                status = text.withCString { iapkit_sqlite3_bind_text_copied(step, index, $0, Int32(text.utf8.count)) }
+                // SQLite takes a length in 32 bits; a longer text (a body limit configured past 2 GB) is an error.
+                guard let length = Int32(exactly: text.utf8.count) else {
+                    throw SQLiteError(code: SQLITE_TOOBIG, message: "a value of \(text.utf8.count) bytes is too long")
+                }
+                status = text.withCString { iapkit_sqlite3_bind_text_copied(step, index, $0, length) }
             }
             try check(status)
         }
