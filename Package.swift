@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "IAPSimulatorDelivery", targets: ["IAPSimulatorDelivery"]),
         .library(name: "IAPScenarios", targets: ["IAPScenarios"]),
         .library(name: "IAPServer", targets: ["IAPServer"]),
+        .library(name: "IAPStoreClient", targets: ["IAPStoreClient"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
     ],
     dependencies: [
@@ -151,6 +152,19 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The app side: the Store (products, purchase flow, updates, restore, counts, offline cache) over a StoreKit-shaped
+        // backend protocol, with the simulator in process and over HTTP as backends, and three validation modes.
+        .target(
+            name: "IAPStoreClient",
+            dependencies: [
+                "IAPCore", "IAPCatalog", "IAPEntitlements", "IAPSignedData", "IAPReceipts", "IAPTrust", "IAPSimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -301,6 +315,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPStoreClientTests",
+            dependencies: [
+                "IAPCore", "IAPStoreClient", "IAPServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
+                "IAPSimulator", "IAPEntitlements", "IAPReceipts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strictSettings
         ),

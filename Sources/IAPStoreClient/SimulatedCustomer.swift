@@ -1,0 +1,71 @@
+import Synchronization
+
+/// The person and the network around a simulated device: what they do at the next purchase sheet, and whether the
+/// device is offline. Both simulator backends consult it, so tests (and the terminal example) can play every flow
+/// StoreKit's own testing offers.
+public final class SimulatedCustomer: Sendable {
+    /// What the customer does at a purchase sheet.
+    public enum SheetAction: Sendable, Hashable {
+        /// Confirms (the default).
+        case confirm
+        /// Dismisses the sheet.
+        case cancel
+        /// Must act outside the app (strong customer authentication): the purchase waits.
+        case interrupt
+    }
+
+    private struct State {
+        var actions: [SheetAction] = []
+        var offline = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var holdNext = false
+        var receipt: [UInt8]?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// The customer will do `action` at the next purchase sheet (queued in order).
+    public func willAct(_ action: SheetAction) { state.withLock { $0.actions.append(action) } }
+
+    /// Whether every call to the store fails with `networkError` (the updates stream stays open, as StoreKit's does).
+    public var isOffline: Bool {
+        get { state.withLock { $0.offline } }
+        set { state.withLock { $0.offline = newValue } }
+    }
+
+    /// The next purchase waits at its sheet until ``release()``: a purchase that is still in progress.
+    public func holdNextPurchase() { state.withLock { $0.holdNext = true } }
+
+    /// Lets held purchases go on.
+    public func release() {
+        let held = state.withLock { state in
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    /// The action for the purchase now starting, after waiting when held.
+    func nextSheet() async -> SheetAction {
+        let hold = state.withLock { state in
+            defer { state.holdNext = false }
+            return state.holdNext
+        }
+        if hold {
+            await withCheckedContinuation { continuation in state.withLock { $0.held.append(continuation) } }
+        }
+        return state.withLock { $0.actions.isEmpty ? .confirm : $0.actions.removeFirst() }
+    }
+
+    /// The receipt on the device's disk: the last one the store gave it.
+    var receiptOnDisk: [UInt8]? {
+        get { state.withLock { $0.receipt } }
+        set { state.withLock { $0.receipt = newValue } }
+    }
+
+    func checkOnline() throws(StoreError) {
+        if isOffline { throw StoreError(.networkError, "the device is offline") }
+    }
+}

@@ -1,0 +1,159 @@
+public import Foundation
+import IAPCatalog
+public import IAPSimulator
+
+/// The local App Store in process, as one device of one account sees it.
+///
+/// ```swift
+/// let simulator = try AppStoreSimulator(catalog: catalog, pki: pki)
+/// try simulator.createAccount("ana")
+/// let backend = try SimulatorBackend(simulator, account: "ana")
+/// ```
+public struct SimulatorBackend: StoreBackend {
+    public let simulator: AppStoreSimulator
+    public let account: String
+    public let deviceIdentifier: UUID
+    /// The person and network around this device.
+    public let customer: SimulatedCustomer
+
+    /// The account's device `device`, or its first device (added when it has none).
+    public init(
+        _ simulator: AppStoreSimulator, account: String, device: UUID? = nil,
+        customer: SimulatedCustomer = SimulatedCustomer()
+    ) throws(StoreError) {
+        self.simulator = simulator
+        self.account = account
+        self.customer = customer
+        deviceIdentifier = try Self.call { () throws(SimulatorError) -> UUID in
+            let devices = try simulator.devices(account: account)
+            if let device {
+                guard devices.contains(device) else {
+                    throw SimulatorError(.unknownDevice, "\(device) is not a device of \(account)")
+                }
+                return device
+            }
+            if let first = devices.first { return first }
+            return try simulator.addDevice(account: account)
+        }
+    }
+
+    public func now() async throws(StoreError) -> Date {
+        try Self.call { () throws(SimulatorError) in try simulator.now }
+    }
+
+    public func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] {
+        try call { () throws(SimulatorError) in try simulator.products(ids, account: account) }.map(StoreProduct.init)
+    }
+
+    public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
+        let offer = request.promotionalOffer.map {
+            OfferChoice.promotional(
+                PromotionalOfferSignature(
+                    offerID: $0.offerID, keyID: $0.keyID, nonce: $0.nonce, timestamp: $0.timestamp,
+                    signature: $0.signature))
+        }
+        let sheet = await customer.nextSheet()
+        try customer.checkOnline()
+        let options = PurchaseOptions(
+            quantity: request.quantity, appAccountToken: request.appAccountToken, offer: offer,
+            interrupted: sheet == .interrupt, userCancels: sheet == .cancel)
+        let outcome = try call { () throws(SimulatorError) in
+            try simulator.purchase(request.productID, account: account, device: deviceIdentifier, options: options)
+        }
+        return BackendPurchaseResult(outcome)
+    }
+
+    public func transactionUpdates() -> AsyncStream<String> {
+        guard let source = try? simulator.transactionUpdates(account: account, device: deviceIdentifier) else {
+            return AsyncStream { $0.finish() }
+        }
+        return AsyncStream { continuation in
+            let task = Task {
+                for await transaction in source { continuation.yield(transaction.jws) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func allTransactions() async throws(StoreError) -> [String] {
+        try call { () throws(SimulatorError) in try simulator.transactions(account: account) }.map(\.jws)
+    }
+
+    public func unfinishedTransactions() async throws(StoreError) -> [String] {
+        try call { () throws(SimulatorError) in try simulator.unfinishedTransactions(account: account) }.map(\.jws)
+    }
+
+    public func finish(transactionID: String) async throws(StoreError) {
+        try call { () throws(SimulatorError) in try simulator.finish(transactionID) }
+    }
+
+    public func sync() async throws(StoreError) -> [String] {
+        try call { () throws(SimulatorError) in try simulator.sync(account: account) }.map(\.jws)
+    }
+
+    public func subscriptionRenewalInfos() async throws(StoreError) -> [String] {
+        try call { () throws(SimulatorError) in try simulator.renewalInfos(account: account) }
+    }
+
+    public func appTransaction() async throws(StoreError) -> String {
+        try call { () throws(SimulatorError) in
+            try simulator.appTransaction(account: account, device: deviceIdentifier)
+        }
+    }
+
+    /// The receipt on the device's disk: offline, the last one the store gave; online, the simulator signs the
+    /// current one for every device (it never lacks one).
+    public func appReceipt() async throws(StoreError) -> [UInt8]? {
+        if customer.isOffline { return customer.receiptOnDisk }
+        return try await refreshReceipt()
+    }
+
+    public func refreshReceipt() async throws(StoreError) -> [UInt8] {
+        let bytes = try call { () throws(SimulatorError) in
+            try simulator.receipt(account: account, device: deviceIdentifier)
+        }.bytes
+        customer.receiptOnDisk = bytes
+        return bytes
+    }
+
+    public func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
+        try call { () throws(SimulatorError) in try simulator.requestRefund(transactionID) }
+        return .success
+    }
+
+    public func manageSubscriptions() async throws(StoreError) -> URL {
+        try customer.checkOnline()
+        return URL(string: "https://apps.apple.com/account/subscriptions")!
+    }
+
+    /// Runs a simulator call, carrying its error code over unchanged.
+    func call<T>(_ body: () throws(SimulatorError) -> T) throws(StoreError) -> T {
+        try customer.checkOnline()
+        return try Self.call(body)
+    }
+
+    static func call<T>(_ body: () throws(SimulatorError) -> T) throws(StoreError) -> T {
+        do { return try body() } catch { throw StoreError(.init(rawValue: error.code.rawValue), error.reason) }
+    }
+}
+
+extension StoreProduct {
+    init(_ product: SimulatorProduct) {
+        self.init(
+            id: product.id, kind: product.kind, displayName: product.displayName, description: product.description,
+            price: product.price, displayPrice: product.displayPrice, subscriptionGroupID: product.subscriptionGroupID,
+            subscriptionPeriod: product.subscriptionPeriod, isFamilyShareable: product.isFamilyShareable,
+            storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer)
+    }
+}
+
+extension BackendPurchaseResult {
+    init(_ outcome: PurchaseOutcome) {
+        switch outcome {
+        case .purchased(let transaction): self = .success(signedTransaction: transaction.jws)
+        case .pending: self = .pending
+        case .userCancelled: self = .userCancelled
+        }
+    }
+}

@@ -1,0 +1,407 @@
+public import Foundation
+public import IAPCatalog
+public import IAPEntitlements
+public import Logging
+
+/// An app's in-app purchases from launch: products, one purchase at a time with a clear state, transaction updates
+/// listened to from the first moment, every transaction verified before anything unlocks and finished only after,
+/// restore, consumable counts, subscription and purchase info, and an offline start from a fallback cache.
+///
+/// The Store is an actor rather than a main-actor `@Observable` model: it has to run where there is no main run loop
+/// (servers, command-line tools, tests on Linux), and it must serialize the purchase flow and the updates listener
+/// against each other, which an actor does by construction. A SwiftUI app mirrors it on the main actor by listening
+/// to ``events()`` and reading the answers it needs.
+///
+/// Every answer about what the customer owns comes from the entitlement engine (``entitlements``), fed only with
+/// verified data, in one of three ways (``ValidationMode``).
+///
+/// ```swift
+/// let store = await Store(catalog: catalog, backend: backend, validation: .signedTransactions(verifier))
+/// await store.start()
+/// let state = try await store.purchase("com.example.florist.flowers")
+/// let owned = await store.isPurchased("com.example.florist.flowers")
+/// ```
+public actor Store {
+    public let catalog: Catalog
+    public let backend: any StoreBackend
+    public let validationMode: ValidationMode
+    private let validation: Validation
+    private let engine: EntitlementEngine
+    private let persistence: any StorePersistence
+    private let logger: Logger
+    /// The app's identifier for this customer, written into every purchase.
+    public let appAccountToken: UUID?
+
+    /// The products the store sells among the configuration's, in configuration order (the cached list when the store
+    /// could not be asked).
+    public private(set) var products: [StoreProduct] = []
+    /// What the customer owns, as of the last verified change (``refresh()`` recomputes it at the store's moment).
+    public private(set) var entitlements: EntitlementSnapshot
+    /// Where ``entitlements`` comes from.
+    public private(set) var origin: EntitlementOrigin = .none
+    /// The last purchase state of each product asked for.
+    public private(set) var purchaseStates: [String: PurchaseState] = [:]
+
+    private var state = VerifiedState()
+    private var productInPurchase: String?
+    private var seenDocuments: Set<String> = []
+    private var listeners: [UUID: AsyncStream<StoreEvent>.Continuation] = [:]
+    private var updates: AsyncStream<String>?
+    private var listenerTask: Task<Void, Never>?
+
+    /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
+    /// updates at once: nothing the store sends from now on is missed, and ``start()`` handles what it buffered.
+    public init(
+        catalog: Catalog, backend: any StoreBackend, validation: ValidationMode,
+        persistence: any StorePersistence = MemoryStorePersistence(), appAccountToken: UUID? = nil,
+        policy: EntitlementPolicy = EntitlementPolicy(), logger: Logger = Logger(label: "iapkit.store")
+    ) {
+        updates = backend.transactionUpdates()
+        self.catalog = catalog
+        self.backend = backend
+        self.validationMode = validation
+        self.engine = EntitlementEngine(catalog: catalog, policy: policy)
+        self.validation = Validation(mode: validation, backend: backend, engine: engine)
+        self.persistence = persistence
+        self.appAccountToken = appAccountToken
+        self.logger = logger
+        entitlements = EntitlementSnapshot(moment: Date(timeIntervalSince1970: 0))
+    }
+
+    deinit { listenerTask?.cancel() }
+
+    // MARK: - Launch
+
+    /// Launch: answers from the fallback cache first, starts handling transaction updates, loads products, then
+    /// reconciles the cache with verified data from the store. Safe to call more than once (later calls refresh).
+    public func start() async {
+        if listenerTask == nil, let updates {
+            await loadCache()
+            self.updates = nil
+            listenerTask = Task { [weak self] in
+                for await document in updates {
+                    guard let self else { return }
+                    await self.receiveUpdate(document)
+                }
+            }
+        }
+        await loadProducts()
+        await reconcile()
+    }
+
+    private func loadCache() async {
+        let cache: StoreCache?
+        do { cache = try await persistence.load() } catch {
+            emit(StoreEvent(.reconcileFailed, detail: error.reason))
+            return
+        }
+        guard let cache else { return }
+        state = VerifiedState(
+            history: cache.history, serverSnapshot: cache.serverSnapshot, serverCustomerID: cache.serverCustomerID)
+        products = cache.products
+        origin = .cache(savedAt: cache.savedAt)
+        await recompute()
+        emit(StoreEvent(.cacheLoaded, detail: "saved \(cache.savedAt)"))
+    }
+
+    /// Asks the store for the configuration's products; keeps the cached list when it cannot.
+    public func loadProducts() async {
+        do {
+            let loaded = try await backend.products(for: catalog.products.map(\.id))
+            let order = Dictionary(catalog.products.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+            products = loaded.sorted { (order[$0.id] ?? .max) < (order[$1.id] ?? .max) }
+            emit(StoreEvent(.productsLoaded, detail: "\(products.count) products"))
+            await save()
+        } catch {
+            emit(StoreEvent(.productsUnavailable, detail: error.reason))
+        }
+    }
+
+    /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay.
+    public func reconcile() async {
+        do {
+            let (next, failures) = try await validation.reconcile(state: state)
+            for failure in failures { emit(StoreEvent(.verificationFailed, detail: failure.reason)) }
+            let before = entitlements
+            state = next
+            origin = .verified
+            await recompute()
+            announceRevocations(since: before)
+            emit(StoreEvent(.reconciled, detail: "\(entitlements.entitledProductIDs.count) products owned"))
+            await save()
+        } catch {
+            emit(StoreEvent(.reconcileFailed, detail: error.reason))
+        }
+    }
+
+    /// Recomputes ``entitlements`` at the store's current moment (subscriptions expire as time passes).
+    public func refresh() async { await recompute() }
+
+    // MARK: - Purchase
+
+    /// Buys a product: one purchase at a time (another one in progress throws ``StoreError/Code/purchaseInProgress``).
+    /// Returns `.purchased` (verified, unlocked, finished), `.pending` (resolved later through updates) or
+    /// `.cancelled`; throws when the store fails (state `.failed`) or what it handed out does not verify (state
+    /// `.failedVerification`, nothing unlocked or finished).
+    @discardableResult
+    public func purchase(
+        _ productID: String, quantity: Int = 1, promotionalOffer: PromotionalOffer? = nil
+    ) async throws(StoreError) -> PurchaseState {
+        guard catalog.product(productID) != nil else {
+            throw StoreError(.unknownProduct, "\(productID) is not in the product configuration")
+        }
+        if let productInPurchase {
+            throw StoreError(.purchaseInProgress, "the purchase of \(productInPurchase) has not finished yet")
+        }
+        productInPurchase = productID
+        defer { productInPurchase = nil }
+        purchaseStates[productID] = .inProgress
+        emit(StoreEvent(.purchaseStarted, productID: productID))
+
+        let result: BackendPurchaseResult
+        do {
+            result = try await backend.purchase(
+                PurchaseRequest(
+                    productID: productID, quantity: quantity, appAccountToken: appAccountToken,
+                    promotionalOffer: promotionalOffer))
+        } catch {
+            purchaseStates[productID] = .failed(error)
+            emit(StoreEvent(.purchaseFailed, productID: productID, detail: "\(error.code): \(error.reason)"))
+            throw error
+        }
+        switch result {
+        case .userCancelled:
+            purchaseStates[productID] = .cancelled
+            emit(StoreEvent(.purchaseCancelled, productID: productID))
+            return .cancelled
+        case .pending:
+            purchaseStates[productID] = .pending
+            emit(StoreEvent(.purchasePending, productID: productID))
+            return .pending
+        case .success(let document):
+            seenDocuments.insert(document)
+            let checked = await validation.check(document, appAccountToken: appAccountToken, state: state)
+            switch checked.result {
+            case .failure(let error):
+                purchaseStates[productID] = .failedVerification(error)
+                emit(
+                    StoreEvent(
+                        .verificationFailed, productID: productID, transactionID: checked.transactionID,
+                        detail: error.reason))
+                throw error
+            case .success(let next):
+                await accept(next)
+                await finish(checked)
+                purchaseStates[productID] = .purchased
+                emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
+                return .purchased
+            }
+        }
+    }
+
+    /// One document from the updates stream: verified, unlocked, then finished; a failure leaves it unfinished.
+    private func receiveUpdate(_ document: String) async {
+        guard seenDocuments.insert(document).inserted else { return }
+        let checked = await validation.check(document, appAccountToken: appAccountToken, state: state)
+        switch checked.result {
+        case .failure(let error):
+            emit(
+                StoreEvent(
+                    .verificationFailed, productID: checked.productID, transactionID: checked.transactionID,
+                    detail: error.reason))
+        case .success(let next):
+            let before = entitlements
+            await accept(next)
+            await finish(checked)
+            if let productID = checked.productID, purchaseStates[productID] == .pending {
+                purchaseStates[productID] = .purchased
+                emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
+            } else if !announceRevocations(since: before) {
+                emit(
+                    StoreEvent(.transactionUpdated, productID: checked.productID, transactionID: checked.transactionID))
+            }
+        }
+    }
+
+    private func accept(_ next: VerifiedState) async {
+        state = next
+        origin = .verified
+        await recompute()
+        await save()
+    }
+
+    private func finish(_ checked: CheckedTransaction) async {
+        guard let id = checked.transactionID else { return }
+        do {
+            try await backend.finish(transactionID: id)
+            emit(StoreEvent(.transactionFinished, productID: checked.productID, transactionID: id))
+        } catch {
+            // Unfinished transactions come back through updates at the next launch.
+            emit(StoreEvent(.purchaseFailed, productID: checked.productID, transactionID: id, detail: error.reason))
+        }
+    }
+
+    // MARK: - Restore, refunds, consumption
+
+    /// Restores purchases (`AppStore.sync()`), then reconciles. Throws when the store cannot be asked.
+    public func restore() async throws(StoreError) {
+        do { _ = try await backend.sync() } catch {
+            emit(StoreEvent(.restoreFailed, detail: error.reason))
+            throw error
+        }
+        await reconcile()
+        guard origin == .verified else {
+            let error = StoreError(.networkError, "the store could not confirm the restored purchases")
+            emit(StoreEvent(.restoreFailed, detail: error.reason))
+            throw error
+        }
+        emit(StoreEvent(.restored, detail: "\(entitlements.entitledProductIDs.count) products owned"))
+    }
+
+    /// Asks the store to refund a transaction; the decision arrives later through updates.
+    public func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
+        let status = try await backend.requestRefund(transactionID: transactionID)
+        emit(StoreEvent(.refundRequested, transactionID: transactionID, detail: status.rawValue))
+        return status
+    }
+
+    /// Where the customer manages subscriptions.
+    public func manageSubscriptions() async throws(StoreError) -> URL { try await backend.manageSubscriptions() }
+
+    /// Uses up `quantity` units of a consumable: recorded in the cache on the device, or on the validation server
+    /// (where the balance lives in server validation).
+    public func consume(_ productID: String, quantity: Int = 1) async throws(StoreError) {
+        guard catalog.product(productID)?.kind == .consumable else {
+            throw StoreError(.notConsumable, "\(productID) is not a consumable")
+        }
+        guard quantity > 0, consumableCount(productID) >= quantity else {
+            throw StoreError(
+                .insufficientBalance, "\(productID) has \(consumableCount(productID)) left; cannot use \(quantity)")
+        }
+        let id = UUID().uuidString
+        if case .server(let server) = validationMode {
+            state = try await server.consume(productID, quantity: quantity, idempotencyKey: id, state: state)
+        } else {
+            state.history.consumptions.append(
+                ConsumptionRecord(productID: productID, quantity: quantity, date: try await backend.now(), id: id))
+        }
+        await recompute()
+        await save()
+        emit(
+            StoreEvent(.consumed, productID: productID, detail: "\(quantity) used, \(consumableCount(productID)) left"))
+    }
+
+    // MARK: - Answers (all from the engine)
+
+    /// The configuration's products of one kind, in configuration order.
+    public func products(of kind: ProductKind) -> [StoreProduct] { products.filter { $0.kind == kind } }
+
+    /// A subscription group's products, highest service level first.
+    public func subscriptions(inGroup groupID: String) -> [StoreProduct] {
+        products.filter { $0.subscriptionGroupID == groupID }.sorted {
+            (catalog.product($0.id)?.subscription?.level ?? .max)
+                < (catalog.product($1.id)?.subscription?.level ?? .max)
+        }
+    }
+
+    /// The subscription groups the configuration's products belong to, in configuration order.
+    public var subscriptionGroupIDs: [String] {
+        var seen: Set<String> = []
+        return products.compactMap(\.subscriptionGroupID).filter { seen.insert($0).inserted }
+    }
+
+    /// Whether the customer may use the product now.
+    public func isPurchased(_ productID: String) -> Bool { entitlements.isEntitled(to: productID) }
+
+    /// Every product the customer may use now.
+    public var purchasedProductIDs: Set<String> { entitlements.entitledProductIDs }
+
+    /// The units of a consumable left: bought, minus used, minus refunded.
+    public func consumableCount(_ productID: String) -> Int { entitlements.balance(of: productID) }
+
+    /// A subscription group as the engine sees it: the active product with the highest level, its state, renewal
+    /// date, auto-renew and next product, and a pending upgrade or downgrade.
+    public func subscriptionInfo(group groupID: String) -> SubscriptionGroupStatus? { entitlements.group(groupID) }
+
+    /// A non-consumable's purchase: its date and, when refunded or revoked, the date access ended.
+    public func purchaseInfo(_ productID: String) -> PurchaseInfo? {
+        if let owned = entitlements.nonConsumables.first(where: { $0.productID == productID }) {
+            return PurchaseInfo(
+                productID: productID, transactionID: owned.transactionID, purchaseDate: owned.purchaseDate,
+                revocationDate: nil, ownership: owned.ownership, isActive: true)
+        }
+        if let revoked = entitlements.revokedTransactions.last(where: { $0.productID == productID }) {
+            return PurchaseInfo(
+                productID: productID, transactionID: revoked.transactionID, purchaseDate: revoked.purchaseDate,
+                revocationDate: revoked.revocation.date, ownership: .purchased, isActive: false)
+        }
+        return nil
+    }
+
+    /// Whether the customer would get a group's introductory offer (never had one in the group).
+    public func isEligibleForIntroductoryOffer(group groupID: String) -> Bool {
+        entitlements.isEligibleForIntroductoryOffer(inGroup: groupID)
+    }
+
+    /// The last purchase state of a product.
+    public func purchaseState(_ productID: String) -> PurchaseState { purchaseStates[productID] ?? .notStarted }
+
+    // MARK: - Events
+
+    /// Every event from now on, in order. Each call is one listener; drop the stream to stop.
+    public func events() -> AsyncStream<StoreEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreEvent.self)
+        let key = UUID()
+        listeners[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeListener(key) }
+        }
+        return stream
+    }
+
+    private func removeListener(_ key: UUID) { listeners[key] = nil }
+
+    private func emit(_ event: StoreEvent) {
+        var metadata: Logger.Metadata = ["event": .string(event.kind.rawValue)]
+        if let product = event.productID { metadata["product"] = .string(product) }
+        if let transaction = event.transactionID { metadata["transaction"] = .string(transaction) }
+        let level: Logger.Level =
+            switch event.kind {
+            case .purchaseFailed, .verificationFailed, .reconcileFailed, .restoreFailed, .productsUnavailable: .warning
+            default: .info
+            }
+        logger.log(level: level, "\(event.kind.rawValue)\(event.detail.map { ": \($0)" } ?? "")", metadata: metadata)
+        for continuation in listeners.values { continuation.yield(event) }
+    }
+
+    // MARK: - State
+
+    private func recompute() async {
+        if let snapshot = state.serverSnapshot {
+            entitlements = snapshot
+            return
+        }
+        let moment = (try? await backend.now()) ?? entitlements.moment
+        entitlements = engine.snapshot(of: state.history, at: moment)
+    }
+
+    /// Announces each transaction that became revoked since `before`; returns whether there was one.
+    @discardableResult
+    private func announceRevocations(since before: EntitlementSnapshot) -> Bool {
+        let known = Set(before.revokedTransactions.map(\.transactionID))
+        let new = entitlements.revokedTransactions.filter { !known.contains($0.transactionID) }
+        for revoked in new {
+            emit(StoreEvent(.refunded, productID: revoked.productID, transactionID: revoked.transactionID))
+        }
+        return !new.isEmpty
+    }
+
+    private func save() async {
+        let cache = StoreCache(
+            history: state.history, serverSnapshot: state.serverSnapshot, serverCustomerID: state.serverCustomerID,
+            products: products, savedAt: entitlements.moment)
+        do { try await persistence.save(cache) } catch {
+            logger.warning("cannot save the store cache: \(error.reason)", metadata: ["event": "persistenceFailed"])
+        }
+    }
+}

@@ -1,0 +1,143 @@
+public import Foundation
+public import IAPCatalog
+
+/// What an app asks of an App Store, shaped like StoreKit 2's API so that a StoreKit backend on Apple platforms is a
+/// thin adapter: every transaction comes back as the signed JWS the store issued, never as a decoded claim, so the
+/// ``Store`` decides what to believe.
+///
+/// IAPKit ships two implementations, both driving the local App Store: ``SimulatorBackend`` (the simulator in
+/// process) and ``HTTPSimulatorBackend`` (the simulator that `iapkit serve` runs, over its `/simulator` API).
+public protocol StoreBackend: Sendable {
+    /// The store's current moment (the device clock for a real store; the simulated clock for the simulator).
+    func now() async throws(StoreError) -> Date
+
+    /// `Product.products(for:)`: the products among `ids` the store sells, localized for the customer's storefront.
+    func products(for ids: [String]) async throws(StoreError) -> [StoreProduct]
+
+    /// `Product.purchase(options:)`.
+    func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult
+
+    /// `Transaction.updates`: first every unfinished transaction (the redelivery at launch), then each transaction
+    /// issued or changed from now on (renewals, approvals, refunds, purchases on other devices). One call is one
+    /// listener; it ends when the stream is dropped. Elements are signed transactions (JWS).
+    func transactionUpdates() -> AsyncStream<String>
+
+    /// `Transaction.all`: every transaction of the customer, signed, oldest first.
+    func allTransactions() async throws(StoreError) -> [String]
+
+    /// `Transaction.unfinished`: transactions the app has not finished, signed.
+    func unfinishedTransactions() async throws(StoreError) -> [String]
+
+    /// `Transaction.finish()`.
+    func finish(transactionID: String) async throws(StoreError)
+
+    /// `AppStore.sync()`: the latest transaction of everything the customer has, signed.
+    func sync() async throws(StoreError) -> [String]
+
+    /// `Product.SubscriptionInfo.status`: the signed renewal info of every subscription the customer sees.
+    func subscriptionRenewalInfos() async throws(StoreError) -> [String]
+
+    /// `AppTransaction.shared`: the signed app transaction of this device.
+    func appTransaction() async throws(StoreError) -> String
+
+    /// The app receipt on disk (`Bundle.main.appStoreReceiptURL`), nil when the device has none yet.
+    func appReceipt() async throws(StoreError) -> [UInt8]?
+
+    /// `SKReceiptRefreshRequest`: asks the store for a fresh receipt and returns it.
+    func refreshReceipt() async throws(StoreError) -> [UInt8]
+
+    /// The identifier the receipt's device hash is made from (`identifierForVendor`).
+    var deviceIdentifier: UUID { get }
+
+    /// `Transaction.beginRefundRequest(for:in:)`.
+    func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus
+
+    /// `AppStore.showManageSubscriptions(in:)`: where the customer manages subscriptions.
+    func manageSubscriptions() async throws(StoreError) -> URL
+}
+
+/// A product as the store sells it to this customer.
+public struct StoreProduct: Hashable, Sendable, Codable {
+    public var id: String
+    public var kind: ProductKind
+    public var displayName: String
+    public var description: String
+    public var price: Decimal
+    /// The price as the customer's storefront writes it ("$2.99", "2,99 €").
+    public var displayPrice: String
+    public var subscriptionGroupID: String?
+    public var subscriptionPeriod: SubscriptionPeriod?
+    public var isFamilyShareable: Bool
+    /// The store's own word on introductory-offer eligibility (the ``Store`` answers from the engine instead).
+    public var storeSaysEligibleForIntroductoryOffer: Bool
+
+    public init(
+        id: String, kind: ProductKind, displayName: String, description: String, price: Decimal,
+        displayPrice: String, subscriptionGroupID: String? = nil, subscriptionPeriod: SubscriptionPeriod? = nil,
+        isFamilyShareable: Bool = false, storeSaysEligibleForIntroductoryOffer: Bool = false
+    ) {
+        self.id = id
+        self.kind = kind
+        self.displayName = displayName
+        self.description = description
+        self.price = price
+        self.displayPrice = displayPrice
+        self.subscriptionGroupID = subscriptionGroupID
+        self.subscriptionPeriod = subscriptionPeriod
+        self.isFamilyShareable = isFamilyShareable
+        self.storeSaysEligibleForIntroductoryOffer = storeSaysEligibleForIntroductoryOffer
+    }
+}
+
+/// One purchase as the app asks for it (`Product.PurchaseOption`s).
+public struct PurchaseRequest: Hashable, Sendable {
+    public var productID: String
+    public var quantity: Int
+    public var appAccountToken: UUID?
+    public var promotionalOffer: PromotionalOffer?
+
+    public init(
+        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, promotionalOffer: PromotionalOffer? = nil
+    ) {
+        self.productID = productID
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.promotionalOffer = promotionalOffer
+    }
+}
+
+/// A promotional offer signed by the developer's server (`Product.PurchaseOption.promotionalOffer`).
+public struct PromotionalOffer: Hashable, Sendable {
+    public var offerID: String
+    public var keyID: String
+    public var nonce: UUID
+    public var timestamp: Int64
+    /// The base64 ECDSA signature.
+    public var signature: String
+
+    public init(offerID: String, keyID: String, nonce: UUID, timestamp: Int64, signature: String) {
+        self.offerID = offerID
+        self.keyID = keyID
+        self.nonce = nonce
+        self.timestamp = timestamp
+        self.signature = signature
+    }
+}
+
+/// What the store answered a purchase with (`Product.PurchaseResult`), before any verification.
+public enum BackendPurchaseResult: Hashable, Sendable {
+    /// The store issued a transaction: its JWS.
+    case success(signedTransaction: String)
+    /// Waiting for a parent's approval or the customer's action; the transaction, if any, comes through updates.
+    case pending
+    /// The customer dismissed the purchase sheet.
+    case userCancelled
+}
+
+/// What a refund request came to (`Transaction.RefundRequestStatus`).
+public enum RefundRequestStatus: String, Hashable, Sendable, Codable {
+    /// The request reached Apple; the decision arrives later as a revocation through updates.
+    case success
+    /// The customer dismissed the sheet.
+    case userCancelled
+}

@@ -1,0 +1,57 @@
+public import IAPCore
+
+/// Why a store operation did not happen, with a stable code (StoreKit's `StoreKitError` and `Product.PurchaseError`
+/// cases keep their names) and a reason for people.
+public struct StoreError: CodedError, Sendable {
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        // StoreKit's own failures, as a backend reports them.
+        public static let networkError = Code(rawValue: "networkError")
+        public static let systemError = Code(rawValue: "systemError")
+        public static let notAvailableInStorefront = Code(rawValue: "notAvailableInStorefront")
+        public static let notEntitled = Code(rawValue: "notEntitled")
+        public static let productUnavailable = Code(rawValue: "productUnavailable")
+        public static let purchaseNotAllowed = Code(rawValue: "purchaseNotAllowed")
+        public static let ineligibleForOffer = Code(rawValue: "ineligibleForOffer")
+        public static let invalidOfferIdentifier = Code(rawValue: "invalidOfferIdentifier")
+        public static let invalidOfferPrice = Code(rawValue: "invalidOfferPrice")
+        public static let invalidOfferSignature = Code(rawValue: "invalidOfferSignature")
+        public static let missingOfferParameters = Code(rawValue: "missingOfferParameters")
+        public static let invalidQuantity = Code(rawValue: "invalidQuantity")
+        public static let unknown = Code(rawValue: "unknown")
+        public static let invalidState = Code(rawValue: "invalidState")
+        public static let unknownTransaction = Code(rawValue: "unknownTransaction")
+
+        // The Store's own.
+        /// Another purchase has not finished yet: one at a time.
+        public static let purchaseInProgress = Code(rawValue: "purchaseInProgress")
+        /// The product is not in the app's product configuration.
+        public static let unknownProduct = Code(rawValue: "unknownProduct")
+        /// What the store handed out did not verify: nothing was unlocked.
+        public static let failedVerification = Code(rawValue: "failedVerification")
+        /// Consuming more than the balance, or consuming a product that is not a consumable.
+        public static let notConsumable = Code(rawValue: "notConsumable")
+        public static let insufficientBalance = Code(rawValue: "insufficientBalance")
+        /// The app's validation server could not be reached or did not answer sensibly.
+        public static let serverUnreachable = Code(rawValue: "serverUnreachable")
+        /// The app's validation server refused the document (the reason carries its code).
+        public static let serverRefused = Code(rawValue: "serverRefused")
+        /// The validation server serves another app than the document's.
+        public static let wrongBundle = Code(rawValue: "wrongBundle")
+        /// A sandbox document was sent to a server (or endpoint) for production.
+        public static let sandboxReceiptInProduction = Code(rawValue: "sandboxReceiptInProduction")
+        /// The cache could not be read or written.
+        public static let persistenceFailed = Code(rawValue: "persistenceFailed")
+    }
+
+    public let code: Code
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Something the ``Store`` did or saw, in a stable vocabulary (the seeds' notifications): logged through swift-log
+/// with the kind under the `event` metadata key, and delivered to every ``Store/events()`` listener.
+public struct StoreEvent: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
+        /// The product configuration's products came back from the store.
+        case productsLoaded
+        /// The store could not give products; the cached list answers.
+        case productsUnavailable
+        /// The fallback cache answers until the store does (an offline start).
+        case cacheLoaded
+        /// Verified state replaced the cached one.
+        case reconciled
+        /// The store could not be asked; the cache keeps answering.
+        case reconcileFailed
+        case purchaseStarted
+        case purchaseSucceeded
+        case purchasePending
+        case purchaseCancelled
+        case purchaseFailed
+        /// A document from the store did not verify; nothing was unlocked.
+        case verificationFailed
+        /// A verified transaction arrived through updates (a renewal, a purchase elsewhere, a family purchase).
+        case transactionUpdated
+        /// A transaction was finished with the store after it was unlocked.
+        case transactionFinished
+        case restored
+        case restoreFailed
+        /// A refund or revocation took access away.
+        case refunded
+        case refundRequested
+        /// Units of a consumable were used up.
+        case consumed
+    }
+
+    public var kind: Kind
+    public var productID: String?
+    public var transactionID: String?
+    /// A short description for people (the error's reason for failures).
+    public var detail: String?
+
+    public init(_ kind: Kind, productID: String? = nil, transactionID: String? = nil, detail: String? = nil) {
+        self.kind = kind
+        self.productID = productID
+        self.transactionID = transactionID
+        self.detail = detail
+    }
+}

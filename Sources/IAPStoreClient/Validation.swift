@@ -1,0 +1,180 @@
+import Foundation
+import IAPCatalog
+import IAPEntitlements
+import IAPReceipts
+import IAPSignedData
+import IAPTrust
+
+/// What the ``Store`` believes: verified records for the engine (device validation, and receipts checked by the
+/// server), or the validation server's own snapshot (signed transactions checked by the server).
+struct VerifiedState: Hashable, Sendable {
+    var history = PurchaseHistory()
+    var serverSnapshot: EntitlementSnapshot?
+    var serverCustomerID: String?
+}
+
+/// One document from the store, checked: which transaction it names (as far as it could be read) and what to believe
+/// now, or why not.
+struct CheckedTransaction: Sendable {
+    var transactionID: String?
+    var productID: String?
+    var result: Result<VerifiedState, StoreError>
+}
+
+/// The three validation modes behind one shape: check one transaction the store handed out, or rebuild the whole
+/// verified state from the store.
+struct Validation: Sendable {
+    let mode: ValidationMode
+    let backend: any StoreBackend
+    let engine: EntitlementEngine
+
+    // MARK: - One transaction
+
+    func check(_ jws: String, appAccountToken: UUID?, state: VerifiedState) async -> CheckedTransaction {
+        let claimed = try? CompactJWS(jws).decodePayload(as: TransactionPayload.self)
+        var checked = CheckedTransaction(
+            transactionID: claimed?.transactionID, productID: claimed?.productID, result: .success(state))
+        do throws(StoreError) {
+            switch mode {
+            case .signedTransactions(let verifier):
+                let record = try await verifiedRecord(jws, verifier)
+                var next = state
+                next.history.records.merge(record)
+                if engine.kind(of: record) == .autoRenewable, let renewals = try? await verifiedRenewals(verifier) {
+                    next.history.renewals = renewals
+                }
+                checked.result = .success(next)
+            case .appReceipt(let verifier):
+                let history = try await verifiedReceiptHistory(verifier, cached: state.history)
+                guard let id = claimed?.transactionID, history.records.contains(where: { $0.transactionID == id })
+                else {
+                    throw StoreError(
+                        .failedVerification,
+                        "the verified receipt does not contain transaction \(claimed?.transactionID ?? "?")")
+                }
+                checked.result = .success(VerifiedState(history: history))
+            case .server(let server):
+                checked.result = .success(
+                    try await server.check(jws, appAccountToken: appAccountToken, backend: backend, state: state))
+            }
+        } catch {
+            checked.result = .failure(error)
+        }
+        return checked
+    }
+
+    // MARK: - Everything
+
+    /// The verified state rebuilt from the store's answers. What the cache holds and the store does not confirm is
+    /// dropped, except finished consumables (a store forgets them; their refunds still arrive as updates).
+    func reconcile(state: VerifiedState) async throws(StoreError) -> (VerifiedState, failures: [StoreError]) {
+        switch mode {
+        case .signedTransactions(let verifier):
+            var failures: [StoreError] = []
+            var records: [PurchaseRecord] = []
+            for jws in try await backend.allTransactions() {
+                do throws(StoreError) { records.merge(try await verifiedRecord(jws, verifier)) } catch {
+                    failures.append(error)
+                }
+            }
+            let renewals = try await verifiedRenewals(verifier) { failures.append($0) }
+            var history = PurchaseHistory(
+                records: records + forgottenConsumables(of: state.history, missingFrom: records),
+                renewals: renewals, consumptions: state.history.consumptions,
+                originalAppVersion: state.history.originalAppVersion)
+            if let app = try? await verifier.verifyAppTransaction(try await backend.appTransaction()),
+                let payload = app.verifiedPayload
+            {
+                history.originalAppVersion = payload.originalApplicationVersion ?? history.originalAppVersion
+            }
+            return (VerifiedState(history: history), failures)
+        case .appReceipt(let verifier):
+            return (VerifiedState(history: try await verifiedReceiptHistory(verifier, cached: state.history)), [])
+        case .server(let server):
+            return (try await server.reconcile(backend: backend, state: state), [])
+        }
+    }
+
+    // MARK: - Pieces
+
+    /// The renewal info of every subscription the customer sees, each verified; one that fails is left out (and
+    /// reported to `failed`).
+    func verifiedRenewals(_ verifier: SignedDataVerifier, failed: (StoreError) -> Void = { _ in })
+        async throws(StoreError) -> [RenewalRecord]
+    {
+        var renewals: [RenewalRecord] = []
+        for jws in try await backend.subscriptionRenewalInfos() {
+            guard let verdict = try? await verifier.verifyRenewalInfo(jws),
+                let payload = verdict.verifiedPayload, let renewal = RenewalRecord(payload)
+            else {
+                failed(StoreError(.failedVerification, "a renewal info did not verify"))
+                continue
+            }
+            renewals.append(renewal)
+        }
+        return renewals
+    }
+
+    /// A signed transaction as a record, once it verified.
+    func verifiedRecord(_ jws: String, _ verifier: SignedDataVerifier) async throws(StoreError) -> PurchaseRecord {
+        let verdict: SignedDataVerdict<TransactionPayload>
+        do { verdict = try await verifier.verifyTransaction(jws) } catch {
+            throw StoreError(.failedVerification, "not a signed transaction: \(error)")
+        }
+        guard let payload = verdict.verifiedPayload else {
+            let reasons = verdict.failures.map(\.description).joined(separator: "; ")
+            throw StoreError(.failedVerification, "transaction \(verdict.payload?.transactionID ?? "?"): \(reasons)")
+        }
+        guard let record = PurchaseRecord(payload) else {
+            throw StoreError(.failedVerification, "the transaction has no id, product or purchase date")
+        }
+        return record
+    }
+
+    /// The app receipt, verified for this app, version and device; refreshed once when it is missing or does not
+    /// verify. Its records replace the cached ones, except finished consumables (they leave the receipt).
+    func verifiedReceiptHistory(_ verifier: ReceiptVerifier, cached: PurchaseHistory) async throws(StoreError)
+        -> PurchaseHistory
+    {
+        let now = try await backend.now()
+        let device = ReceiptVerifier.deviceIdentifier(backend.deviceIdentifier)
+        var lastProblem = "the device has no receipt"
+        var bytes = try await backend.appReceipt()
+        for attempt in 0..<2 {
+            if attempt == 1 || bytes == nil { bytes = try await backend.refreshReceipt() }
+            guard let bytes else { continue }
+            do {
+                let verdict = try await verifier.verify(bytes, at: now, deviceIdentifier: device)
+                guard verdict.isValid else {
+                    lastProblem = verdict.failures.map(\.description).joined(separator: "; ")
+                    if attempt == 0 { continue } else { break }
+                }
+                var history = PurchaseHistory(
+                    consumptions: cached.consumptions, originalAppVersion: cached.originalAppVersion)
+                history.add(verdict.receipt)
+                history.records += forgottenConsumables(of: cached, missingFrom: history.records)
+                return history
+            } catch {
+                lastProblem = "the receipt cannot be read: \(error)"
+            }
+        }
+        throw StoreError(.failedVerification, "the app receipt did not verify: \(lastProblem)")
+    }
+
+    /// Consumable records of `cached` that `records` no longer list.
+    func forgottenConsumables(of cached: PurchaseHistory, missingFrom records: [PurchaseRecord]) -> [PurchaseRecord] {
+        let present = Set(records.map(\.transactionID))
+        return cached.records.filter { engine.kind(of: $0) == .consumable && !present.contains($0.transactionID) }
+    }
+}
+
+extension [PurchaseRecord] {
+    /// Adds a record, replacing an older statement of the same transaction.
+    mutating func merge(_ record: PurchaseRecord) {
+        if let index = firstIndex(where: { $0.transactionID == record.transactionID }) {
+            if (self[index].signedDate ?? .distantPast) <= (record.signedDate ?? .distantPast) { self[index] = record }
+        } else {
+            append(record)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+public import AsyncHTTPClient
+public import Foundation
+import IAPEntitlements
+import IAPSignedData
+import NIOHTTP1
+
+/// The app's own validation server (`iapkit serve`), SwiftyReceiptValidator's way: the device sends what the store
+/// handed out and unlocks from the server's verdict, never from its own reading. A shared secret, when the app has
+/// one, stays on the server.
+public struct ValidationServer: Sendable {
+    /// What the device sends.
+    public enum Document: Hashable, Sendable {
+        /// Each signed transaction to `POST /v1/transactions`; the server records it and answers the customer's
+        /// entitlements (consumable balances live on the server).
+        case signedTransaction
+        /// The app receipt to `POST /v1/receipts`; recorded and answered the same way.
+        case receipt
+        /// The app receipt to `POST /verifyReceipt`, Apple's retired shape that SwiftyReceiptValidator speaks; the
+        /// device runs the engine over the server's `latest_receipt_info` and `pending_renewal_info`. With
+        /// `excludeOldTransactions` the server sends only the latest period of each subscription.
+        case verifyReceipt(excludeOldTransactions: Bool)
+    }
+
+    public let document: Document
+    let http: JSONHTTPClient
+
+    /// A server at `url`; `apiKey` is sent as `Authorization: Bearer` (the customer routes need it).
+    public init(
+        url: URL, apiKey: String? = nil, document: Document = .signedTransaction, client: HTTPClient = .shared,
+        timeout: Duration = .seconds(10)
+    ) {
+        self.document = document
+        http = JSONHTTPClient(
+            baseURL: url, headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
+            unreachable: .serverUnreachable, client: client)
+    }
+
+    // MARK: - The Store's three calls
+
+    /// The server's verdict once it has seen `jws` (or the receipt that contains it).
+    func check(_ jws: String, appAccountToken: UUID?, backend: any StoreBackend, state: VerifiedState)
+        async throws(StoreError) -> VerifiedState
+    {
+        let id = (try? CompactJWS(jws).decodePayload(as: TransactionPayload.self))?.transactionID
+        switch document {
+        case .signedTransaction:
+            var body: [String: Any] = ["signedTransaction": jws]
+            if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+            return try await entitlements(.POST, "/v1/transactions", body, state: state)
+        case .receipt:
+            let next = try await postReceipt(backend: backend, appAccountToken: appAccountToken, state: state)
+            try Self.require(id, in: next.serverSnapshot.map(Self.transactionIDs) ?? [])
+            return next
+        case .verifyReceipt(let exclude):
+            let next = try await verifyReceipt(backend: backend, excludeOld: exclude, state: state)
+            try Self.require(id, in: Set(next.history.records.map(\.transactionID)))
+            return next
+        }
+    }
+
+    /// The server's verdict on everything the store says the customer has.
+    func reconcile(backend: any StoreBackend, state: VerifiedState) async throws(StoreError) -> VerifiedState {
+        switch document {
+        case .signedTransaction:
+            var next = state
+            // The server dedups: posting what it has already seen changes nothing and answers the same snapshot.
+            let latest = try await backend.sync()
+            for jws in latest {
+                var body: [String: Any] = ["signedTransaction": jws]
+                if let token = state.serverCustomerID.flatMap(UUID.init(uuidString:)) {
+                    body["appAccountToken"] = token.uuidString
+                }
+                next = try await entitlements(.POST, "/v1/transactions", body, state: next)
+            }
+            if latest.isEmpty, let customer = state.serverCustomerID {
+                next = try await entitlements(
+                    .GET, "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: next)
+            }
+            if latest.isEmpty, state.serverCustomerID == nil {
+                next.serverSnapshot = EntitlementSnapshot(moment: try await backend.now())
+            }
+            return next
+        case .receipt:
+            return try await postReceipt(backend: backend, appAccountToken: nil, state: state)
+        case .verifyReceipt(let exclude):
+            return try await verifyReceipt(backend: backend, excludeOld: exclude, state: state)
+        }
+    }
+
+    /// Records a consumption on the server (signed transactions and receipts recorded there); with `verifyReceipt`
+    /// the server keeps no state, so the device records it.
+    func consume(_ productID: String, quantity: Int, idempotencyKey: String, state: VerifiedState)
+        async throws(StoreError) -> VerifiedState
+    {
+        guard document != .verifyReceipt(excludeOldTransactions: true),
+            document != .verifyReceipt(excludeOldTransactions: false)
+        else {
+            var next = state
+            next.history.consumptions.append(
+                ConsumptionRecord(productID: productID, quantity: quantity, date: Date(), id: idempotencyKey))
+            return next
+        }
+        guard let customer = state.serverCustomerID else {
+            throw StoreError(.invalidState, "the server does not know this customer yet")
+        }
+        struct Answer: Decodable {
+            var customerId: String
+            var entitlements: EntitlementSnapshot
+        }
+        let answer = try await http.decode(
+            Answer.self, .POST, "/v1/customers/\(Self.escaped(customer))/consumptions",
+            json: ["productId": productID, "quantity": quantity, "idempotencyKey": idempotencyKey])
+        var next = state
+        next.serverSnapshot = answer.entitlements
+        next.serverCustomerID = answer.customerId
+        return next
+    }
+
+    // MARK: - Requests
+
+    private struct EntitlementsAnswer: Decodable {
+        var customerId: String?
+        var entitlements: EntitlementSnapshot
+    }
+
+    private func entitlements(_ method: HTTPMethod, _ path: String, _ body: [String: Any]?, state: VerifiedState)
+        async throws(StoreError) -> VerifiedState
+    {
+        let (status, bytes) = try await http.send(method, path, json: body)
+        guard (200..<300).contains(status) else { throw Self.refusal(status: status, bytes) }
+        let answer: EntitlementsAnswer
+        do { answer = try JSONHTTPClient.decoder.decode(EntitlementsAnswer.self, from: Data(bytes)) } catch {
+            throw StoreError(.serverUnreachable, "\(path) answered with a body that is not entitlements: \(error)")
+        }
+        var next = state
+        next.serverSnapshot = answer.entitlements
+        next.serverCustomerID = answer.customerId ?? state.serverCustomerID
+        return next
+    }
+
+    private func receipt(_ backend: any StoreBackend) async throws(StoreError) -> String {
+        var bytes = try await backend.appReceipt()
+        if bytes == nil { bytes = try await backend.refreshReceipt() }
+        return Data(bytes ?? []).base64EncodedString()
+    }
+
+    private func postReceipt(backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState)
+        async throws(StoreError) -> VerifiedState
+    {
+        var body: [String: Any] = ["receiptData": try await receipt(backend)]
+        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+        return try await entitlements(.POST, "/v1/receipts", body, state: state)
+    }
+
+    private func verifyReceipt(backend: any StoreBackend, excludeOld: Bool, state: VerifiedState)
+        async throws(StoreError) -> VerifiedState
+    {
+        let body: [String: Any] = ["receipt-data": try await receipt(backend), "exclude-old-transactions": excludeOld]
+        let (status, bytes) = try await http.send(.POST, "/verifyReceipt", json: body)
+        guard status == 200 else { throw Self.refusal(status: status, bytes) }
+        let answer: LegacyReceiptAnswer
+        do { answer = try JSONDecoder().decode(LegacyReceiptAnswer.self, from: Data(bytes)) } catch {
+            throw StoreError(.serverUnreachable, "/verifyReceipt answered with a body that is not Apple's shape")
+        }
+        switch answer.status {
+        case 0, 21006: break
+        case 21007:
+            throw StoreError(.sandboxReceiptInProduction, answer.message ?? "a sandbox receipt sent to production")
+        case 21002, 21003:
+            let code: StoreError.Code = answer.iapkitError?.code == "unknownApp" ? .wrongBundle : .failedVerification
+            throw StoreError(code, answer.message ?? "the server did not authenticate the receipt (\(answer.status))")
+        case 21100...21199, 21005, 21009:
+            throw StoreError(.serverUnreachable, answer.message ?? "the server could not answer now (\(answer.status))")
+        default:
+            throw StoreError(.serverRefused, "status \(answer.status): \(answer.message ?? "refused")")
+        }
+        var history = PurchaseHistory(
+            consumptions: state.history.consumptions,
+            originalAppVersion: answer.receipt?.originalApplicationVersion ?? state.history.originalAppVersion)
+        for entry in (answer.latestReceiptInfo ?? []) + (answer.receipt?.inApp ?? []) {
+            if let record = entry.record { history.records.merge(record) }
+        }
+        history.renewals = (answer.pendingRenewalInfo ?? []).compactMap(\.record)
+        var next = state
+        next.history = history
+        next.serverSnapshot = nil
+        return next
+    }
+
+    // MARK: - Errors
+
+    /// A refusal by the server as a typed error: another app's document, a sandbox document in production, a
+    /// forgery, or something else the server refused.
+    static func refusal(status: Int, _ bytes: [UInt8]) -> StoreError {
+        struct Body: Decodable {
+            struct Detail: Decodable { var code: String }
+            var code: String
+            var message: String?
+            var details: [Detail]?
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(bytes)) else {
+            return StoreError(.serverUnreachable, "the server answered HTTP \(status) without an error body")
+        }
+        let message = "\(body.code): \(body.message ?? "HTTP \(status)")"
+        let details = Set((body.details ?? []).map(\.code))
+        if body.code == "unknownApp" || details.contains("bundleIdMismatch") {
+            return StoreError(.wrongBundle, message)
+        }
+        if details.contains("environmentMismatch") { return StoreError(.sandboxReceiptInProduction, message) }
+        if status >= 500 { return StoreError(.serverUnreachable, message) }
+        if body.code == "verificationFailed" { return StoreError(.failedVerification, message) }
+        return StoreError(.serverRefused, message)
+    }
+
+    static func require(_ id: String?, in ids: Set<String>) throws(StoreError) {
+        guard let id, ids.contains(id) else {
+            throw StoreError(.failedVerification, "the server's verdict does not include transaction \(id ?? "?")")
+        }
+    }
+
+    static func transactionIDs(_ snapshot: EntitlementSnapshot) -> Set<String> {
+        var ids = Set(snapshot.nonConsumables.map(\.transactionID))
+        ids.formUnion(snapshot.consumables.flatMap { $0.history.compactMap(\.transactionID) })
+        ids.formUnion(snapshot.subscriptionGroups.compactMap(\.currentTransactionID))
+        ids.formUnion(snapshot.subscriptionGroups.flatMap(\.upgradedTransactionIDs))
+        ids.formUnion(snapshot.nonRenewingSubscriptions.flatMap(\.transactionIDs))
+        ids.formUnion(snapshot.revokedTransactions.map(\.transactionID))
+        return ids
+    }
+
+    static func escaped(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? id
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import IAPCatalog
+import IAPEntitlements
+import IAPReceipts
+import IAPSignedData
+import IAPSimulator
+import IAPStoreClient
+import IAPTestSupport
+import Synchronization
+import Testing
+
+/// The validation modes a scenario runs in.
+enum ModeKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case signedTransactions, appReceipt
+    var testDescription: String { rawValue }
+}
+
+/// A florist simulator on a frozen clock with fixed keys, and stores built over it the way an app builds one.
+struct StoreHarness {
+    static let bundleID = "com.example.florist"
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+
+    let simulator: AppStoreSimulator
+    let mode: ModeKind
+
+    init(_ mode: ModeKind, pki: SimulatorPKI = SimulatorTestKeys.pki, bundleID: String = Self.bundleID) throws {
+        self.mode = mode
+        simulator = try AppStoreSimulator(
+            catalog: FloristCatalog.catalog,
+            configuration: SimulatorConfiguration(
+                bundleID: bundleID, start: Self.start, billingGracePeriodEnabled: false),
+            pki: pki)
+    }
+
+    /// The validation mode, trusting the simulator's roots (the fixed test PKI, never another one).
+    func validation() throws -> ValidationMode {
+        let configuration = simulator.configuration
+        switch mode {
+        case .signedTransactions:
+            return .signedTransactions(
+                try SignedDataVerifier(
+                    trustStore: SimulatorTestKeys.pki.trustStore,
+                    configuration: .init(
+                        bundleID: Self.bundleID, appAppleID: configuration.appAppleID,
+                        environments: [configuration.environment])))
+        case .appReceipt:
+            return .appReceipt(
+                ReceiptVerifier(
+                    trustStore: SimulatorTestKeys.pki.trustStore,
+                    configuration: .init(bundleID: Self.bundleID, appVersion: configuration.appVersion)))
+        }
+    }
+
+    /// A customer with one device.
+    func customer(_ id: String, askToBuy: Bool = false) throws {
+        try simulator.createAccount(id, askToBuy: askToBuy)
+        _ = try simulator.addDevice(account: id)
+    }
+
+    func backend(_ account: String, device: UUID? = nil) throws -> SimulatorBackend {
+        try SimulatorBackend(simulator, account: account, device: device)
+    }
+
+    /// A store over `backend`, started (cache, updates, products, reconciliation), with its events recorded.
+    func store(
+        _ backend: any StoreBackend, persistence: any StorePersistence = MemoryStorePersistence()
+    ) async throws -> (Store, EventLog) {
+        let store = Store(
+            catalog: FloristCatalog.catalog, backend: backend, validation: try validation(), persistence: persistence)
+        let log = EventLog(await store.events())
+        await store.start()
+        return (store, log)
+    }
+}
+
+/// The events of one store, recorded as they come, with a bounded wait for one to arrive.
+final class EventLog: Sendable {
+    private final class Box: Sendable { let events = Mutex<[StoreEvent]>([]) }
+    private let box = Box()
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncStream<StoreEvent>) {
+        let box = self.box
+        task = Task { for await event in stream { box.events.withLock { $0.append(event) } } }
+    }
+
+    deinit { task.cancel() }
+
+    var events: [StoreEvent] { box.events.withLock { $0 } }
+    var kinds: [StoreEvent.Kind] { events.map(\.kind) }
+
+    func count(_ kind: StoreEvent.Kind, product: String? = nil) -> Int {
+        events.filter { $0.kind == kind && (product == nil || $0.productID == product) }.count
+    }
+
+    /// Waits (at most 5 s) until `count` events of `kind` (for `product`, when given) have arrived.
+    func wait(
+        for kind: StoreEvent.Kind, product: String? = nil, count: Int = 1,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while self.count(kind, product: product) < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record(
+                    "no \(kind) event for \(product ?? "any product") in 5 s; saw \(kinds)",
+                    sourceLocation: sourceLocation)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// A backend that hands out what another store signed (a foreign key, another app), to prove the Store refuses it.
+struct ForgingBackend: StoreBackend {
+    let base: SimulatorBackend
+    /// Where forged documents come from: a store with other keys or another bundle id, same catalog.
+    let forger: SimulatorBackend
+
+    var deviceIdentifier: UUID { base.deviceIdentifier }
+    func now() async throws(StoreError) -> Date { try await base.now() }
+    func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] { try await base.products(for: ids) }
+    func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
+        try await forger.purchase(request)
+    }
+    func transactionUpdates() -> AsyncStream<String> { base.transactionUpdates() }
+    func allTransactions() async throws(StoreError) -> [String] { try await base.allTransactions() }
+    func unfinishedTransactions() async throws(StoreError) -> [String] { try await base.unfinishedTransactions() }
+    func finish(transactionID: String) async throws(StoreError) { try await base.finish(transactionID: transactionID) }
+    func sync() async throws(StoreError) -> [String] { try await base.sync() }
+    func subscriptionRenewalInfos() async throws(StoreError) -> [String] { try await base.subscriptionRenewalInfos() }
+    func appTransaction() async throws(StoreError) -> String { try await base.appTransaction() }
+    func appReceipt() async throws(StoreError) -> [UInt8]? { try await forger.appReceipt() }
+    func refreshReceipt() async throws(StoreError) -> [UInt8] { try await forger.refreshReceipt() }
+    func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
+        try await base.requestRefund(transactionID: transactionID)
+    }
+    func manageSubscriptions() async throws(StoreError) -> URL { try await base.manageSubscriptions() }
+}
