@@ -5,8 +5,8 @@ public import IAPCatalog
 /// thin adapter: every transaction comes back as the signed JWS the store issued, never as a decoded claim, so the
 /// ``Store`` decides what to believe.
 ///
-/// IAPKit ships two implementations, both driving the local App Store: ``SimulatorBackend`` (the simulator in
-/// process) and ``HTTPSimulatorBackend`` (the simulator that `iapkit serve` runs, over its `/simulator` API).
+/// ``SimulatorBackend`` drives the local App Store in process. (A backend over `iapkit serve`'s `/simulator` API,
+/// with updates streamed, is the next piece of work; it is not built yet.)
 public protocol StoreBackend: Sendable {
     /// The store's current moment (the device clock for a real store; the simulated clock for the simulator).
     func now() async throws(StoreError) -> Date
