@@ -324,6 +324,7 @@ let package = Package(
                 "IAPCore", "IAPStoreClient", "IAPServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
                 "IAPSimulator", "IAPEntitlements", "IAPReceipts",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

@@ -120,7 +120,7 @@ public actor Store {
     /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay.
     public func reconcile() async {
         do {
-            let (next, failures) = try await validation.reconcile(state: state)
+            let (next, failures) = try await validation.reconcile(state: state, appAccountToken: appAccountToken)
             for failure in failures { emit(StoreEvent(.verificationFailed, detail: failure.reason)) }
             let before = entitlements
             state = next

@@ -67,7 +67,9 @@ struct Validation: Sendable {
 
     /// The verified state rebuilt from the store's answers. What the cache holds and the store does not confirm is
     /// dropped, except finished consumables (a store forgets them; their refunds still arrive as updates).
-    func reconcile(state: VerifiedState) async throws(StoreError) -> (VerifiedState, failures: [StoreError]) {
+    func reconcile(state: VerifiedState, appAccountToken: UUID?) async throws(StoreError) -> (
+        VerifiedState, failures: [StoreError]
+    ) {
         switch mode {
         case .signedTransactions(let verifier):
             var failures: [StoreError] = []
@@ -91,7 +93,7 @@ struct Validation: Sendable {
         case .appReceipt(let verifier):
             return (VerifiedState(history: try await verifiedReceiptHistory(verifier, cached: state.history)), [])
         case .server(let server):
-            return (try await server.reconcile(backend: backend, state: state), [])
+            return (try await server.reconcile(backend: backend, appAccountToken: appAccountToken, state: state), [])
         }
     }
 

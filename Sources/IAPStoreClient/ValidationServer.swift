@@ -22,14 +22,19 @@ public struct ValidationServer: Sendable {
     }
 
     public let document: Document
+    /// Whether sandbox documents are accepted: `verifyReceipt` then retries a receipt that production calls a sandbox
+    /// one (21007) at `/sandbox/verifyReceipt`, as Apple advised. When false that is refused as
+    /// ``StoreError/Code/sandboxReceiptInProduction``.
+    public let acceptsSandbox: Bool
     let http: JSONHTTPClient
 
     /// A server at `url`; `apiKey` is sent as `Authorization: Bearer` (the customer routes need it).
     public init(
-        url: URL, apiKey: String? = nil, document: Document = .signedTransaction, client: HTTPClient = .shared,
-        timeout: Duration = .seconds(10)
+        url: URL, apiKey: String? = nil, document: Document = .signedTransaction, acceptsSandbox: Bool = true,
+        client: HTTPClient = .shared, timeout: Duration = .seconds(10)
     ) {
         self.document = document
+        self.acceptsSandbox = acceptsSandbox
         http = JSONHTTPClient(
             baseURL: url, headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
             unreachable: .serverUnreachable, client: client)
@@ -59,7 +64,9 @@ public struct ValidationServer: Sendable {
     }
 
     /// The server's verdict on everything the store says the customer has.
-    func reconcile(backend: any StoreBackend, state: VerifiedState) async throws(StoreError) -> VerifiedState {
+    func reconcile(backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState) async throws(StoreError)
+        -> VerifiedState
+    {
         switch document {
         case .signedTransaction:
             var next = state
@@ -72,14 +79,20 @@ public struct ValidationServer: Sendable {
                 }
                 next = try await entitlements(.POST, "/v1/transactions", body, state: next)
             }
-            if latest.isEmpty, let customer = state.serverCustomerID {
-                next = try await entitlements(
-                    .GET, "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: next)
-            }
-            if latest.isEmpty, state.serverCustomerID == nil {
+            guard latest.isEmpty else { return next }
+            // Nothing to post: ask the server what it holds for this customer; a customer it has never seen owns
+            // nothing.
+            guard let customer = state.serverCustomerID ?? appAccountToken?.uuidString.lowercased() else {
                 next.serverSnapshot = EntitlementSnapshot(moment: try await backend.now())
+                return next
             }
-            return next
+            do {
+                return try await entitlements(
+                    .GET, "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: next)
+            } catch  where error.code == .serverRefused && error.reason.hasPrefix("customerNotFound") {
+                next.serverSnapshot = EntitlementSnapshot(moment: try await backend.now())
+                return next
+            }
         case .receipt:
             return try await postReceipt(backend: backend, appAccountToken: nil, state: state)
         case .verifyReceipt(let exclude):
@@ -156,18 +169,16 @@ public struct ValidationServer: Sendable {
         async throws(StoreError) -> VerifiedState
     {
         let body: [String: Any] = ["receipt-data": try await receipt(backend), "exclude-old-transactions": excludeOld]
-        let (status, bytes) = try await http.send(.POST, "/verifyReceipt", json: body)
-        guard status == 200 else { throw Self.refusal(status: status, bytes) }
-        let answer: LegacyReceiptAnswer
-        do { answer = try JSONDecoder().decode(LegacyReceiptAnswer.self, from: Data(bytes)) } catch {
-            throw StoreError(.serverUnreachable, "/verifyReceipt answered with a body that is not Apple's shape")
-        }
+        var answer = try await legacyAnswer("/verifyReceipt", body)
+        if answer.status == 21007, acceptsSandbox { answer = try await legacyAnswer("/sandbox/verifyReceipt", body) }
         switch answer.status {
         case 0, 21006: break
         case 21007:
             throw StoreError(.sandboxReceiptInProduction, answer.message ?? "a sandbox receipt sent to production")
         case 21002, 21003:
-            let code: StoreError.Code = answer.iapkitError?.code == "unknownApp" ? .wrongBundle : .failedVerification
+            let wrongApp =
+                answer.iapkitError?.code == "unknownApp" || answer.message?.contains("bundleIdMismatch") == true
+            let code: StoreError.Code = wrongApp ? .wrongBundle : .failedVerification
             throw StoreError(code, answer.message ?? "the server did not authenticate the receipt (\(answer.status))")
         case 21100...21199, 21005, 21009:
             throw StoreError(.serverUnreachable, answer.message ?? "the server could not answer now (\(answer.status))")
@@ -185,6 +196,14 @@ public struct ValidationServer: Sendable {
         next.history = history
         next.serverSnapshot = nil
         return next
+    }
+
+    private func legacyAnswer(_ path: String, _ body: [String: Any]) async throws(StoreError) -> LegacyReceiptAnswer {
+        let (status, bytes) = try await http.send(.POST, path, json: body)
+        guard status == 200 else { throw Self.refusal(status: status, bytes) }
+        do { return try JSONDecoder().decode(LegacyReceiptAnswer.self, from: Data(bytes)) } catch {
+            throw StoreError(.serverUnreachable, "\(path) answered with a body that is not Apple's shape")
+        }
     }
 
     // MARK: - Errors

@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import IAPCatalog
+import IAPEntitlements
+import IAPServer
+import IAPSignedData
+import IAPSimulator
+import IAPStoreClient
+import IAPTestSupport
+import Logging
+import Testing
+
+/// SwiftyReceiptValidator's way: the Store sends what the store handed out to a real validation server on a loopback
+/// socket (the application `iapkit serve` builds, trusting the simulator's roots) and unlocks from its verdict.
+@Suite struct ServerValidationTests {
+    typealias F = FloristCatalog
+    static let apiKey = "store-client-test-key"
+
+    /// A live server validating for the florist app, with the server's clock on the simulator's; `body` gets its URL.
+    static func withServer(
+        _ world: StoreHarness, _ body: @Sendable (URL, ValidationService) async throws -> Void
+    ) async throws {
+        let simulator = world.simulator
+        let app = AppConfiguration(
+            bundleID: StoreHarness.bundleID, appAppleID: simulator.configuration.appAppleID, environments: [.sandbox],
+            trustStore: SimulatorTestKeys.pki.trustStore, catalog: F.catalog)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let service = try ValidationService(
+            apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? StoreHarness.start },
+            logger: logger)
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, apiKeys: [apiKey])
+        let application = buildApplication(service: service, configuration: configuration, logger: logger)
+        try await application.test(.live) { client in
+            let port = try #require(client.port)
+            try await body(URL(string: "http://127.0.0.1:\(port)")!, service)
+        }
+    }
+
+    static func store(
+        _ world: StoreHarness, _ backend: any StoreBackend, url: URL, document: ValidationServer.Document,
+        acceptsSandbox: Bool = true, token: UUID? = UUID(uuidString: "6F0D7E4C-1111-4E4B-9A39-6B1E2F3A4B5C")
+    ) async -> (Store, EventLog) {
+        let server = ValidationServer(
+            url: url, apiKey: apiKey, document: document, acceptsSandbox: acceptsSandbox, timeout: .seconds(2))
+        let store = Store(
+            catalog: F.catalog, backend: backend, validation: .server(server),
+            appAccountToken: token)
+        let log = EventLog(await store.events())
+        await store.start()
+        return (store, log)
+    }
+
+    @Test(arguments: [
+        ValidationServer.Document.signedTransaction, .receipt, .verifyReceipt(excludeOldTransactions: true),
+    ])
+    func purchasesUnlockFromTheServersVerdict(_ document: ValidationServer.Document) async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        try await Self.withServer(world) { url, service in
+            let (store, _) = await Self.store(world, try world.backend("ana"), url: url, document: document)
+            #expect(await store.origin == .verified)
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            #expect(await store.isPurchased(F.flowers))
+            #expect(try await store.purchase(F.gold) == .purchased)
+            #expect(await store.subscriptionInfo(group: F.vipGroup)?.currentProductID == F.gold)
+            #expect(await store.purchasedProductIDs == [F.flowers, F.gold])
+            #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty)
+        }
+    }
+
+    @Test func consumableBalancesLiveOnTheServer() async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        try await Self.withServer(world) { url, service in
+            let (store, _) = await Self.store(world, try world.backend("ana"), url: url, document: .signedTransaction)
+            for _ in 0..<3 { try await store.purchase(F.installation) }
+            try await store.consume(F.installation)
+            #expect(await store.consumableCount(F.installation) == 2)
+            // The server's own answer, as another device of the same customer would get it.
+            let customer = try await service.customer("6f0d7e4c-1111-4e4b-9a39-6b1e2f3a4b5c", bundleID: nil)
+            #expect(try await service.entitlements(of: customer).balance(of: F.installation) == 2)
+        }
+    }
+
+    @Test func refusalsAreTyped() async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        let otherApp = try StoreHarness(.signedTransactions, bundleID: "com.example.other")
+        try otherApp.customer("ana")
+        try await Self.withServer(world) { url, _ in
+            for document in [
+                ValidationServer.Document.signedTransaction, .verifyReceipt(excludeOldTransactions: false),
+            ] {
+                let (store, _) = await Self.store(otherApp, try otherApp.backend("ana"), url: url, document: document)
+                await #expect(throws: StoreError(.wrongBundle, "")) { try await store.purchase(F.flowers) }
+                #expect(await !store.isPurchased(F.flowers))
+            }
+            // A production-only app refuses the sandbox receipt the server recognises.
+            let (strict, _) = await Self.store(
+                world, try world.backend("ana"), url: url, document: .verifyReceipt(excludeOldTransactions: true),
+                acceptsSandbox: false)
+            await #expect(throws: StoreError(.sandboxReceiptInProduction, "")) { try await strict.purchase(F.flowers) }
+            #expect(await !strict.isPurchased(F.flowers))
+        }
+        // Nothing listens there any more.
+        let closed = URL(string: "http://127.0.0.1:9")!
+        let (store, log) = await Self.store(world, try world.backend("ana"), url: closed, document: .signedTransaction)
+        await log.wait(for: .reconcileFailed)
+        await #expect(throws: StoreError(.serverUnreachable, "")) { try await store.purchase(F.flowers) }
+        #expect(await !store.isPurchased(F.flowers))
+        #expect(try world.simulator.unfinishedTransactions(account: "ana").count == 1, "not finished without a verdict")
+    }
+}
