@@ -14,50 +14,53 @@ private let script = ExternalTool.appleVerifyScript
 
 @Suite("iapkit simulate", .serialized)
 struct SimulateCommandTests {
-    /// Runs the florist story once into a folder shared by the tests of this suite.
-    static let run: (status: Int32, output: CapturedOutput, folder: URL) = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-simulate-\(UUID())")
-        let output = CapturedOutput()
-        let semaphore = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var status: Int32 = -1
-        Task {
-            let command = try SimulateCommand.parse([
-                examples.appendingPathComponent("florist-story.yaml").path, "--out", folder.path,
-            ])
-            status = await command.execute(output: output)
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return (status, output, folder)
-    }()
+    /// The florist story, run once into a folder shared by the tests of this suite.
+    struct Story: Sendable {
+        let status: Int32
+        let output: CapturedOutput
+        let folder: URL
 
-    static func files(_ folder: String) throws -> [URL] {
-        let directory = run.folder.appendingPathComponent(folder)
-        return try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted().map {
-            directory.appendingPathComponent($0)
+        func files(_ name: String) throws -> [URL] {
+            let directory = folder.appendingPathComponent(name)
+            return try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted().map {
+                directory.appendingPathComponent($0)
+            }
         }
     }
 
-    @Test func writesTheTimelineRootsAndEveryArtifact() throws {
-        #expect(Self.run.status == 0, "\(Self.run.output.lines.joined(separator: "\n"))")
-        #expect(Self.run.output.lines.joined(separator: "\n").contains("All 47 expectations met."))
+    private static let story = Task {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-simulate-\(UUID())")
+        let output = CapturedOutput()
+        let command = try SimulateCommand.parse([
+            examples.appendingPathComponent("florist-story.yaml").path, "--out", folder.path,
+        ])
+        return Story(status: await command.execute(output: output), output: output, folder: folder)
+    }
+
+    static func run() async throws -> Story { try await story.value }
+
+    @Test func writesTheTimelineRootsAndEveryArtifact() async throws {
+        let run = try await Self.run()
+        #expect(run.status == 0, "\(run.output.lines.joined(separator: "\n"))")
+        #expect(run.output.lines.joined(separator: "\n").contains("All 47 expectations met."))
         let manager = FileManager.default
         for path in ["timeline.txt", SimulatorPKI.FileName.receiptRoot, SimulatorPKI.FileName.jwsRoot] {
-            #expect(manager.fileExists(atPath: Self.run.folder.appendingPathComponent(path).path), "\(path)")
+            #expect(manager.fileExists(atPath: run.folder.appendingPathComponent(path).path), "\(path)")
         }
-        #expect(try Self.files("receipts").count >= 10)
-        #expect(try Self.files("notifications").count == 21)
-        #expect(try Self.files("jws").contains { $0.lastPathComponent.hasPrefix("appTransaction-") })
+        #expect(try run.files("receipts").count >= 10)
+        #expect(try run.files("notifications").count == 21)
+        #expect(try run.files("jws").contains { $0.lastPathComponent.hasPrefix("appTransaction-") })
     }
 
     @Test func everyArtifactVerifiesWithIAPKitAgainstTheExportedRoots() async throws {
+        let run = try await Self.run()
         let roots = try [SimulatorPKI.FileName.receiptRoot, SimulatorPKI.FileName.jwsRoot].flatMap {
-            try TrustAnchorLoader.certificates(contentsOfFile: Self.run.folder.appendingPathComponent($0).path)
+            try TrustAnchorLoader.certificates(contentsOfFile: run.folder.appendingPathComponent($0).path)
         }
         let store = TrustStore(roots: roots)
         let verifier = try SignedDataVerifier(
             trustStore: store, configuration: .init(bundleID: "com.example.florist", environments: [.sandbox]))
-        for file in try Self.files("jws") + Self.files("notifications") {
+        for file in try run.files("jws") + run.files("notifications") {
             var text = try String(contentsOf: file, encoding: .utf8)
             if text.hasPrefix("{"),
                 let body = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]
@@ -68,7 +71,7 @@ struct SimulateCommandTests {
             #expect(verdict.isValid, "\(file.lastPathComponent): \(verdict.failures)")
         }
         let receipts = ReceiptVerifier(trustStore: store, configuration: .init(bundleID: "com.example.florist"))
-        for file in try Self.files("receipts") {
+        for file in try run.files("receipts") {
             let verdict = try await receipts.verify(
                 Array(try Data(contentsOf: file)), at: Date(timeIntervalSince1970: 1_780_000_000))
             #expect(verdict.isValid, "\(file.lastPathComponent): \(verdict.failures)")
@@ -76,17 +79,18 @@ struct SimulateCommandTests {
     }
 
     @Test(.enabled(if: ExternalTool.hasOpenSSL, "openssl is not installed"))
-    func opensslVerifiesEveryReceipt() throws {
-        let rootPEM = Self.run.folder.appendingPathComponent("receipt-root.pem")
-        _ = try ExternalTool.run(
+    func opensslVerifiesEveryReceipt() async throws {
+        let run = try await Self.run()
+        let rootPEM = run.folder.appendingPathComponent("receipt-root.pem")
+        _ = try await ExternalTool.run(
             "/usr/bin/openssl",
             [
                 "x509", "-inform", "DER", "-in",
-                Self.run.folder.appendingPathComponent(SimulatorPKI.FileName.receiptRoot).path,
+                run.folder.appendingPathComponent(SimulatorPKI.FileName.receiptRoot).path,
                 "-out", rootPEM.path,
             ])
-        for file in try Self.files("receipts") {
-            let (status, output) = try ExternalTool.run(
+        for file in try run.files("receipts") {
+            let (status, output) = try await ExternalTool.run(
                 "/usr/bin/openssl",
                 [
                     "cms", "-verify", "-inform", "DER", "-in", file.path, "-CAfile", rootPEM.path, "-purpose", "any",
@@ -97,18 +101,19 @@ struct SimulateCommandTests {
     }
 
     @Test(.enabled(if: ExternalTool.hasAppleLibrary, "python3 with app-store-server-library is not installed"))
-    func applesLibraryVerifiesEverySignedDocument() throws {
+    func applesLibraryVerifiesEverySignedDocument() async throws {
+        let run = try await Self.run()
         var documents: [String] = []
-        for file in try Self.files("jws") {
+        for file in try run.files("jws") {
             let name = file.lastPathComponent
             let kind = name.hasPrefix("transaction") ? "transaction" : name.hasPrefix("renewalInfo") ? "renewal" : "app"
             documents.append("\(kind)=\(file.path)")
         }
-        documents += try Self.files("notifications").map { "notification=\($0.path)" }
-        let (status, output) = try ExternalTool.run(
+        documents += try run.files("notifications").map { "notification=\($0.path)" }
+        let (status, output) = try await ExternalTool.run(
             "/usr/bin/env",
             [
-                "python3", script, "--root", Self.run.folder.appendingPathComponent(SimulatorPKI.FileName.jwsRoot).path,
+                "python3", script, "--root", run.folder.appendingPathComponent(SimulatorPKI.FileName.jwsRoot).path,
                 "--bundle-id", "com.example.florist", "--environment", "Sandbox",
             ] + documents)
         #expect(status == 0, "\(output)")

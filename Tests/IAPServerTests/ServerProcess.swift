@@ -1,4 +1,5 @@
 import Foundation
+import IAPTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -26,8 +27,13 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var port = 0
     private let output = Pipe()
 
-    /// Starts `iapkit serve ARGUMENTS --port 0` and waits (at most 60 s) for its banner with the address.
-    init(_ arguments: [String]) throws {
+    /// Starts `iapkit serve ARGUMENTS --port 0` and waits (at most 60 s, off the cooperative pool: see
+    /// `offThePool`) for its banner with the address.
+    static func start(_ arguments: [String]) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(arguments) }
+    }
+
+    private init(_ arguments: [String]) throws {
         let executable = try #require(Self.executable)
         process.executableURL = executable
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
@@ -52,16 +58,22 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// SIGKILL: no chance to flush or close anything.
-    func kill() {
-        output.fileHandleForReading.readabilityHandler = nil
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    func kill() async throws {
+        try await offThePool { self.killNow() }
     }
 
     /// SIGTERM, then waits for a clean exit.
-    func stop() {
+    func stop() async throws {
+        try await offThePool {
+            self.output.fileHandleForReading.readabilityHandler = nil
+            self.process.terminate()
+            self.process.waitUntilExit()
+        }
+    }
+
+    private func killNow() {
         output.fileHandleForReading.readabilityHandler = nil
-        process.terminate()
+        Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
@@ -90,7 +102,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill() }
+        if process.isRunning { killNow() }
     }
 }
 

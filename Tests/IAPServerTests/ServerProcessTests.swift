@@ -42,13 +42,15 @@ struct ServerProcessTests {
         let notifications = inbox.take()
         #expect(notifications.count == 40)
 
-        let server = try ServerProcess(["--database", database, "--pki", folder.path, "--api-key", Self.key])
+        let server = try await ServerProcess.start([
+            "--database", database, "--pki", folder.path, "--api-key", Self.key,
+        ])
         for notification in notifications {
             let (status, answer) = try await server.post(
                 "/v1/notifications", ["signedPayload": notification.signedPayload])
             #expect(status == 200, "\(answer)")
         }
-        server.kill()  // right after the last 200: nothing is flushed or closed
+        try await server.kill()  // right after the last 200: nothing is flushed or closed
 
         let storage = try await SQLStorage(database: try SQLiteDatabase(path: database))
         let counts = try await storage.counts()
@@ -93,8 +95,8 @@ struct ServerProcessTests {
         }
         let notifications = inbox.take()
 
-        let first = try ServerProcess(["--database", url, "--pki", folder.path, "--api-key", Self.key])
-        let second = try ServerProcess(["--database", url, "--pki", folder.path, "--api-key", Self.key])
+        let first = try await ServerProcess.start(["--database", url, "--pki", folder.path, "--api-key", Self.key])
+        let second = try await ServerProcess.start(["--database", url, "--pki", folder.path, "--api-key", Self.key])
         // Every notification to both at once: one applies it, the other sees a duplicate (or both race to it).
         var outcomes: [String: Int] = [:]
         for notification in notifications {
@@ -131,8 +133,8 @@ struct ServerProcessTests {
         }
         let (_, health) = try await first.get("/health")
         #expect((health["storage"] as? [String: Any])?["notifications"] as? Int == notifications.count)
-        first.stop()
-        second.stop()
+        try await first.stop()
+        try await second.stop()
         try await admin.execute(SQLStatement("DROP DATABASE \(name)"))
         try await admin.close()
     }

@@ -93,18 +93,18 @@ struct SimulatorPKITests {
     }
 
     @Test(.enabled(if: ExternalTool.hasOpenSSL, "openssl is not installed"))
-    func opensslVerifiesTheReceiptAgainstTheExportedRoot() throws {
+    func opensslVerifiesTheReceiptAgainstTheExportedRoot() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-openssl-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         try pki.export(to: directory)
         let receiptPath = directory.appendingPathComponent("receipt.der")
         try Data(try pki.receiptSigner.sign(receipt()).derBytes()).write(to: receiptPath)
         let rootPEM = directory.appendingPathComponent("receipt-root.pem")
-        try run([
+        try await run([
             "x509", "-inform", "DER", "-in", directory.appendingPathComponent(SimulatorPKI.FileName.receiptRoot).path,
             "-out", rootPEM.path,
         ])
-        let (status, output) = try run([
+        let (status, output) = try await run([
             "cms", "-verify", "-inform", "DER", "-in", receiptPath.path, "-CAfile", rootPEM.path, "-purpose", "any",
             "-attime", "1767225600", "-binary", "-out", "/dev/null",
         ])
@@ -116,12 +116,12 @@ struct SimulatorPKITests {
         let otherDirectory = directory.appendingPathComponent("other")
         try other.export(to: otherDirectory)
         let otherPEM = directory.appendingPathComponent("other-root.pem")
-        try run([
+        try await run([
             "x509", "-inform", "DER", "-in",
             otherDirectory.appendingPathComponent(SimulatorPKI.FileName.receiptRoot).path,
             "-out", otherPEM.path,
         ])
-        let (refused, _) = try run([
+        let (refused, _) = try await run([
             "cms", "-verify", "-inform", "DER", "-in", receiptPath.path, "-CAfile", otherPEM.path, "-purpose", "any",
             "-binary", "-out", "/dev/null",
         ])
@@ -129,8 +129,8 @@ struct SimulatorPKITests {
     }
 
     @discardableResult
-    private func run(_ arguments: [String]) throws -> (Int32, String) {
-        try ExternalTool.run("/usr/bin/openssl", arguments)
+    private func run(_ arguments: [String]) async throws -> (Int32, String) {
+        try await ExternalTool.run("/usr/bin/openssl", arguments)
     }
 }
 
@@ -139,12 +139,12 @@ struct SimulatorPKITests {
 struct AppleLibraryCrossCheck {
     static let script = ExternalTool.appleVerifyScript
 
-    static func python(_ arguments: [String]) throws -> (Int32, String) {
-        try ExternalTool.run("/usr/bin/env", ["python3"] + arguments)
+    static func python(_ arguments: [String]) async throws -> (Int32, String) {
+        try await ExternalTool.run("/usr/bin/env", ["python3"] + arguments)
     }
 
     @Test(.enabled(if: ExternalTool.hasAppleLibrary, "python3 with app-store-server-library is not installed"))
-    func signedTransactionAndRenewalVerify() throws {
+    func signedTransactionAndRenewalVerify() async throws {
         let pki = SimulatorTestKeys.pki
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-apple-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -159,7 +159,7 @@ struct AppleLibraryCrossCheck {
             to: forged, atomically: true, encoding: .utf8)
 
         let root = directory.appendingPathComponent(SimulatorPKI.FileName.jwsRoot).path
-        let (status, output) = try Self.python([
+        let (status, output) = try await Self.python([
             Self.script, "--root", root, "--bundle-id", "com.example.florist", "--environment", "Sandbox",
             "transaction=\(transaction.path)", "renewal=\(renewal.path)", "transaction=\(forged.path)",
         ])

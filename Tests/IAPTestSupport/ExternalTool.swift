@@ -2,8 +2,16 @@ import Foundation
 
 /// Runs the independent tools the cross-check tests compare IAPKit with (openssl, Apple's Python library).
 public enum ExternalTool {
-    /// Runs `executable` to the end; returns its exit status and its standard output and error together.
-    public static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `executable` to the end; returns its exit status and its standard output and error together. The
+    /// waiting happens on a thread of its own (see ``offThePool(_:)``), so a slow tool never stalls other tests.
+    public static func run(_ executable: String, _ arguments: [String]) async throws -> (
+        status: Int32, output: String
+    ) {
+        try await offThePool { try runBlocking(executable, arguments) }
+    }
+
+    /// ``run(_:_:)`` for a caller outside Swift concurrency (a static check evaluated while tests are planned).
+    static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -21,10 +29,21 @@ public enum ExternalTool {
 
     /// Whether python3 with Apple's app-store-server-library is here (`.ci/run` installs it).
     public static let hasAppleLibrary: Bool = {
-        (try? run("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary"]))?.status == 0
+        (try? runBlocking("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary"]))?.status == 0
     }()
 
     /// `Scripts/apple-verify.py`, our driver of Apple's library.
     public static let appleVerifyScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scripts/apple-verify.py").path
+}
+
+/// Runs blocking work (waiting for a child process, reading a pipe) on a thread of its own and awaits its result.
+///
+/// Tests run in parallel on Swift's cooperative pool, which is as wide as the machine: two threads here. Work that
+/// blocks one of them halves every other test's share, and two such waits stop them all; a test waiting for an
+/// event with a deadline then fails for want of a thread, not for a bug. Blocking calls in tests go through here.
+public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
 }
