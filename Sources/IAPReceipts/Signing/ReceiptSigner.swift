@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import IAPCore
 import IAPTrust
 import SwiftASN1
 public import X509
@@ -93,7 +94,7 @@ public struct ReceiptSigner: Sendable {
     private static func components(of date: Date) -> (Int, Int, Int, Int, Int, Int) {
         let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
         let seconds = Int(date.timeIntervalSince1970.rounded(.down)) - days * 86_400
-        let (year, month, day) = ReceiptDate.civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         return (year, month, day, seconds / 3600, seconds / 60 % 60, seconds % 60)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import IAPCore
 import NIOCore
 
 /// Reading request bodies and writing JSON answers, the same way for every route.
@@ -45,27 +46,18 @@ enum DateFormat {
     static func text(_ date: Date) -> String {
         let millis = epochMilliseconds(date)
         let (days, dayMillis) = floorDivision(millis, 86_400_000)
-        // Days since 1970-01-01 to a civil date (proleptic Gregorian; H. Hinnant's days_from_civil, inverted).
-        let shifted = days + 719_468
-        let era = floorDivision(shifted, 146_097).quotient
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilCalendar.date(fromDays: Int(days))
         var text = year < 0 ? "-" : ""
         text.reserveCapacity(24)
         func append(_ value: Int64, digits: Int) {
             let written = String(value)
             text += String(repeating: "0", count: max(digits - written.count, 0)) + written
         }
-        append(abs(year), digits: 4)
+        append(Int64(abs(year)), digits: 4)
         text += "-"
-        append(month, digits: 2)
+        append(Int64(month), digits: 2)
         text += "-"
-        append(day, digits: 2)
+        append(Int64(day), digits: 2)
         text += "T"
         append(dayMillis / 3_600_000, digits: 2)
         text += ":"
