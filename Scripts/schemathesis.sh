@@ -26,10 +26,13 @@ for _ in $(seq 1 100); do
 done
 
 status=0
+# The transaction-update stream is excluded: it stays open by design, which a request-answer fuzzer reads as a hang.
+# StoreClient's tests read it with a real client (Tests/IAPStoreClientTests).
 timeout $((max_time + 60)) python3 -m schemathesis.cli run "http://127.0.0.1:$port/openapi.yaml" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples "$examples" --max-time "$max_time" --seed 1 --request-timeout 10 --workers 1 \
-  --header "Authorization: Bearer $key" --no-color --suppress-health-check all || status=$?
+  --header "Authorization: Bearer $key" --no-color --suppress-health-check all \
+  --exclude-path "/simulator/accounts/{account}/updates" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "schemathesis failed ($status); the server's log:"
   tail -40 "$log"

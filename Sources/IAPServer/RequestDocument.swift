@@ -15,12 +15,36 @@ struct RequestDocument {
         guard case .object(let object) = value else {
             throw .badRequest("malformedJSON", "the body must be a JSON object")
         }
+        try self.init(object: object, allowed: allowed, path: "")
+    }
+
+    private init(object: JSONObject, allowed: Set<String>, path: String) throws(APIError) {
         if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
             throw .badRequest(
                 "unknownField",
-                "'\(unknown)' is not a field of this request (known: \(allowed.sorted().joined(separator: ", ")))")
+                "'\(path)\(unknown)' is not a field of this request (known: \(allowed.sorted().joined(separator: ", ")))"
+            )
         }
         self.object = object
+    }
+
+    /// A member that is itself an object, read as strictly as the body.
+    func object(_ key: String, allowed: Set<String>) throws(APIError) -> RequestDocument? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .object(let member)?: return try RequestDocument(object: member, allowed: allowed, path: "\(key).")
+        default: throw .badRequest("invalidField", "'\(key)' must be an object")
+        }
+    }
+
+    /// A member that must be a UUID, when present.
+    func uuid(_ key: String) throws(APIError) -> UUID? {
+        try string(key).map { (text) throws(APIError) in
+            guard let uuid = UUID(uuidString: text) else {
+                throw .badRequest("invalidField", "'\(key)' must be a UUID")
+            }
+            return uuid
+        }
     }
 
     func string(_ key: String) throws(APIError) -> String? {

@@ -7,11 +7,17 @@ public struct ServerConfiguration: Sendable {
     /// Keys accepted for the customer endpoints (`Authorization: Bearer KEY` or `X-API-Key: KEY`). With none, those
     /// endpoints refuse everyone.
     public var apiKeys: [String]
+    /// How often an idle `/simulator/accounts/{account}/updates` stream sends a heartbeat comment.
+    public var updatesHeartbeat: Duration
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 1 << 20, apiKeys: [String] = []) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 1 << 20, apiKeys: [String] = [],
+        updatesHeartbeat: Duration = .seconds(15)
+    ) {
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize
         self.apiKeys = apiKeys
+        self.updatesHeartbeat = updatesHeartbeat
     }
 }

@@ -87,7 +87,7 @@ struct JSONHTTPClient: Sendable {
 }
 
 extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+    func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

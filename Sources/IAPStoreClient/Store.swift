@@ -85,6 +85,7 @@ public actor Store {
                 }
             }
         }
+        await backend.updatesSubscribed()
         await loadProducts()
         await reconcile()
     }

@@ -5,8 +5,8 @@ public import IAPCatalog
 /// thin adapter: every transaction comes back as the signed JWS the store issued, never as a decoded claim, so the
 /// ``Store`` decides what to believe.
 ///
-/// ``SimulatorBackend`` drives the local App Store in process. (A backend over `iapkit serve`'s `/simulator` API,
-/// with updates streamed, is the next piece of work; it is not built yet.)
+/// ``SimulatorBackend`` drives the local App Store in process; ``HTTPStoreBackend`` drives the one a running
+/// `iapkit serve` holds, over its `/simulator` API, with updates streamed as server-sent events.
 public protocol StoreBackend: Sendable {
     /// The store's current moment (the device clock for a real store; the simulated clock for the simulator).
     func now() async throws(StoreError) -> Date
@@ -21,6 +21,11 @@ public protocol StoreBackend: Sendable {
     /// issued or changed from now on (renewals, approvals, refunds, purchases on other devices). One call is one
     /// listener; it ends when the stream is dropped. Elements are signed transactions (JWS).
     func transactionUpdates() -> AsyncStream<String>
+
+    /// Returns once every update stream asked for so far is live or has failed its first attempt. A remote store
+    /// subscribes over the network; the ``Store`` waits for this before it reconciles at launch, so nothing that
+    /// happens after launch slips between the two. A local store is subscribed at once.
+    func updatesSubscribed() async
 
     /// `Transaction.all`: every transaction of the customer, signed, oldest first.
     func allTransactions() async throws(StoreError) -> [String]
@@ -54,6 +59,11 @@ public protocol StoreBackend: Sendable {
 
     /// `AppStore.showManageSubscriptions(in:)`: where the customer manages subscriptions.
     func manageSubscriptions() async throws(StoreError) -> URL
+}
+
+extension StoreBackend {
+    /// A store in process is subscribed as soon as it is asked.
+    public func updatesSubscribed() async {}
 }
 
 /// A product as the store sells it to this customer.

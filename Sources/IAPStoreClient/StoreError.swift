@@ -24,6 +24,10 @@ public struct StoreError: CodedError, Sendable {
         public static let unknown = Code(rawValue: "unknown")
         public static let invalidState = Code(rawValue: "invalidState")
         public static let unknownTransaction = Code(rawValue: "unknownTransaction")
+        /// The simulator does not know the account (a simulated store's code, carried over unchanged).
+        public static let unknownAccount = Code(rawValue: "unknownAccount")
+        /// The device is not one of the account's (a simulated store's code, carried over unchanged).
+        public static let unknownDevice = Code(rawValue: "unknownDevice")
 
         // The Store's own.
         /// Another purchase has not finished yet: one at a time.

@@ -1,11 +1,14 @@
 import Foundation
+import HummingbirdTesting
 import IAPCatalog
 import IAPEntitlements
 import IAPReceipts
+import IAPServer
 import IAPSignedData
 import IAPSimulator
 import IAPStoreClient
 import IAPTestSupport
+import Logging
 import Synchronization
 import Testing
 
@@ -15,13 +18,58 @@ enum ModeKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     var testDescription: String { rawValue }
 }
 
+/// How the store reaches the simulator: in process, or over `iapkit serve`'s `/simulator` API on a real socket.
+enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inProcess, http
+    var testDescription: String { rawValue }
+}
+
+/// A device's backend with the simulated person and network around it.
+protocol SimulatedDevice: StoreBackend {
+    var customer: SimulatedCustomer { get }
+}
+
+extension SimulatorBackend: SimulatedDevice {}
+extension HTTPStoreBackend: SimulatedDevice {}
+
 /// A florist simulator on a frozen clock with fixed keys, and stores built over it the way an app builds one.
-struct StoreHarness {
+struct StoreHarness: Sendable {
     static let bundleID = "com.example.florist"
     static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
     let simulator: AppStoreSimulator
     let mode: ModeKind
+    /// Where the server serving `simulator` listens, when the transport is HTTP.
+    private(set) var server: URL?
+
+    /// Runs `body` with a harness whose stores reach the simulator over `transport`. Over HTTP, a real server (the
+    /// validation server's application, with this simulator under `/simulator`) listens on a loopback port for the
+    /// length of `body`.
+    static func run(
+        _ mode: ModeKind, _ transport: Transport, _ body: @Sendable (StoreHarness) async throws -> Void
+    ) async throws {
+        let world = try StoreHarness(mode)
+        switch transport {
+        case .inProcess: try await body(world)
+        case .http:
+            let simulator = world.simulator
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let app = AppConfiguration(
+                bundleID: bundleID, appAppleID: simulator.configuration.appAppleID, environments: [.sandbox],
+                trustStore: SimulatorTestKeys.pki.trustStore, catalog: FloristCatalog.catalog)
+            let service = try ValidationService(
+                apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? start }, logger: logger)
+            let application = buildApplication(
+                service: service, configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+                simulator: simulator, logger: logger)
+            try await application.test(.live) { client in
+                var served = world
+                served.server = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+                try await body(served)
+            }
+        }
+    }
 
     init(_ mode: ModeKind, pki: SimulatorPKI = SimulatorTestKeys.pki, bundleID: String = Self.bundleID) throws {
         self.mode = mode
@@ -57,8 +105,13 @@ struct StoreHarness {
         _ = try simulator.addDevice(account: id)
     }
 
-    func backend(_ account: String, device: UUID? = nil) throws -> SimulatorBackend {
-        try SimulatorBackend(simulator, account: account, device: device)
+    /// The account's device `device` (its first when nil), in process or over HTTP as the harness runs.
+    func backend(_ account: String, device: UUID? = nil) async throws -> any SimulatedDevice {
+        if let server {
+            return try await HTTPStoreBackend.connect(
+                to: server, account: account, device: device, timeout: .seconds(5), updatesIdleLimit: .seconds(5))
+        }
+        return try SimulatorBackend(simulator, account: account, device: device)
     }
 
     /// A store over `backend`, started (cache, updates, products, reconciliation), with its events recorded.
@@ -126,9 +179,9 @@ final class EventLog: Sendable {
 
 /// A backend that hands out what another store signed (a foreign key, another app), to prove the Store refuses it.
 struct ForgingBackend: StoreBackend {
-    let base: SimulatorBackend
+    let base: any StoreBackend
     /// Where forged documents come from: a store with other keys or another bundle id, same catalog.
-    let forger: SimulatorBackend
+    let forger: any StoreBackend
 
     var deviceIdentifier: UUID { base.deviceIdentifier }
     func now() async throws(StoreError) -> Date { try await base.now() }

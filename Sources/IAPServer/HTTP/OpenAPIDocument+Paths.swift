@@ -332,6 +332,18 @@ extension OpenAPIDocument {
                         appAccountToken: { type: string, format: uuid }
                         interrupted: { type: boolean }
                         userCancels: { type: boolean }
+                        promotionalOffer:
+                          type: object
+                          description: A promotional offer signed with the app's promotional-offer key.
+                          required: [offerId, keyId, nonce, timestamp, signature]
+                          additionalProperties: false
+                          properties:
+                            offerId: { type: string }
+                            keyId: { type: string }
+                            nonce: { type: string, format: uuid }
+                            timestamp: { type: integer, minimum: 0 }
+                            signature: { type: string }
+                        winBackOfferId: { type: string }
               responses:
                 "201":
                   description: Purchased.
@@ -397,6 +409,46 @@ extension OpenAPIDocument {
                 "403": { $ref: "#/components/responses/Forbidden" }
                 "404": { $ref: "#/components/responses/NotFound" }
                 "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/app-transaction:
+            get:
+              summary: The device's signed app transaction (AppTransaction.shared)
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - $ref: "#/components/parameters/account"
+                - { name: deviceId, in: query, required: false, schema: { type: string, format: uuid } }
+              responses:
+                "200":
+                  description: A compact JWS.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [signedAppTransaction]
+                        properties: { signedAppTransaction: { type: string } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/updates:
+            get:
+              summary: The account's transaction updates as server-sent events (Transaction.updates)
+              description: >-
+                The unfinished transactions first, then each transaction the store makes or changes for the account,
+                as `event: transaction`, `id:` the transaction id and `data:` the signed transaction. An idle stream
+                sends a comment every 15 seconds. The stream stays open until the client leaves or the server stops.
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - $ref: "#/components/parameters/account"
+                - { name: deviceId, in: query, required: false, schema: { type: string, format: uuid } }
+              responses:
+                "200":
+                  description: An event stream.
+                  content: { text/event-stream: { schema: { type: string } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
           /simulator/accounts/{account}/renewal-info:
             get:
               summary: The signed renewal info of each subscription the account sees
@@ -473,6 +525,31 @@ extension OpenAPIDocument {
                       additionalProperties: false
                       properties: { percentage: { type: integer, minimum: 1, maximum: 100 } }
               responses: *simulatorAction
+          /simulator/transactions/{id}/refund-request:
+            post:
+              summary: The customer asks for a refund (beginRefundRequest); Apple decides later
+              security: [{}, { adminToken: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              requestBody:
+                required: false
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      properties: { reason: { type: string } }
+              responses:
+                "202":
+                  description: Requested; a CONSUMPTION_REQUEST notification goes to the server.
+                  content: { application/json: { schema: { type: object } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
           /simulator/pending/{id}/approve:
             post:
               summary: Approve an ask-to-buy or interrupted purchase
@@ -496,6 +573,22 @@ extension OpenAPIDocument {
               security: [{}, { adminToken: [] }]
               parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
               responses: *simulatorAction
+          /simulator/clock:
+            get:
+              summary: The simulator's current time
+              security: [{}, { adminToken: [] }]
+              responses:
+                "200":
+                  description: The time.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [now]
+                        properties: { now: { type: string, format: date-time } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "503": { $ref: "#/components/responses/Unavailable" }
           /simulator/clock/advance:
             post:
               summary: Move the simulator's clock forward (renewals, expiries and notifications happen on the way)

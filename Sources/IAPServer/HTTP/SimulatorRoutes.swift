@@ -54,7 +54,10 @@ struct SimulatorRoutes: Sendable {
             let account = try context.parameters.require("account")
             return try await run(
                 request,
-                allowed: ["productId", "deviceId", "quantity", "appAccountToken", "interrupted", "userCancels"]
+                allowed: [
+                    "productId", "deviceId", "quantity", "appAccountToken", "interrupted", "userCancels",
+                    "promotionalOffer", "winBackOfferId",
+                ]
             ) { (body) throws(APIError) in try purchase(account: account, body) }
         }
         group.get("accounts/:account/transactions") { request, context in
@@ -76,8 +79,25 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account/receipt") { request, context in
             try check(request)
-            return try receipt(
-                account: try context.parameters.require("account"), device: request.uri.queryParameters.get("deviceId"))
+            return try receipt(account: try context.parameters.require("account"), device: try deviceParameter(request))
+        }
+        group.get("accounts/:account/app-transaction") { request, context in
+            try check(request)
+            let account = try context.parameters.require("account")
+            let device = try deviceParameter(request)
+            let signed = try simulated { () throws(SimulatorError) in
+                try store.appTransaction(account: account, device: try self.device(device, of: account))
+            }
+            return JSONBody.response(["signedAppTransaction": signed])
+        }
+        group.get("accounts/:account/updates") { request, context in
+            try check(request)
+            let account = try context.parameters.require("account")
+            let device = try deviceParameter(request)
+            let updates = try simulated { () throws(SimulatorError) in
+                try store.transactionUpdates(account: account, device: device)
+            }
+            return TransactionUpdateEvents(updates: updates, heartbeat: configuration.updatesHeartbeat).response()
         }
         group.get("accounts/:account/renewal-info") { request, context in
             try check(request)
@@ -113,6 +133,16 @@ struct SimulatorRoutes: Sendable {
                 return JSONBody.response(["refunded": id])
             }
         }
+        group.post("transactions/:id/refund-request") { request, context in
+            let id = try context.parameters.require("id")
+            return try await run(request, allowed: ["reason"]) { (body) throws(APIError) in
+                let reason = try body.string("reason").map(ConsumptionRequestReason.init(rawValue:))
+                try simulated { () throws(SimulatorError) in
+                    try store.requestRefund(id, reason: reason ?? .unintendedPurchase)
+                }
+                return JSONBody.response(["refundRequested": id], status: .accepted)
+            }
+        }
         group.post("pending/:id/approve") { request, context in
             let id = try context.parameters.require("id")
             return try await run(request, allowed: []) { (_) throws(APIError) in
@@ -126,6 +156,10 @@ struct SimulatorRoutes: Sendable {
                 try simulated { () throws(SimulatorError) in try store.decline(id) }
                 return JSONBody.response(["declined": id])
             }
+        }
+        group.get("clock") { request, _ in
+            try check(request)
+            return JSONBody.response(["now": try simulated { () throws(SimulatorError) in try store.now }])
         }
         group.post("clock/advance") { request, _ in
             try await run(request, allowed: ["seconds"]) { (body) throws(APIError) in
@@ -220,20 +254,35 @@ struct SimulatorRoutes: Sendable {
 
     private func purchase(account: String, _ body: RequestDocument) throws(APIError) -> Response {
         let productID = try body.requiredString("productId")
-        let device = try body.string("deviceId").map { (text) throws(APIError) in
-            guard let uuid = UUID(uuidString: text) else {
-                throw .badRequest("invalidField", "'deviceId' must be a UUID")
-            }
-            return uuid
-        }
+        let device = try body.uuid("deviceId")
         let token = try body.string("appAccountToken").map { (text) throws(APIError) in
             guard let uuid = UUID(uuidString: text) else {
                 throw .badRequest("invalidAppAccountToken", "appAccountToken must be a UUID")
             }
             return uuid
         }
+        var offer: OfferChoice?
+        if let promotional = try body.object(
+            "promotionalOffer", allowed: ["offerId", "keyId", "nonce", "timestamp", "signature"])
+        {
+            guard let nonce = try promotional.uuid("nonce"),
+                let timestamp = try promotional.integer("timestamp", in: 0...Int64.max)
+            else {
+                throw .badRequest("missingField", "'promotionalOffer' needs nonce and timestamp")
+            }
+            offer = .promotional(
+                PromotionalOfferSignature(
+                    offerID: try promotional.requiredString("offerId"), keyID: try promotional.requiredString("keyId"),
+                    nonce: nonce, timestamp: timestamp, signature: try promotional.requiredString("signature")))
+        }
+        if let winBack = try body.string("winBackOfferId") {
+            guard offer == nil else {
+                throw .badRequest("invalidField", "a purchase takes one offer: promotionalOffer or winBackOfferId")
+            }
+            offer = .winBack(offerID: winBack)
+        }
         let options = PurchaseOptions(
-            quantity: Int(try body.integer("quantity", in: 1...10) ?? 1), appAccountToken: token,
+            quantity: Int(try body.integer("quantity", in: 1...10) ?? 1), appAccountToken: token, offer: offer,
             interrupted: try body.bool("interrupted") ?? false, userCancels: try body.bool("userCancels") ?? false)
         let outcome = try simulated { () throws(SimulatorError) in
             try store.purchase(productID, account: account, device: device, options: options)
@@ -247,21 +296,24 @@ struct SimulatorRoutes: Sendable {
         return JSONBody.response(Answers.PurchaseResult(outcome), status: status)
     }
 
-    private func receipt(account: String, device: String?) throws(APIError) -> Response {
+    /// The `deviceId` query parameter, when given.
+    private func deviceParameter(_ request: Request) throws(APIError) -> UUID? {
+        guard let text = request.uri.queryParameters.get("deviceId") else { return nil }
+        guard let uuid = UUID(uuidString: text) else { throw .badRequest("invalidField", "'deviceId' must be a UUID") }
+        return uuid
+    }
+
+    /// `device`, or the account's first device, signed in on demand (an account opened through the library may have
+    /// none).
+    private func device(_ device: UUID?, of account: String) throws(SimulatorError) -> UUID {
+        if let device { return device }
+        if let first = try store.devices(account: account).first { return first }
+        return try store.addDevice(account: account)
+    }
+
+    private func receipt(account: String, device: UUID?) throws(APIError) -> Response {
         let receipt = try simulated { () throws(SimulatorError) in
-            let devices = try store.devices(account: account)
-            let chosen: UUID
-            if let device {
-                guard let uuid = UUID(uuidString: device), devices.contains(uuid) else {
-                    throw SimulatorError(.unknownDevice, "\(device) is not a device of \(account)")
-                }
-                chosen = uuid
-            } else if let first = devices.first {
-                chosen = first
-            } else {
-                chosen = try store.addDevice(account: account)
-            }
-            return try store.receipt(account: account, device: chosen)
+            try store.receipt(account: account, device: try self.device(device, of: account))
         }
         return JSONBody.response(["receiptData": Data(receipt.bytes).base64EncodedString()])
     }
@@ -347,6 +399,9 @@ extension Answers {
         var price: Decimal
         var displayPrice: String
         var subscriptionGroupId: String?
+        /// ISO 8601 (`P1M`), for subscriptions.
+        var subscriptionPeriod: String?
+        var isFamilyShareable: Bool
         var isEligibleForIntroductoryOffer: Bool
 
         init(_ product: SimulatorProduct) {
@@ -357,6 +412,8 @@ extension Answers {
             price = product.price
             displayPrice = product.displayPrice
             subscriptionGroupId = product.subscriptionGroupID
+            subscriptionPeriod = product.subscriptionPeriod?.iso8601
+            isFamilyShareable = product.isFamilyShareable
             isEligibleForIntroductoryOffer = product.isEligibleForIntroductoryOffer
         }
     }

@@ -1,0 +1,67 @@
+import HTTPTypes
+import Hummingbird
+import IAPSimulator
+import NIOCore
+import ServiceLifecycle
+
+/// `Transaction.updates` over HTTP: a `text/event-stream` (server-sent events, as a browser's `EventSource` reads
+/// them) of one account's signed transactions.
+///
+/// The account's unfinished transactions come first, then every transaction the store makes or changes for it while
+/// the stream is open (renewals, approvals, refunds, purchases on other devices), each as
+///
+/// ```text
+/// event: transaction
+/// id: 2000000000000042
+/// data: eyJhbGciOiJFUzI1NiIs...
+/// ```
+///
+/// An idle stream sends a comment line every `heartbeat`, so a client can tell a quiet store from a dead connection.
+/// The stream ends when the client goes away or the server shuts down gracefully.
+struct TransactionUpdateEvents: Sendable {
+    let updates: AsyncStream<SimulatorTransaction>
+    let heartbeat: Duration
+
+    private enum Event: Sendable {
+        case transaction(SimulatorTransaction)
+        case heartbeat
+    }
+
+    func response() -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in try await stream(to: &writer) })
+    }
+
+    private func stream(to writer: inout any ResponseBodyWriter) async throws {
+        let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await transaction in updates { sink.yield(.transaction(transaction)) }
+                sink.finish()
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: heartbeat)
+                    sink.yield(.heartbeat)
+                }
+            }
+            // A comment at once: the client knows the subscription is live before anything happens.
+            try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
+            for await event in events.cancelOnGracefulShutdown() {
+                switch event {
+                case .transaction(let transaction):
+                    try await writer.write(
+                        ByteBuffer(
+                            string: "event: transaction\nid: \(transaction.transactionID)\ndata: \(transaction.jws)\n\n"
+                        ))
+                case .heartbeat:
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                }
+            }
+            group.cancelAll()
+        }
+        try await writer.finish(nil)
+    }
+}

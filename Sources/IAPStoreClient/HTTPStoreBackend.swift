@@ -1,0 +1,395 @@
+public import AsyncHTTPClient
+public import Foundation
+import IAPCatalog
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The local App Store of a running `iapkit serve`, over its `/simulator` API, as one device of one account sees it:
+/// what an app under development, a command-line tool or a test on another machine uses instead of StoreKit.
+///
+/// ```swift
+/// let backend = try await HTTPStoreBackend.connect(
+///     to: URL(string: "http://127.0.0.1:8080")!, account: "ana", createAccount: true)
+/// let store = Store(catalog: catalog, backend: backend, validation: .signedTransactions(verifier))
+/// await store.start()
+/// ```
+///
+/// Everything arrives signed by the simulator's authority, exactly as in process; transaction updates come as
+/// server-sent events, reconnecting with backoff when the connection drops (the server redelivers unfinished
+/// transactions on each connection, and the ``Store`` ignores what it has seen). Transport failures are
+/// `networkError`, the code StoreKit uses; the simulator's own refusals keep their codes.
+public struct HTTPStoreBackend: StoreBackend {
+    /// The server, e.g. `http://127.0.0.1:8080`.
+    public let server: URL
+    public let account: String
+    public let deviceIdentifier: UUID
+    /// The person and network around this device: sheet choices, offline, held purchases.
+    public let customer: SimulatedCustomer
+    /// How long an update stream may stay silent (the server sends a heartbeat every 15 s) before it is dropped and
+    /// reconnected.
+    public let updatesIdleLimit: Duration
+
+    private let http: JSONHTTPClient
+    private let subscriptions = UpdateSubscriptions()
+
+    /// Connects as `account` on `device` (the account's first device when nil, one signed in when it has none).
+    ///
+    /// - Parameters:
+    ///   - adminToken: the server's admin token, when its `/simulator` requires one.
+    ///   - createAccount: open the account (with one device) when the simulator does not know it.
+    ///   - timeout: the limit of each request (not of the update stream, which stays open).
+    ///   - httpClient: the client to send with; `HTTPClient.shared` by default.
+    public static func connect(
+        to server: URL, account: String, device: UUID? = nil, adminToken: String? = nil,
+        customer: SimulatedCustomer = SimulatedCustomer(), createAccount: Bool = false,
+        timeout: Duration = .seconds(10), updatesIdleLimit: Duration = .seconds(45), httpClient: HTTPClient = .shared
+    ) async throws(StoreError) -> HTTPStoreBackend {
+        let http = JSONHTTPClient(
+            baseURL: server, headers: adminToken.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
+            unreachable: .networkError, client: httpClient)
+        let path = "/simulator/accounts/\(Self.segment(account))"
+        var devices: [UUID]
+        do {
+            devices = try await http.decode(AccountAnswer.self, .GET, path).deviceIds.compactMap(UUID.init)
+        } catch  where error.code == .unknownAccount && createAccount {
+            let opened = try await http.decode(
+                DeviceAnswer.self, .POST, "/simulator/accounts", json: ["accountId": account])
+            devices = [opened.deviceId].compactMap(UUID.init)
+        }
+        let chosen: UUID
+        if let device {
+            guard devices.contains(device) else {
+                throw StoreError(.unknownDevice, "\(device) is not a device of \(account)")
+            }
+            chosen = device
+        } else if let first = devices.first {
+            chosen = first
+        } else {
+            let added = try await http.decode(DeviceAnswer.self, .POST, path + "/devices")
+            guard let uuid = UUID(uuidString: added.deviceId) else {
+                throw StoreError(.networkError, "the server answered a device id that is not a UUID")
+            }
+            chosen = uuid
+        }
+        return HTTPStoreBackend(
+            server: server, account: account, deviceIdentifier: chosen, customer: customer,
+            updatesIdleLimit: updatesIdleLimit, http: http)
+    }
+
+    private init(
+        server: URL, account: String, deviceIdentifier: UUID, customer: SimulatedCustomer, updatesIdleLimit: Duration,
+        http: JSONHTTPClient
+    ) {
+        self.server = server
+        self.account = account
+        self.deviceIdentifier = deviceIdentifier
+        self.customer = customer
+        self.updatesIdleLimit = updatesIdleLimit
+        self.http = http
+    }
+
+    private var accountPath: String { "/simulator/accounts/\(Self.segment(account))" }
+    private var deviceQuery: String { "deviceId=\(deviceIdentifier.uuidString)" }
+
+    public func now() async throws(StoreError) -> Date {
+        try await http.decode(ClockAnswer.self, .GET, "/simulator/clock").now
+    }
+
+    public func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] {
+        try customer.checkOnline()
+        let list = ids.map(Self.queryValue).joined(separator: ",")
+        return try await http.decode(ProductsAnswer.self, .GET, accountPath + "/products?ids=\(list)").products.map {
+            (product) throws(StoreError) in try product.storeProduct()
+        }
+    }
+
+    public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
+        let sheet = await customer.nextSheet()
+        try customer.checkOnline()
+        var body: [String: Any] = [
+            "productId": request.productID, "deviceId": deviceIdentifier.uuidString, "quantity": request.quantity,
+            "interrupted": sheet == .interrupt, "userCancels": sheet == .cancel,
+        ]
+        if let token = request.appAccountToken { body["appAccountToken"] = token.uuidString }
+        if let offer = request.promotionalOffer {
+            body["promotionalOffer"] = [
+                "offerId": offer.offerID, "keyId": offer.keyID, "nonce": offer.nonce.uuidString,
+                "timestamp": offer.timestamp, "signature": offer.signature,
+            ]
+        }
+        let answer = try await http.decode(PurchaseAnswer.self, .POST, accountPath + "/purchases", json: body)
+        switch answer.outcome {
+        case "purchased":
+            guard let signed = answer.transaction?.signedTransaction else {
+                throw StoreError(.networkError, "a purchase answered without its transaction")
+            }
+            return .success(signedTransaction: signed)
+        case "pending": return .pending
+        case "userCancelled": return .userCancelled
+        default: throw StoreError(.networkError, "unknown purchase outcome '\(answer.outcome)'")
+        }
+    }
+
+    public func transactionUpdates() -> AsyncStream<String> {
+        let (stream, sink) = AsyncStream.makeStream(of: String.self)
+        let subscription = subscriptions.begin()
+        let listener = Task { await follow(into: sink, subscription: subscription) }
+        sink.onTermination = { _ in listener.cancel() }
+        return stream
+    }
+
+    public func updatesSubscribed() async { await subscriptions.firstAttemptsDone() }
+
+    public func allTransactions() async throws(StoreError) -> [String] {
+        try customer.checkOnline()
+        return try await http.decode(TransactionsAnswer.self, .GET, accountPath + "/transactions").signed
+    }
+
+    public func unfinishedTransactions() async throws(StoreError) -> [String] {
+        try customer.checkOnline()
+        return try await http.decode(TransactionsAnswer.self, .GET, accountPath + "/transactions?unfinished=true")
+            .signed
+    }
+
+    public func finish(transactionID: String) async throws(StoreError) {
+        try customer.checkOnline()
+        _ = try await http.decode(
+            [String: String].self, .POST, "/simulator/transactions/\(Self.segment(transactionID))/finish")
+    }
+
+    public func sync() async throws(StoreError) -> [String] {
+        try customer.checkOnline()
+        return try await http.decode(TransactionsAnswer.self, .POST, accountPath + "/sync").signed
+    }
+
+    public func subscriptionRenewalInfos() async throws(StoreError) -> [String] {
+        try customer.checkOnline()
+        return try await http.decode(RenewalAnswer.self, .GET, accountPath + "/renewal-info").signedRenewalInfo
+    }
+
+    public func appTransaction() async throws(StoreError) -> String {
+        try customer.checkOnline()
+        return try await http.decode(
+            AppTransactionAnswer.self, .GET, accountPath + "/app-transaction?\(deviceQuery)"
+        ).signedAppTransaction
+    }
+
+    /// The receipt on the device's disk: offline, the last one the store gave; online, a fresh one.
+    public func appReceipt() async throws(StoreError) -> [UInt8]? {
+        if customer.isOffline { return customer.receiptOnDisk }
+        return try await refreshReceipt()
+    }
+
+    public func refreshReceipt() async throws(StoreError) -> [UInt8] {
+        try customer.checkOnline()
+        let answer = try await http.decode(ReceiptAnswer.self, .GET, accountPath + "/receipt?\(deviceQuery)")
+        guard let bytes = Data(base64Encoded: answer.receiptData) else {
+            throw StoreError(.networkError, "the receipt the server answered is not base64")
+        }
+        customer.receiptOnDisk = Array(bytes)
+        return Array(bytes)
+    }
+
+    public func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
+        try customer.checkOnline()
+        _ = try await http.decode(
+            [String: String].self, .POST, "/simulator/transactions/\(Self.segment(transactionID))/refund-request")
+        return .success
+    }
+
+    public func manageSubscriptions() async throws(StoreError) -> URL {
+        try customer.checkOnline()
+        return URL(string: "https://apps.apple.com/account/subscriptions")!
+    }
+
+    // MARK: - Transaction updates
+
+    /// Keeps one update stream open until `sink` is dropped: connects, reads events, and after a drop or a failure
+    /// waits (250 ms, doubling to 30 s; back to 250 ms after a good connection) and connects again.
+    private func follow(into sink: AsyncStream<String>.Continuation, subscription: UpdateSubscriptions.Ticket) async {
+        var backoff = Duration.milliseconds(250)
+        while !Task.isCancelled {
+            if customer.isOffline {
+                subscription.attempted()
+            } else {
+                do {
+                    try await readUpdates(into: sink) {
+                        backoff = .milliseconds(250)
+                        subscription.attempted()
+                    }
+                } catch {
+                    subscription.attempted()
+                }
+            }
+            try? await Task.sleep(for: backoff)
+            backoff = min(backoff * 2, .seconds(30))
+        }
+        subscription.attempted()
+        sink.finish()
+    }
+
+    /// One connection: yields each `transaction` event's data until the stream ends, stays silent past
+    /// ``updatesIdleLimit``, or breaks the event format.
+    private func readUpdates(
+        into sink: AsyncStream<String>.Continuation, connected: () -> Void
+    ) async throws {
+        var request = HTTPClientRequest(
+            url: server.absoluteString.trimmingSuffix("/") + accountPath + "/updates?\(deviceQuery)")
+        for (name, value) in http.headers { request.headers.add(name: name, value: value) }
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        let response = try await http.client.execute(request, timeout: .init(http.timeout))
+        guard response.status == .ok else {
+            var buffer = try await response.body.collect(upTo: 64 << 10)
+            throw JSONHTTPClient.error(
+                status: Int(response.status.code), buffer.readBytes(length: buffer.readableBytes) ?? [],
+                refused: nil)
+        }
+        connected()
+        let lastActivity = LastActivity()
+        let idleLimit = updatesIdleLimit
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var parser = ServerSentEventParser()
+                for try await chunk in response.body {
+                    lastActivity.touch()
+                    for event in try parser.feed(chunk.readableBytesView) where event.type == "transaction" {
+                        sink.yield(event.data)
+                    }
+                }
+            }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: idleLimit / 4)
+                    if lastActivity.silence > idleLimit {
+                        throw StoreError(.networkError, "the update stream was silent for \(idleLimit)")
+                    }
+                }
+            }
+            // The first child to end (the stream closed, a format error, silence) ends the connection.
+            _ = try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    // MARK: - Paths
+
+    /// A path segment, percent-encoded (account ids made through the library may hold any character).
+    static func segment(_ text: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/?#")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    static func queryValue(_ text: String) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+,#")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+// MARK: - Answers of `/simulator`
+
+private struct AccountAnswer: Decodable { var deviceIds: [String] }
+private struct DeviceAnswer: Decodable { var deviceId: String }
+private struct ClockAnswer: Decodable { var now: Date }
+private struct RenewalAnswer: Decodable { var signedRenewalInfo: [String] }
+private struct AppTransactionAnswer: Decodable { var signedAppTransaction: String }
+private struct ReceiptAnswer: Decodable { var receiptData: String }
+
+private struct SignedTransactionAnswer: Decodable { var signedTransaction: String }
+
+private struct TransactionsAnswer: Decodable {
+    var transactions: [SignedTransactionAnswer]
+    var signed: [String] { transactions.map(\.signedTransaction) }
+}
+
+private struct PurchaseAnswer: Decodable {
+    var outcome: String
+    var transaction: SignedTransactionAnswer?
+}
+
+private struct ProductsAnswer: Decodable {
+    struct Product: Decodable {
+        var id: String
+        var kind: String
+        var displayName: String
+        var description: String
+        var price: Decimal
+        var displayPrice: String
+        var subscriptionGroupId: String?
+        var subscriptionPeriod: String?
+        var isFamilyShareable: Bool?
+        var isEligibleForIntroductoryOffer: Bool
+
+        func storeProduct() throws(StoreError) -> StoreProduct {
+            guard let kind = ProductKind(rawValue: kind) else {
+                throw StoreError(.networkError, "product \(id) has an unknown kind '\(self.kind)'")
+            }
+            return StoreProduct(
+                id: id, kind: kind, displayName: displayName, description: description, price: price,
+                displayPrice: displayPrice, subscriptionGroupID: subscriptionGroupId,
+                subscriptionPeriod: subscriptionPeriod.flatMap(SubscriptionPeriod.init(iso8601:)),
+                isFamilyShareable: isFamilyShareable ?? false,
+                storeSaysEligibleForIntroductoryOffer: isEligibleForIntroductoryOffer)
+        }
+    }
+    var products: [Product]
+}
+
+/// When an update stream last received bytes.
+private final class LastActivity: Sendable {
+    private let moment = Mutex(ContinuousClock.now)
+    func touch() { moment.withLock { $0 = .now } }
+    var silence: Duration { ContinuousClock.now - moment.withLock { $0 } }
+}
+
+/// The update streams of one backend that have not yet made their first connection attempt, so a store's launch can
+/// wait until its subscription is live (or known to have failed) before it reconciles.
+final class UpdateSubscriptions: Sendable {
+    private struct State {
+        var pending = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    /// One stream's first attempt; ``attempted()`` may be called many times, only the first counts.
+    final class Ticket: Sendable {
+        private let done = Mutex(false)
+        private let owner: UpdateSubscriptions
+        init(_ owner: UpdateSubscriptions) { self.owner = owner }
+        func attempted() {
+            let first = done.withLock { done in
+                defer { done = true }
+                return !done
+            }
+            if first { owner.finishOne() }
+        }
+    }
+
+    func begin() -> Ticket {
+        state.withLock { $0.pending += 1 }
+        return Ticket(self)
+    }
+
+    fileprivate func finishOne() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.pending -= 1
+            guard state.pending == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func firstAttemptsDone() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                if state.pending == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
