@@ -1,5 +1,5 @@
 import Foundation
-import HummingbirdTesting
+import Hummingbird
 import IAPCatalog
 import IAPEntitlements
 import IAPReceipts
@@ -52,22 +52,42 @@ struct StoreHarness: Sendable {
         switch transport {
         case .inProcess: try await body(world)
         case .http:
-            let simulator = world.simulator
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            let app = AppConfiguration(
-                bundleID: bundleID, appAppleID: simulator.configuration.appAppleID, environments: [.sandbox],
-                trustStore: SimulatorTestKeys.pki.trustStore, catalog: FloristCatalog.catalog)
-            let service = try ValidationService(
-                apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? start }, logger: logger)
-            let application = buildApplication(
-                service: service, configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
-                simulator: simulator, logger: logger)
-            try await application.test(.live) { client in
+            try await serve(world.simulator) { url in
                 var served = world
-                served.server = URL(string: "http://127.0.0.1:\(try #require(client.port))")!
+                served.server = url
                 try await body(served)
             }
+        }
+    }
+
+    /// Runs `body` while a real server (the validation server's application over an in-memory storage, with
+    /// `simulator` under `/simulator`) listens on a loopback port: `port`, or a free one when 0.
+    @discardableResult
+    static func serve<Value: Sendable>(
+        _ simulator: AppStoreSimulator, port: Int = 0, adminToken: String? = nil,
+        heartbeat: Duration = .seconds(15), _ body: @Sendable (URL) async throws -> Value
+    ) async throws -> Value {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let app = AppConfiguration(
+            bundleID: simulator.configuration.bundleID, appAppleID: simulator.configuration.appAppleID,
+            environments: [.sandbox], trustStore: SimulatorTestKeys.pki.trustStore, catalog: simulator.catalog)
+        let service = try ValidationService(
+            apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? start }, logger: logger)
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let application = buildApplication(
+            service: service,
+            configuration: ServerConfiguration(host: "127.0.0.1", port: port, updatesHeartbeat: heartbeat),
+            simulator: simulator, adminToken: adminToken, logger: logger,
+            onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) })
+        // Run as `iapkit serve` runs it (not through the testing framework, which always picks a new port), so a test
+        // can stop a server and start another on the same port.
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await application.runService(gracefulShutdownSignals: []) }
+            var listening = ports.makeAsyncIterator()
+            let bound = try #require(await listening.next())
+            defer { group.cancelAll() }
+            return try await body(URL(string: "http://127.0.0.1:\(bound)")!)
         }
     }
 

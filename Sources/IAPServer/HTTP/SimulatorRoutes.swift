@@ -36,10 +36,10 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account") { request, context in
             try check(request)
-            return try account(try context.parameters.require("account"))
+            return try account(try parameter("account", context))
         }
         group.post("accounts/:account/devices") { request, context in
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
                 let device = try simulated { () throws(SimulatorError) in try store.addDevice(account: account) }
                 return JSONBody.response(["deviceId": device.uuidString], status: .created)
@@ -48,10 +48,10 @@ struct SimulatorRoutes: Sendable {
         group.get("accounts/:account/products") { request, context in
             try check(request)
             let ids = request.uri.queryParameters.get("ids").map { $0.split(separator: ",").map(String.init) }
-            return try products(account: try context.parameters.require("account"), ids: ids)
+            return try products(account: try parameter("account", context), ids: ids)
         }
         group.post("accounts/:account/purchases") { request, context in
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             return try await run(
                 request,
                 allowed: [
@@ -62,7 +62,7 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account/transactions") { request, context in
             try check(request)
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             let unfinished = request.uri.queryParameters.get("unfinished") == "true"
             let list = try simulated { () throws(SimulatorError) in
                 unfinished
@@ -71,7 +71,7 @@ struct SimulatorRoutes: Sendable {
             return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
         }
         group.post("accounts/:account/sync") { request, context in
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
                 let list = try simulated { () throws(SimulatorError) in try store.sync(account: account) }
                 return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
@@ -79,11 +79,11 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account/receipt") { request, context in
             try check(request)
-            return try receipt(account: try context.parameters.require("account"), device: try deviceParameter(request))
+            return try receipt(account: try parameter("account", context), device: try deviceParameter(request))
         }
         group.get("accounts/:account/app-transaction") { request, context in
             try check(request)
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             let device = try deviceParameter(request)
             let signed = try simulated { () throws(SimulatorError) in
                 try store.appTransaction(account: account, device: try self.device(device, of: account))
@@ -92,7 +92,7 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account/updates") { request, context in
             try check(request)
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             let device = try deviceParameter(request)
             let updates = try simulated { () throws(SimulatorError) in
                 try store.transactionUpdates(account: account, device: device)
@@ -101,12 +101,12 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account/renewal-info") { request, context in
             try check(request)
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             let infos = try simulated { () throws(SimulatorError) in try store.renewalInfos(account: account) }
             return JSONBody.response(["signedRenewalInfo": infos])
         }
         group.post("accounts/:account/auto-renew") { request, context in
-            let account = try context.parameters.require("account")
+            let account = try parameter("account", context)
             return try await run(request, allowed: ["groupId", "enabled"]) { (body) throws(APIError) in
                 let groupID = try body.requiredString("groupId")
                 guard let enabled = try body.bool("enabled") else {
@@ -119,14 +119,14 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.post("transactions/:id/finish") { request, context in
-            let id = try context.parameters.require("id")
+            let id = try parameter("id", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
                 try simulated { () throws(SimulatorError) in try store.finish(id) }
                 return JSONBody.response(["finished": id])
             }
         }
         group.post("transactions/:id/refund") { request, context in
-            let id = try context.parameters.require("id")
+            let id = try parameter("id", context)
             return try await run(request, allowed: ["percentage"]) { (body) throws(APIError) in
                 let percentage = try body.integer("percentage", in: 1...100).map(Int.init)
                 try simulated { () throws(SimulatorError) in _ = try store.refund(id, percentage: percentage) }
@@ -134,7 +134,7 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.post("transactions/:id/refund-request") { request, context in
-            let id = try context.parameters.require("id")
+            let id = try parameter("id", context)
             return try await run(request, allowed: ["reason"]) { (body) throws(APIError) in
                 let reason = try body.string("reason").map(ConsumptionRequestReason.init(rawValue:))
                 try simulated { () throws(SimulatorError) in
@@ -144,14 +144,14 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.post("pending/:id/approve") { request, context in
-            let id = try context.parameters.require("id")
+            let id = try parameter("id", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
                 let outcome = try simulated { () throws(SimulatorError) in try store.approve(id) }
                 return JSONBody.response(Answers.PurchaseResult(outcome), status: .created)
             }
         }
         group.post("pending/:id/decline") { request, context in
-            let id = try context.parameters.require("id")
+            let id = try parameter("id", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
                 try simulated { () throws(SimulatorError) in try store.decline(id) }
                 return JSONBody.response(["declined": id])
@@ -294,6 +294,12 @@ struct SimulatorRoutes: Sendable {
             case .userCancelled: .ok
             }
         return JSONBody.response(Answers.PurchaseResult(outcome), status: status)
+    }
+
+    /// A path parameter, percent-decoded (an account opened through the library may have any name).
+    private func parameter(_ name: String, _ context: ServerRequestContext) throws -> String {
+        let raw = try context.parameters.require(name)
+        return raw.removingPercentEncoding ?? raw
     }
 
     /// The `deviceId` query parameter, when given.
