@@ -70,6 +70,28 @@ import Testing
         }
     }
 
+    /// The app as it runs against `iapkit serve` alone: the store over `/simulator`, validation through `/v1`, one
+    /// server on one socket.
+    @Test(arguments: [ValidationServer.Document.signedTransaction, .receipt])
+    func theWholeLoopOverOneServer(_ document: ValidationServer.Document) async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        try await StoreHarness.serve(world.simulator, apiKeys: [Self.apiKey]) { url in
+            let phone = try await HTTPStoreBackend.connect(to: url, account: "ana")
+            let (store, _) = await Self.store(world, phone, url: url, document: document)
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            #expect(try await store.purchase(F.gold) == .purchased)
+            #expect(await store.purchasedProductIDs == [F.flowers, F.gold])
+            #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty)
+
+            let tablet = try await HTTPStoreBackend.connect(
+                to: url, account: "ana", device: try world.simulator.addDevice(account: "ana"))
+            let (restored, _) = await Self.store(world, tablet, url: url, document: document)
+            try await restored.restore()
+            #expect(await restored.purchasedProductIDs == [F.flowers, F.gold])
+        }
+    }
+
     @Test func consumableBalancesLiveOnTheServer() async throws {
         let world = try StoreHarness(.signedTransactions)
         try world.customer("ana")

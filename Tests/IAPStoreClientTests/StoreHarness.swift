@@ -64,7 +64,7 @@ struct StoreHarness: Sendable {
     /// `simulator` under `/simulator`) listens on a loopback port: `port`, or a free one when 0.
     @discardableResult
     static func serve<Value: Sendable>(
-        _ simulator: AppStoreSimulator, port: Int = 0, adminToken: String? = nil,
+        _ simulator: AppStoreSimulator, port: Int = 0, adminToken: String? = nil, apiKeys: [String] = [],
         heartbeat: Duration = .seconds(15), _ body: @Sendable (URL) async throws -> Value
     ) async throws -> Value {
         var logger = Logger(label: "test")
@@ -77,7 +77,8 @@ struct StoreHarness: Sendable {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let application = buildApplication(
             service: service,
-            configuration: ServerConfiguration(host: "127.0.0.1", port: port, updatesHeartbeat: heartbeat),
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: port, apiKeys: apiKeys, updatesHeartbeat: heartbeat),
             simulator: simulator, adminToken: adminToken, logger: logger,
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) })
         // Run as `iapkit serve` runs it (not through the testing framework, which always picks a new port), so a test
