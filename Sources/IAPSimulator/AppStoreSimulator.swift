@@ -251,6 +251,28 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// `Transaction.currentEntitlements`: for each product the account has access to now (non-consumables, active
+    /// and non-renewing subscriptions, family-shared ones), its latest transaction, signed, in issue order.
+    public func currentEntitlements(account: String) throws(SimulatorError) -> [SimulatorTransaction] {
+        let entitled = try view(account: account).entitledProductIDs
+        return Self.latestPerProduct(try transactions(account: account)).filter {
+            $0.payload.productID.map(entitled.contains) == true && $0.payload.revocationDate == nil
+        }
+    }
+
+    /// `Transaction.latest(for:)`: the account's latest transaction for the product, signed, if it has one.
+    public func latestTransaction(account: String, productID: String) throws(SimulatorError) -> SimulatorTransaction? {
+        try transactions(account: account).last { $0.payload.productID == productID }
+    }
+
+    private static func latestPerProduct(_ transactions: [SimulatorTransaction]) -> [SimulatorTransaction] {
+        var latest: [String: Int] = [:]
+        for (index, transaction) in transactions.enumerated() {
+            if let product = transaction.payload.productID { latest[product] = index }
+        }
+        return latest.values.sorted().map { transactions[$0] }
+    }
+
     /// Turns a subscription's auto-renew off (it expires at the end of the period) or on.
     public func setAutoRenew(account: String, group: String, enabled: Bool) throws(SimulatorError) {
         try withCore { (core) throws(SimulatorError) in

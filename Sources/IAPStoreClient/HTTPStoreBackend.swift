@@ -152,6 +152,29 @@ public struct HTTPStoreBackend: StoreBackend {
             .signed
     }
 
+    public func currentEntitlements() async throws(StoreError) -> [String] {
+        try customer.checkOnline()
+        return try await http.decode(TransactionsAnswer.self, .GET, accountPath + "/current-entitlements").signed
+    }
+
+    public func latestTransaction(for productID: String) async throws(StoreError) -> String? {
+        try customer.checkOnline()
+        do {
+            return try await http.decode(
+                SignedTransactionAnswer.self, .GET,
+                accountPath + "/products/\(Self.segment(productID))/latest-transaction"
+            ).signedTransaction
+        } catch  where error.code == .noTransaction {
+            return nil
+        }
+    }
+
+    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+        try customer.checkOnline()
+        _ = try await http.decode(
+            SignedTransactionAnswer.self, .POST, accountPath + "/offer-codes", json: ["code": code])
+    }
+
     public func finish(transactionID: String) async throws(StoreError) {
         try customer.checkOnline()
         _ = try await http.decode(

@@ -84,6 +84,20 @@ public struct SimulatorBackend: StoreBackend {
         try call { () throws(SimulatorError) in try simulator.unfinishedTransactions(account: account) }.map(\.jws)
     }
 
+    public func currentEntitlements() async throws(StoreError) -> [String] {
+        try call { () throws(SimulatorError) in try simulator.currentEntitlements(account: account) }.map(\.jws)
+    }
+
+    public func latestTransaction(for productID: String) async throws(StoreError) -> String? {
+        try call { () throws(SimulatorError) in
+            try simulator.latestTransaction(account: account, productID: productID)
+        }?.jws
+    }
+
+    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+        _ = try call { () throws(SimulatorError) in try simulator.redeemOfferCode(code, account: account) }
+    }
+
     public func finish(transactionID: String) async throws(StoreError) {
         try call { () throws(SimulatorError) in try simulator.finish(transactionID) }
     }

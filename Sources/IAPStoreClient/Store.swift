@@ -266,6 +266,18 @@ public actor Store {
         return status
     }
 
+    /// Redeems an offer code. As in StoreKit, the transaction it grants arrives through the updates, where it is
+    /// verified, unlocked and finished like any other.
+    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+        do {
+            try await backend.redeemOfferCode(code)
+        } catch {
+            emit(StoreEvent(.offerCodeFailed, detail: error.reason))
+            throw error
+        }
+        emit(StoreEvent(.offerCodeRedeemed, detail: code))
+    }
+
     /// Where the customer manages subscriptions.
     public func manageSubscriptions() async throws(StoreError) -> URL { try await backend.manageSubscriptions() }
 

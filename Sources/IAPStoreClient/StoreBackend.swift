@@ -30,6 +30,17 @@ public protocol StoreBackend: Sendable {
     /// `Transaction.all`: every transaction of the customer, signed, oldest first.
     func allTransactions() async throws(StoreError) -> [String]
 
+    /// `Transaction.currentEntitlements`: the latest transaction of each product the customer has access to now,
+    /// signed.
+    func currentEntitlements() async throws(StoreError) -> [String]
+
+    /// `Transaction.latest(for:)`: the latest transaction for the product, signed, or nil when there is none.
+    func latestTransaction(for productID: String) async throws(StoreError) -> String?
+
+    /// An offer code redeemed (`AppStore.presentOfferCodeRedeemSheet`): like StoreKit, this returns once the code
+    /// is accepted, and the transaction it grants arrives through ``transactionUpdates()``.
+    func redeemOfferCode(_ code: String) async throws(StoreError)
+
     /// `Transaction.unfinished`: transactions the app has not finished, signed.
     func unfinishedTransactions() async throws(StoreError) -> [String]
 

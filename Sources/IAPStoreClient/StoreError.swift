@@ -28,6 +28,8 @@ public struct StoreError: CodedError, Sendable {
         public static let unknownAccount = Code(rawValue: "unknownAccount")
         /// The device is not one of the account's (a simulated store's code, carried over unchanged).
         public static let unknownDevice = Code(rawValue: "unknownDevice")
+        /// The customer has no transaction for the product (`/simulator`'s answer to a latest-transaction request).
+        public static let noTransaction = Code(rawValue: "noTransaction")
 
         // The Store's own.
         /// Another purchase has not finished yet: one at a time.

@@ -29,7 +29,12 @@ public struct StoreEvent: Hashable, Sendable {
         case restoreFailed
         /// A refund or revocation took access away.
         case refunded
+        /// The customer asked for a refund; the decision comes later through updates.
         case refundRequested
+        /// An offer code was accepted; its transaction comes through updates.
+        case offerCodeRedeemed
+        /// The store refused an offer code.
+        case offerCodeFailed
         /// Units of a consumable were used up.
         case consumed
     }

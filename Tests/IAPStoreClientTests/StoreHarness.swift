@@ -95,10 +95,35 @@ struct StoreHarness: Sendable {
     init(_ mode: ModeKind, pki: SimulatorPKI = SimulatorTestKeys.pki, bundleID: String = Self.bundleID) throws {
         self.mode = mode
         simulator = try AppStoreSimulator(
-            catalog: FloristCatalog.catalog,
+            catalog: Self.catalog,
             configuration: SimulatorConfiguration(
-                bundleID: bundleID, start: Self.start, billingGracePeriodEnabled: false),
+                bundleID: bundleID, start: Self.start, billingGracePeriodEnabled: false,
+                offerCodes: [Self.offerCode: OfferCodeGrant(productID: FloristCatalog.gold, offerID: "spring")]),
             pki: pki)
+    }
+
+    /// The code that grants gold's "spring" offer (a month free).
+    static let offerCode = "SPRING26"
+
+    /// The florist's products, gold with an offer code.
+    static let catalog: Catalog = {
+        var catalog = FloristCatalog.catalog
+        let gold = catalog.products.firstIndex { $0.id == FloristCatalog.gold }!
+        catalog.products[gold].subscription?.offerCodes = [
+            SubscriptionOffer(
+                id: "spring", paymentMode: .freeTrial, period: SubscriptionPeriod(value: 1, unit: .month),
+                numberOfPeriods: 1)
+        ]
+        return catalog
+    }()
+
+    /// A verifier of the simulator's signed data, whatever the mode (to read what a backend answers).
+    func signedDataVerifier() throws -> SignedDataVerifier {
+        try SignedDataVerifier(
+            trustStore: SimulatorTestKeys.pki.trustStore,
+            configuration: .init(
+                bundleID: simulator.configuration.bundleID, appAppleID: simulator.configuration.appAppleID,
+                environments: [simulator.configuration.environment]))
     }
 
     /// The validation mode, trusting the simulator's roots (the fixed test PKI, never another one).
@@ -213,6 +238,11 @@ struct ForgingBackend: StoreBackend {
     func transactionUpdates() -> AsyncStream<String> { base.transactionUpdates() }
     func allTransactions() async throws(StoreError) -> [String] { try await base.allTransactions() }
     func unfinishedTransactions() async throws(StoreError) -> [String] { try await base.unfinishedTransactions() }
+    func currentEntitlements() async throws(StoreError) -> [String] { try await base.currentEntitlements() }
+    func latestTransaction(for productID: String) async throws(StoreError) -> String? {
+        try await base.latestTransaction(for: productID)
+    }
+    func redeemOfferCode(_ code: String) async throws(StoreError) { try await base.redeemOfferCode(code) }
     func finish(transactionID: String) async throws(StoreError) { try await base.finish(transactionID: transactionID) }
     func sync() async throws(StoreError) -> [String] { try await base.sync() }
     func subscriptionRenewalInfos() async throws(StoreError) -> [String] { try await base.subscriptionRenewalInfos() }

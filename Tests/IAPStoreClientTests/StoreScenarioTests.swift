@@ -1,6 +1,7 @@
 import Foundation
 import IAPCatalog
 import IAPEntitlements
+import IAPSignedData
 import IAPSimulator
 import IAPStoreClient
 import IAPTestSupport
@@ -339,6 +340,49 @@ import Testing
             await log.wait(for: .transactionFinished, product: F.flowers)
             #expect(await store.isPurchased(F.flowers))
             #expect(try world.simulator.unfinishedTransactions(account: "kid").isEmpty)
+        }
+    }
+
+    @Test(arguments: ModeKind.allCases, Transport.allCases)
+    func anOfferCodeIsRedeemedThroughUpdates(_ mode: ModeKind, _ transport: Transport) async throws {
+        try await StoreHarness.run(mode, transport) { world in
+            try world.customer("ana")
+            let (store, log) = try await world.store(try await world.backend("ana"))
+            await #expect(throws: StoreError(.invalidOfferIdentifier, "")) { try await store.redeemOfferCode("NOPE") }
+            try await store.redeemOfferCode(StoreHarness.offerCode)
+            await log.wait(for: .transactionUpdated, product: F.gold)
+            #expect(await store.isPurchased(F.gold))
+            #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty)
+            #expect(log.count(.offerCodeRedeemed) == 1 && log.count(.offerCodeFailed) == 1)
+            let latest = try #require(try world.simulator.transactions(account: "ana").last)
+            #expect(latest.payload.offerType == .offerCode)
+        }
+    }
+
+    @Test(arguments: ModeKind.allCases, Transport.allCases)
+    func currentEntitlementsAndLatestTransactionsAgreeWithTheStore(_ mode: ModeKind, _ transport: Transport)
+        async throws
+    {
+        try await StoreHarness.run(mode, transport) { world in
+            try world.customer("ana")
+            let backend = try await world.backend("ana")
+            let (store, _) = try await world.store(backend)
+            try await store.purchase(F.flowers)
+            try await store.purchase(F.silver)
+            try await store.purchase(F.gold)
+            try await store.purchase(F.installation)
+            let verifier = try world.signedDataVerifier()
+            var current: Set<String> = []
+            for jws in try await backend.currentEntitlements() {
+                let verdict = try await verifier.verifyTransaction(jws)
+                #expect(verdict.isValid)
+                current.insert(try #require(verdict.payload?.productID))
+            }
+            #expect(current == [F.flowers, F.gold], "silver was upgraded away; a consumable is no entitlement")
+            #expect(await store.purchasedProductIDs == current)
+            let latestGold = try #require(try await backend.latestTransaction(for: F.gold))
+            #expect(try await verifier.verifyTransaction(latestGold).payload?.productID == F.gold)
+            #expect(try await backend.latestTransaction(for: F.chocolates) == nil)
         }
     }
 }

@@ -376,6 +376,58 @@ extension OpenAPIDocument {
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
                 "404": { $ref: "#/components/responses/NotFound" }
+          /simulator/accounts/{account}/current-entitlements:
+            get:
+              summary: The latest transaction of each product the account has access to now (Transaction.currentEntitlements)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses:
+                "200":
+                  description: The transactions.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/TransactionList" } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+          /simulator/accounts/{account}/products/{product}/latest-transaction:
+            get:
+              summary: The account's latest transaction for a product (Transaction.latest(for:))
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - $ref: "#/components/parameters/account"
+                - { name: product, in: path, required: true, schema: { type: string } }
+              responses:
+                "200":
+                  description: The transaction.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/SimulatedTransaction" } } }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+          /simulator/accounts/{account}/offer-codes:
+            post:
+              summary: Redeem an offer code as the account
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [code]
+                      additionalProperties: false
+                      properties: { code: { type: string } }
+              responses:
+                "201":
+                  description: Redeemed; the transaction also goes to the account's update streams.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/SimulatedTransaction" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
           /simulator/accounts/{account}/sync:
             post:
               summary: Restore purchases (AppStore.sync)

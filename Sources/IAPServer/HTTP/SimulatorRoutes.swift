@@ -70,6 +70,34 @@ struct SimulatorRoutes: Sendable {
             }
             return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
         }
+        group.get("accounts/:account/current-entitlements") { request, context in
+            try check(request)
+            let account = try parameter("account", context)
+            let list = try simulated { () throws(SimulatorError) in try store.currentEntitlements(account: account) }
+            return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
+        }
+        group.get("accounts/:account/products/:product/latest-transaction") { request, context in
+            try check(request)
+            let account = try parameter("account", context)
+            let product = try parameter("product", context)
+            let latest = try simulated { () throws(SimulatorError) in
+                try store.latestTransaction(account: account, productID: product)
+            }
+            guard let latest else {
+                throw APIError(404, "noTransaction", "\(account) has no transaction for \(product)")
+            }
+            return JSONBody.response(Answers.SimulatedTransaction(latest))
+        }
+        group.post("accounts/:account/offer-codes") { request, context in
+            let account = try parameter("account", context)
+            return try await run(request, allowed: ["code"]) { (body) throws(APIError) in
+                let code = try body.requiredString("code")
+                let granted = try simulated { () throws(SimulatorError) in
+                    try store.redeemOfferCode(code, account: account)
+                }
+                return JSONBody.response(Answers.SimulatedTransaction(granted), status: .created)
+            }
+        }
         group.post("accounts/:account/sync") { request, context in
             let account = try parameter("account", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
