@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "IAPServer", targets: ["IAPServer"]),
         .library(name: "IAPStoreClient", targets: ["IAPStoreClient"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
+        .executable(name: "florist", targets: ["florist"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -198,6 +199,17 @@ let package = Package(
                 "IAPKitCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The seeds' florist app in a terminal, over a running `iapkit serve` (README: the app side).
+        .executableTarget(
+            name: "florist",
+            dependencies: [
+                "IAPStoreClient", "IAPCatalog", "IAPEntitlements", "IAPReceipts", "IAPSignedData", "IAPSimulator",
+                "IAPTrust", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/FloristTerminal",
             swiftSettings: strictSettings
         ),
         // Fixed keys, shared test data lookup and seeded randomness for the test targets.

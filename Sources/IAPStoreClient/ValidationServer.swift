@@ -49,11 +49,14 @@ public struct ValidationServer: Sendable {
         let id = (try? CompactJWS(jws).decodePayload(as: TransactionPayload.self))?.transactionID
         switch document {
         case .signedTransaction:
-            var body: [String: Any] = ["signedTransaction": jws]
-            if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+            // Always claimed: by the app's token, the customer the server named before, or a token made now (which
+            // the server's answer then keeps as this device's customer).
+            let owner = Self.owner(appAccountToken, state) ?? UUID()
+            let body: [String: Any] = ["signedTransaction": jws, "appAccountToken": owner.uuidString]
             return try await entitlements(.POST, "/v1/transactions", body, state: state)
         case .receipt:
-            let next = try await postReceipt(backend: backend, appAccountToken: appAccountToken, state: state)
+            let next = try await postReceipt(
+                backend: backend, appAccountToken: Self.owner(appAccountToken, state), state: state)
             try Self.require(id, in: next.serverSnapshot.map(Self.transactionIDs) ?? [])
             return next
         case .verifyReceipt(let exclude):
@@ -61,6 +64,12 @@ public struct ValidationServer: Sendable {
             try Self.require(id, in: Set(next.history.records.map(\.transactionID)))
             return next
         }
+    }
+
+    /// Who the server should record a purchase for: the app's account token, or else the customer the server named in
+    /// an earlier answer, so every purchase of this device lands with one customer instead of one made up for each.
+    static func owner(_ appAccountToken: UUID?, _ state: VerifiedState) -> UUID? {
+        appAccountToken ?? state.serverCustomerID.flatMap(UUID.init(uuidString:))
     }
 
     /// The server's verdict on everything the store says the customer has.
@@ -72,12 +81,21 @@ public struct ValidationServer: Sendable {
             var next = state
             // The server dedups: posting what it has already seen changes nothing and answers the same snapshot.
             let latest = try await backend.sync()
+            // Posted unclaimed while this device knows no customer: a new install adopts the customer who owns its
+            // purchases already.
             for jws in latest {
                 var body: [String: Any] = ["signedTransaction": jws]
-                if let token = state.serverCustomerID.flatMap(UUID.init(uuidString:)) {
-                    body["appAccountToken"] = token.uuidString
-                }
+                if let owner = Self.owner(appAccountToken, next) { body["appAccountToken"] = owner.uuidString }
                 next = try await entitlements(.POST, "/v1/transactions", body, state: next)
+            }
+            // Nobody owned them (the server named each after its original transaction): claim them all for one new
+            // customer, so they answer together from now on.
+            if !latest.isEmpty, Self.owner(appAccountToken, next) == nil {
+                let token = UUID().uuidString
+                for jws in latest {
+                    next = try await entitlements(
+                        .POST, "/v1/transactions", ["signedTransaction": jws, "appAccountToken": token], state: next)
+                }
             }
             guard latest.isEmpty else { return next }
             // Nothing to post: ask the server what it holds for this customer; a customer it has never seen owns

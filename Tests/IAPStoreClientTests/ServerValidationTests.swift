@@ -92,6 +92,36 @@ import Testing
         }
     }
 
+    /// An app that sets no account token: the server names a customer at the first purchase, and every later purchase
+    /// and every relaunch lands with that one customer.
+    @Test(arguments: [ValidationServer.Document.signedTransaction, .receipt])
+    func withoutAnAccountTokenEveryPurchaseLandsWithOneCustomer(_ document: ValidationServer.Document) async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        try await Self.withServer(world) { url, _ in
+            let cache = MemoryStorePersistence()
+            let server = ValidationServer(url: url, apiKey: Self.apiKey, document: document, timeout: .seconds(2))
+            let store = Store(
+                catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server),
+                persistence: cache)
+            await store.start()
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            #expect(try await store.purchase(F.gold) == .purchased)
+            #expect(await store.purchasedProductIDs == [F.flowers, F.gold])
+
+            let relaunched = Store(
+                catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server),
+                persistence: cache)
+            await relaunched.start()
+            try await relaunched.restore()
+            #expect(await relaunched.purchasedProductIDs == [F.flowers, F.gold])
+            let fresh = Store(catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server))
+            await fresh.start()
+            try await fresh.restore()
+            #expect(await fresh.purchasedProductIDs == [F.flowers, F.gold], "a new install restores everything")
+        }
+    }
+
     @Test func consumableBalancesLiveOnTheServer() async throws {
         let world = try StoreHarness(.signedTransactions)
         try world.customer("ana")
