@@ -43,6 +43,9 @@ public actor Store {
     public private(set) var purchaseStates: [String: PurchaseState] = [:]
 
     private var state = VerifiedState()
+    /// Changes accepted while each reconciliation under way rebuilds the state, by reconciliation.
+    private var openJournals: [Int: [StateChange]] = [:]
+    private var nextJournal = 0
     private var productInPurchase: String?
     private var seenDocuments: Set<String> = []
     private var listeners: [UUID: AsyncStream<StoreEvent>.Continuation] = [:]
@@ -120,9 +123,15 @@ public actor Store {
 
     /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay.
     public func reconcile() async {
+        // The rebuilt state replaces the current one, then gets what was accepted while it was being rebuilt.
+        let journal = nextJournal
+        nextJournal += 1
+        openJournals[journal] = []
+        defer { openJournals[journal] = nil }
         do {
-            let (next, failures) = try await validation.reconcile(state: state, appAccountToken: appAccountToken)
+            var (next, failures) = try await validation.reconcile(state: state, appAccountToken: appAccountToken)
             for failure in failures { emit(StoreEvent(.verificationFailed, detail: failure.reason)) }
+            for change in openJournals[journal] ?? [] { change.apply(to: &next) }
             let before = entitlements
             state = next
             origin = .verified
@@ -190,8 +199,8 @@ public actor Store {
                         .verificationFailed, productID: productID, transactionID: checked.transactionID,
                         detail: error.reason))
                 throw error
-            case .success(let next):
-                await accept(next)
+            case .success(let change):
+                await accept(change)
                 await finish(checked)
                 purchaseStates[productID] = .purchased
                 emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
@@ -210,9 +219,9 @@ public actor Store {
                 StoreEvent(
                     .verificationFailed, productID: checked.productID, transactionID: checked.transactionID,
                     detail: error.reason))
-        case .success(let next):
+        case .success(let change):
             let before = entitlements
-            await accept(next)
+            await accept(change)
             await finish(checked)
             if let productID = checked.productID, purchaseStates[productID] == .pending {
                 purchaseStates[productID] = .purchased
@@ -224,9 +233,11 @@ public actor Store {
         }
     }
 
-    private func accept(_ next: VerifiedState) async {
-        state = next
-        origin = .verified
+    /// Applies a verified change to the current state (and to every reconciliation under way), then answers from it.
+    private func accept(_ change: StateChange, verified: Bool = true) async {
+        change.apply(to: &state)
+        for journal in openJournals.keys { openJournals[journal]?.append(change) }
+        if verified { origin = .verified }
         await recompute()
         await save()
     }
@@ -293,13 +304,18 @@ public actor Store {
         }
         let id = UUID().uuidString
         if case .server(let server) = validationMode {
-            state = try await server.consume(productID, quantity: quantity, idempotencyKey: id, state: state)
+            let answer = try await server.consume(productID, quantity: quantity, idempotencyKey: id, state: state)
+            await accept(.server(answer), verified: false)
         } else {
-            state.history.consumptions.append(
-                ConsumptionRecord(productID: productID, quantity: quantity, date: try await backend.now(), id: id))
+            let date = try await backend.now()
+            // Checked again after the await: another consumption may have been recorded meanwhile.
+            guard consumableCount(productID) >= quantity else {
+                throw StoreError(
+                    .insufficientBalance, "\(productID) has \(consumableCount(productID)) left; cannot use \(quantity)")
+            }
+            let record = ConsumptionRecord(productID: productID, quantity: quantity, date: date, id: id)
+            await accept(StateChange { $0.history.consumptions.append(record) }, verified: false)
         }
-        await recompute()
-        await save()
         emit(
             StoreEvent(.consumed, productID: productID, detail: "\(quantity) used, \(consumableCount(productID)) left"))
     }

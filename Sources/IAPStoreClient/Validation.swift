@@ -13,12 +13,49 @@ struct VerifiedState: Hashable, Sendable {
     var serverCustomerID: String?
 }
 
-/// One document from the store, checked: which transaction it names (as far as it could be read) and what to believe
-/// now, or why not.
+/// A verified change to what the ``Store`` believes, applied to the state as it is when the Store accepts it.
+///
+/// Checking a document takes awaits (a signature, a renewal fetch, a server round trip), and the Store is an actor:
+/// another purchase or update can be accepted during them. A change computed as "the state before, plus this" and
+/// then assigned would lose that other acceptance; a change applied to the current state cannot.
+struct StateChange: Sendable {
+    private let body: @Sendable (inout VerifiedState) -> Void
+
+    init(_ body: @escaping @Sendable (inout VerifiedState) -> Void) { self.body = body }
+
+    func apply(to state: inout VerifiedState) { body(&state) }
+
+    /// Records verified on the device, merged (a newer statement of a transaction replaces an older one); the renewal
+    /// infos and the original app version replace the old ones when given.
+    static func verified(
+        _ records: [PurchaseRecord], renewals: [RenewalRecord]? = nil, originalAppVersion: String? = nil
+    ) -> StateChange {
+        StateChange { state in
+            for record in records { state.history.records.merge(record) }
+            if let renewals { state.history.renewals = renewals }
+            if let originalAppVersion { state.history.originalAppVersion = originalAppVersion }
+        }
+    }
+
+    /// What the validation server answered: its snapshot and customer, and (verifyReceipt, where the device keeps the
+    /// records) the records it returned and the consumptions recorded on the device.
+    static func server(_ answer: VerifiedState) -> StateChange {
+        StateChange { state in
+            state.serverSnapshot = answer.serverSnapshot ?? state.serverSnapshot
+            state.serverCustomerID = answer.serverCustomerID ?? state.serverCustomerID
+            for record in answer.history.records { state.history.records.merge(record) }
+            let known = Set(state.history.consumptions.compactMap(\.id))
+            state.history.consumptions += answer.history.consumptions.filter { $0.id.map(known.contains) != true }
+        }
+    }
+}
+
+/// One document from the store, checked: which transaction it names (as far as it could be read) and what it changes,
+/// or why it is refused.
 struct CheckedTransaction: Sendable {
     var transactionID: String?
     var productID: String?
-    var result: Result<VerifiedState, StoreError>
+    var result: Result<StateChange, StoreError>
 }
 
 /// The three validation modes behind one shape: check one transaction the store handed out, or rebuild the whole
@@ -33,17 +70,14 @@ struct Validation: Sendable {
     func check(_ jws: String, appAccountToken: UUID?, state: VerifiedState) async -> CheckedTransaction {
         let claimed = try? CompactJWS(jws).decodePayload(as: TransactionPayload.self)
         var checked = CheckedTransaction(
-            transactionID: claimed?.transactionID, productID: claimed?.productID, result: .success(state))
+            transactionID: claimed?.transactionID, productID: claimed?.productID, result: .success(.verified([])))
         do throws(StoreError) {
             switch mode {
             case .signedTransactions(let verifier):
                 let record = try await verifiedRecord(jws, verifier)
-                var next = state
-                next.history.records.merge(record)
-                if engine.kind(of: record) == .autoRenewable, let renewals = try? await verifiedRenewals(verifier) {
-                    next.history.renewals = renewals
-                }
-                checked.result = .success(next)
+                var renewals: [RenewalRecord]?
+                if engine.kind(of: record) == .autoRenewable { renewals = try? await verifiedRenewals(verifier) }
+                checked.result = .success(.verified([record], renewals: renewals))
             case .appReceipt(let verifier):
                 let history = try await verifiedReceiptHistory(verifier, cached: state.history)
                 guard let id = claimed?.transactionID, history.records.contains(where: { $0.transactionID == id })
@@ -52,10 +86,12 @@ struct Validation: Sendable {
                         .failedVerification,
                         "the verified receipt does not contain transaction \(claimed?.transactionID ?? "?")")
                 }
-                checked.result = .success(VerifiedState(history: history))
+                checked.result = .success(
+                    .verified(history.records, originalAppVersion: history.originalAppVersion))
             case .server(let server):
                 checked.result = .success(
-                    try await server.check(jws, appAccountToken: appAccountToken, backend: backend, state: state))
+                    .server(
+                        try await server.check(jws, appAccountToken: appAccountToken, backend: backend, state: state)))
             }
         } catch {
             checked.result = .failure(error)

@@ -10,16 +10,19 @@ import Testing
 /// stopped by its process id.
 final class ServerProcess: @unchecked Sendable {
     /// The built `iapkit` executable, when present.
-    static let executable: URL? = {
+    static let executable = builtExecutable("iapkit")
+
+    /// An executable of this package that `swift build` put beside the test binary, when present.
+    static func builtExecutable(_ name: String) -> URL? {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = testBinary.deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = folder.appendingPathComponent("iapkit")
+            let candidate = folder.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
         return nil
-    }()
+    }
 
     static let skipMessage = "the iapkit executable is not built beside the tests (swift build first)"
 

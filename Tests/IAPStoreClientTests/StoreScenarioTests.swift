@@ -187,7 +187,6 @@ import Testing
             #expect(await !store.isEligibleForIntroductoryOffer(group: F.vipGroup))
             try world.simulator.advance(by: 3 * 86_400)
             try await store.purchase(F.gold)
-            await store.refresh()
             var info = try #require(await store.subscriptionInfo(group: F.vipGroup))
             #expect(info.currentProductID == F.gold)
             #expect(info.state == .subscribed)
