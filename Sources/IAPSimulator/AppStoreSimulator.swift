@@ -412,7 +412,8 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// The transaction updates one device of the account sees (`Transaction.updates`): first every unfinished
-    /// transaction (redelivery at launch), then each transaction issued or changed from now on. Each call is one
+    /// transaction (redelivery at launch), then each transaction issued or changed from now on, except what a purchase
+    /// made on `device` itself returns (as in StoreKit, the app gets that from `purchase()`). Each call is one
     /// listener; end it by dropping the stream.
     public func transactionUpdates(account: String, device: UUID? = nil) throws(SimulatorError)
         -> AsyncStream<SimulatorTransaction>
@@ -425,7 +426,7 @@ public final class AppStoreSimulator: Sendable {
                 throw SimulatorError(.unknownDevice, "device \(device) does not belong to \(account)")
             }
             for id in core.unfinished(account: account) { continuation.yield(try core.signedTransaction(id)) }
-            core.updateStreams[account, default: [:]][key] = continuation
+            core.updateStreams[account, default: [:]][key] = UpdateStream(device: device, continuation: continuation)
         }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.core.updateStreams[account]?.removeValue(forKey: key) }

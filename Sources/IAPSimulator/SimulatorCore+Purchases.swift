@@ -38,6 +38,8 @@ extension SimulatorCore {
                     : "buying \(productID) is interrupted; it waits for \(accountID) to act (\(pendingPurchase.id))")
             return .pending(pendingPurchase)
         }
+        purchasingDevice = device
+        defer { purchasingDevice = nil }
         return .purchased(try complete(productID, kind: kind, account: accountID, options: options))
     }
 

@@ -36,7 +36,10 @@ struct SimulatorCore {
     var notifications: [SimulatorNotification] = []
     var statistics = SimulatorStatistics()
     var notificationSinks: [Outbox.Sink] = []
-    var updateStreams: [String: [UUID: AsyncStream<SimulatorTransaction>.Continuation]] = [:]
+    var updateStreams: [String: [UUID: UpdateStream]] = [:]
+    /// The device a direct purchase is being made on: what it issues goes back to that device as the purchase's
+    /// answer, not through its update streams (StoreKit's `Transaction.updates` leaves out what `purchase()` returned).
+    var purchasingDevice: UUID?
     /// What the last transitions made for sinks and update streams, delivered once the lock is released.
     var outbox = Outbox()
 
@@ -213,7 +216,7 @@ struct SimulatorCore {
         accounts[account]!.transactionIDs.append(id)
         accounts[account]!.revision += 1
         statistics.transactions += 1
-        deliverUpdate(id)
+        deliverUpdate(id, skipping: purchasingDevice)
         return id
     }
 
@@ -228,12 +231,13 @@ struct SimulatorCore {
         deliverUpdate(id)
     }
 
-    /// Queues a transaction for every update stream of its account.
-    mutating func deliverUpdate(_ id: UInt64) {
-        guard let account = transactions[id]?.accountID, let streams = updateStreams[account], !streams.isEmpty
-        else { return }
-        guard let signed = try? signedTransaction(id) else { return }
-        outbox.post(.transaction(signed, streams: Array(streams.values)))
+    /// Queues a transaction for every update stream of its account (but those of `skipping`, the device that
+    /// receives it as a purchase's answer).
+    mutating func deliverUpdate(_ id: UInt64, skipping device: UUID? = nil) {
+        guard let account = transactions[id]?.accountID else { return }
+        let streams = (updateStreams[account] ?? [:]).values.filter { device == nil || $0.device != device }
+        guard !streams.isEmpty, let signed = try? signedTransaction(id) else { return }
+        outbox.post(.transaction(signed, streams: streams.map(\.continuation)))
     }
 
     /// The signed transaction, signing it if it changed since last time.
@@ -346,4 +350,10 @@ struct SimulatorCore {
             (accounts[member]?.transactionIDs ?? []).filter { transactions[$0]?.sharedFrom == id }
         }
     }
+}
+
+/// One `Transaction.updates` listener: the device it listens on (nil: the account as a whole) and where to send.
+struct UpdateStream {
+    var device: UUID?
+    var continuation: AsyncStream<SimulatorTransaction>.Continuation
 }

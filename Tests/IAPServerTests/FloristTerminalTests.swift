@@ -67,9 +67,11 @@ struct FloristTerminalTests {
                 $0["productId"] as? String == "com.example.florist.flowers"
             }?[
                 "transactionId"] as? String)
+        let beforeRefund = terminal.mark
         let (refunded, _) = try await server.post("/simulator/transactions/\(flowers)/refund", [:])
         #expect(refunded == 200)
-        screen = try await terminal.screen(after: nil, showing: "» Refunded: com.example.florist.flowers")
+        screen = try await terminal.screen(
+            after: nil, showing: "» Refunded: com.example.florist.flowers", since: beforeRefund)
         #expect(screen.line(with: "1. Flowers")?.contains("✓ owned") == false)
 
         #expect(try await terminal.finish(after: "quit") == 0)
@@ -123,10 +125,14 @@ final class Terminal: Sendable {
     /// Everything the program wrote so far, escape sequences included.
     var output: String { buffer.text.withLock { $0 } }
 
-    /// Types `line` (when given) and returns the first screen drawn after it that contains `text`, escape sequences
-    /// removed. Waits up to 60 s: the program runs on its own threads, so a slow machine only makes this slower.
-    func screen(after line: String?, showing text: String) async throws -> ScreenText {
-        let start = output.utf8.count
+    /// Where the output stands now: screens drawn after this point are the ones a later ``screen(after:showing:since:)``
+    /// looks at.
+    var mark: Int { output.utf8.count }
+
+    /// Types `line` (when given) and returns the last screen drawn since `mark` (by default, since this call) that
+    /// contains `text`, escape sequences removed. Waits up to 60 s: the program runs on its own threads, so a slow machine only makes this slower.
+    func screen(after line: String?, showing text: String, since mark: Int? = nil) async throws -> ScreenText {
+        let start = mark ?? self.mark
         if let line { type(line) }
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {

@@ -218,4 +218,22 @@ struct PendingPurchaseTests {
         try h.store.finish(flowers.transactionID)
         #expect(try h.store.unfinishedTransactions(account: "ana").isEmpty)
     }
+
+    /// StoreKit's `Transaction.updates` leaves out what `purchase()` returned on that device; other devices of the
+    /// account, and a listener on the account as a whole, get it.
+    @Test func aPurchaseReachesTheOtherDevicesUpdatesNotItsOwn() async throws {
+        let h = try SimulatorHarness()
+        try h.customer("ana")
+        let phone = try h.store.addDevice(account: "ana")
+        let tablet = try h.store.addDevice(account: "ana")
+        var onPhone = try h.store.transactionUpdates(account: "ana", device: phone).makeAsyncIterator()
+        var onTablet = try h.store.transactionUpdates(account: "ana", device: tablet).makeAsyncIterator()
+        var anywhere = try h.store.transactionUpdates(account: "ana").makeAsyncIterator()
+        let flowers = try #require(
+            try h.store.purchase(F.flowers, account: "ana", device: phone, options: PurchaseOptions()).transaction)
+        let chocolates = try #require(try h.store.purchase(F.chocolates, account: "ana").transaction)
+        #expect(await onTablet.next()?.transactionID == flowers.transactionID)
+        #expect(await anywhere.next()?.transactionID == flowers.transactionID)
+        #expect(await onPhone.next()?.transactionID == chocolates.transactionID, "the phone's own purchase is skipped")
+    }
 }
