@@ -14,7 +14,9 @@ import Testing
 
 /// The validation modes a scenario runs in.
 enum ModeKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case signedTransactions, appReceipt
+    /// On the device: signed transactions (StoreHelper's way), the app receipt (IAPHelper's way); or the validation
+    /// server's verdict on each signed transaction (SwiftyReceiptValidator's way).
+    case signedTransactions, appReceipt, server
     var testDescription: String { rawValue }
 }
 
@@ -41,6 +43,8 @@ struct StoreHarness: Sendable {
     let mode: ModeKind
     /// Where the server serving `simulator` listens, when the transport is HTTP.
     private(set) var server: URL?
+    /// Where the validation server listens, in server mode.
+    private(set) var validationServer: URL?
 
     /// Runs `body` with a harness whose stores reach the simulator over `transport`. Over HTTP, a real server (the
     /// validation server's application, with this simulator under `/simulator`) listens on a loopback port for the
@@ -49,16 +53,17 @@ struct StoreHarness: Sendable {
         _ mode: ModeKind, _ transport: Transport, _ body: @Sendable (StoreHarness) async throws -> Void
     ) async throws {
         let world = try StoreHarness(mode)
-        switch transport {
-        case .inProcess: try await body(world)
-        case .http:
-            try await serve(world.simulator) { url in
-                var served = world
-                served.server = url
-                try await body(served)
-            }
+        guard transport == .http || mode == .server else { return try await body(world) }
+        try await serve(world.simulator, apiKeys: [validationKey]) { url in
+            var served = world
+            served.validationServer = url
+            if transport == .http { served.server = url }
+            try await body(served)
         }
     }
+
+    /// The API key the harness's server accepts for `/v1`.
+    static let validationKey = "store-harness-validation-key"
 
     /// Runs `body` while a real server (the validation server's application over an in-memory storage, with
     /// `simulator` under `/simulator`) listens on a loopback port: `port`, or a free one when 0.
@@ -142,6 +147,11 @@ struct StoreHarness: Sendable {
                 ReceiptVerifier(
                     trustStore: SimulatorTestKeys.pki.trustStore,
                     configuration: .init(bundleID: Self.bundleID, appVersion: configuration.appVersion)))
+        case .server:
+            let url = try #require(validationServer, "server mode runs inside StoreHarness.run")
+            return .server(
+                ValidationServer(
+                    url: url, apiKey: Self.validationKey, document: .signedTransaction, timeout: .seconds(5)))
         }
     }
 

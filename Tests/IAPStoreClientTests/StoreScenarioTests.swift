@@ -8,7 +8,9 @@ import IAPTestSupport
 import Testing
 
 /// The seeds' scenarios, played by the StoreClient against the simulator in process and over HTTP (a real server on
-/// a loopback socket, updates as server-sent events), in each on-device validation mode.
+/// a loopback socket, updates as server-sent events), in each validation mode: signed transactions and the app receipt
+/// verified on the device, and the validation server's verdict (the server's application on a loopback socket). A few
+/// expectations hold only where the answer carries the fact (a receipt says nothing of renewal intent or ownership).
 @Suite struct StoreScenarioTests {
     typealias F = FloristCatalog
 
@@ -153,11 +155,12 @@ import Testing
     func failedVerificationUnlocksNothingAndFinishesNothing(_ mode: ModeKind, _ transport: Transport) async throws {
         try await StoreHarness.run(mode, transport) { world in
             try world.customer("ana")
-            // Signed data: the same app signed with a foreign key. Receipts: a genuine receipt for another bundle.
+            // Signed data (on the device or on the server): the same app signed with a foreign key. Receipts: a genuine
+            // receipt for another bundle.
             let forgerWorld =
-                mode == .signedTransactions
-                ? try StoreHarness(mode, pki: SimulatorPKI(keys: SimulatorTestKeys.otherKeys))
-                : try StoreHarness(mode, bundleID: "com.example.other")
+                mode == .appReceipt
+                ? try StoreHarness(mode, bundleID: "com.example.other")
+                : try StoreHarness(mode, pki: SimulatorPKI(keys: SimulatorTestKeys.otherKeys))
             try forgerWorld.customer("ana")
             let forged = ForgingBackend(
                 base: try await world.backend("ana"), forger: try await forgerWorld.backend("ana"))
