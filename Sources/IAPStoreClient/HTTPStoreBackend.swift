@@ -36,9 +36,14 @@ public struct HTTPStoreBackend: StoreBackend {
     /// Connects as `account` on `device` (the account's first device when nil, one signed in when it has none).
     ///
     /// - Parameters:
+    ///   - server: where `iapkit serve` listens, e.g. `http://127.0.0.1:8080`.
+    ///   - account: the simulated customer.
+    ///   - device: one of the account's devices; nil for its first (one is signed in when it has none).
     ///   - adminToken: the server's admin token, when its `/simulator` requires one.
+    ///   - customer: the person and network around the device (sheet choices, offline).
     ///   - createAccount: open the account (with one device) when the simulator does not know it.
     ///   - timeout: the limit of each request (not of the update stream, which stays open).
+    ///   - updatesIdleLimit: how long an update stream may stay silent before it is dropped and reconnected.
     ///   - httpClient: the client to send with; `HTTPClient.shared` by default.
     public static func connect(
         to server: URL, account: String, device: UUID? = nil, adminToken: String? = nil,
