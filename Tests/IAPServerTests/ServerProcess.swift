@@ -74,6 +74,18 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
+    /// SIGTERM, then waits at most `limit` for the exit; a server still running then is killed. Returns whether it
+    /// exited in time, and its status.
+    func stop(within limit: Duration) async throws -> (inTime: Bool, status: Int32) {
+        output.fileHandleForReading.readabilityHandler = nil
+        process.terminate()
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let inTime = !process.isRunning
+        if !inTime { killNow() }
+        return (inTime, process.terminationStatus)
+    }
+
     private func killNow() {
         output.fileHandleForReading.readabilityHandler = nil
         Foundation.kill(process.processIdentifier, SIGKILL)

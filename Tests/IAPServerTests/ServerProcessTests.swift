@@ -29,6 +29,35 @@ struct ServerProcessTests {
             pki: SimulatorTestKeys.pki)
     }
 
+    /// Ctrl-C while an app listens for transaction updates: the stream ends and the server exits, instead of waiting
+    /// for a client that never leaves.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "curl is not installed"))
+    func anOpenUpdateStreamDoesNotHoldUpShutdown() async throws {
+        let folder = try Self.pkiFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await ServerProcess.start(["--database", ":memory:", "--pki", folder.path])
+        let (created, _) = try await server.post("/simulator/accounts", ["accountId": "ana"])
+        #expect(created == 201)
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        listener.arguments = [
+            "-sN", "--max-time", "60", "http://127.0.0.1:\(server.port)/simulator/accounts/ana/updates",
+        ]
+        let received = Pipe()
+        listener.standardOutput = received
+        try listener.run()
+        let opened = try await offThePool { received.fileHandleForReading.availableData }
+        #expect(String(decoding: opened, as: UTF8.self).hasPrefix(": subscribed"))
+        let (inTime, status) = try await server.stop(within: .seconds(20))
+        #expect(inTime, "the server still ran 20 s after SIGTERM with an update stream open")
+        #expect(status == 0)
+        let remaining = try await offThePool {
+            listener.waitUntilExit()
+            return listener.terminationStatus
+        }
+        #expect(remaining == 0, "the stream ended cleanly for the client")
+    }
+
     @Test func aNotificationAnswered200SurvivesKill9() async throws {
         let folder = try Self.pkiFolder()
         let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
