@@ -244,13 +244,14 @@ extension OpenAPIDocument {
               security: [{}, { adminToken: [] }]
               parameters:
                 - $ref: "#/components/parameters/account"
-                - { name: deviceId, in: query, required: false, schema: { type: string } }
+                - { name: deviceId, in: query, required: false, schema: { type: string, format: uuid } }
               responses:
                 "200":
                   description: The receipt, base64, ready for POST /v1/receipts.
                   content:
                     application/json:
                       schema: { type: object, required: [receiptData], properties: { receiptData: { type: string } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
                 "404": { $ref: "#/components/responses/NotFound" }
