@@ -3,25 +3,12 @@ public import IAPCore
 /// Why the simulated store refused an operation. `code` is stable; the StoreKit-shaped codes (`networkError`,
 /// `ineligibleForOffer`, ...) are the ones StoreKit testing lets you inject; the others name misuse of the simulator.
 public struct SimulatorError: CodedError, Sendable {
-    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public struct Code: StoreKitErrorCode, Hashable, Sendable, Codable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        // StoreKit's errors, injectable per operation.
-        public static let networkError = Code(rawValue: "networkError")
-        public static let systemError = Code(rawValue: "systemError")
-        public static let notAvailableInStorefront = Code(rawValue: "notAvailableInStorefront")
-        public static let notEntitled = Code(rawValue: "notEntitled")
-        public static let productUnavailable = Code(rawValue: "productUnavailable")
-        public static let purchaseNotAllowed = Code(rawValue: "purchaseNotAllowed")
-        public static let ineligibleForOffer = Code(rawValue: "ineligibleForOffer")
-        public static let invalidOfferIdentifier = Code(rawValue: "invalidOfferIdentifier")
-        public static let invalidOfferPrice = Code(rawValue: "invalidOfferPrice")
-        public static let invalidOfferSignature = Code(rawValue: "invalidOfferSignature")
-        public static let missingOfferParameters = Code(rawValue: "missingOfferParameters")
-        public static let invalidQuantity = Code(rawValue: "invalidQuantity")
-        public static let unknown = Code(rawValue: "unknown")
+        // StoreKit's own failures (networkError, ineligibleForOffer, ...) come from ``StoreKitErrorCode``.
         // Misuse of the simulator.
         public static let unknownAccount = Code(rawValue: "unknownAccount")
         public static let unknownDevice = Code(rawValue: "unknownDevice")

@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 public import Foundation
 import IAPCatalog
+import IAPCore
 import NIOCore
 import NIOHTTP1
 import Synchronization

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import IAPCore
 import NIOCore
 import NIOHTTP1
 

@@ -1,3 +1,4 @@
+import IAPCore
 import Synchronization
 
 /// The person and the network around a simulated device: what they do at the next purchase sheet, and whether the

@@ -1,5 +1,6 @@
 public import Foundation
 public import IAPCatalog
+import IAPCore
 public import IAPEntitlements
 public import Logging
 

@@ -3,25 +3,12 @@ public import IAPCore
 /// Why a store operation did not happen, with a stable code (StoreKit's `StoreKitError` and `Product.PurchaseError`
 /// cases keep their names) and a reason for people.
 public struct StoreError: CodedError, Sendable {
-    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public struct Code: StoreKitErrorCode, Hashable, Sendable, Codable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        // StoreKit's own failures, as a backend reports them.
-        public static let networkError = Code(rawValue: "networkError")
-        public static let systemError = Code(rawValue: "systemError")
-        public static let notAvailableInStorefront = Code(rawValue: "notAvailableInStorefront")
-        public static let notEntitled = Code(rawValue: "notEntitled")
-        public static let productUnavailable = Code(rawValue: "productUnavailable")
-        public static let purchaseNotAllowed = Code(rawValue: "purchaseNotAllowed")
-        public static let ineligibleForOffer = Code(rawValue: "ineligibleForOffer")
-        public static let invalidOfferIdentifier = Code(rawValue: "invalidOfferIdentifier")
-        public static let invalidOfferPrice = Code(rawValue: "invalidOfferPrice")
-        public static let invalidOfferSignature = Code(rawValue: "invalidOfferSignature")
-        public static let missingOfferParameters = Code(rawValue: "missingOfferParameters")
-        public static let invalidQuantity = Code(rawValue: "invalidQuantity")
-        public static let unknown = Code(rawValue: "unknown")
+        // StoreKit's own failures (networkError, ineligibleForOffer, ...) come from ``StoreKitErrorCode``.
         public static let invalidState = Code(rawValue: "invalidState")
         public static let unknownTransaction = Code(rawValue: "unknownTransaction")
         /// The simulator does not know the account (a simulated store's code, carried over unchanged).

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPReceipts
 import IAPSignedData

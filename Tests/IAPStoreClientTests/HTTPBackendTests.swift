@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPSignedData
 import IAPSimulator
 import IAPTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPSignedData
 import IAPSimulator

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPSignedData
 import IAPSimulator
