@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "IAPScenarios", targets: ["IAPScenarios"]),
         .library(name: "IAPServer", targets: ["IAPServer"]),
         .library(name: "IAPStoreClient", targets: ["IAPStoreClient"]),
+        .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
         .executable(name: "florist", targets: ["florist"]),
     ],
@@ -166,6 +167,15 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A client for Apple's App Store Server API (work in progress: authentication so far).
+        .target(
+            name: "IAPServerAPI",
+            dependencies: [
+                "IAPCore", "IAPSignedData",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -327,6 +337,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPServerAPITests",
+            dependencies: [
+                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
