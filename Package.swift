@@ -176,6 +176,9 @@ let package = Package(
             dependencies: [
                 "IAPCore", "IAPSignedData",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -343,8 +346,10 @@ let package = Package(
         .testTarget(
             name: "IAPServerAPITests",
             dependencies: [
-                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport",
+                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport", "IAPSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strictSettings
         ),
