@@ -346,10 +346,13 @@ let package = Package(
         .testTarget(
             name: "IAPServerAPITests",
             dependencies: [
-                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport", "IAPSimulator",
+                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport", "IAPSimulator", "IAPServer", "IAPCatalog",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -251,6 +251,13 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// One transaction by id, signed, whoever's it is (the App Store Server API's transaction lookup).
+    public func transaction(_ transactionID: String) throws(SimulatorError) -> SimulatorTransaction {
+        try withCore { (core) throws(SimulatorError) in
+            try core.signedTransaction(try core.transaction(transactionID).id)
+        }
+    }
+
     /// `Transaction.currentEntitlements`: for each product the account has access to now (non-consumables, active
     /// and non-renewing subscriptions, family-shared ones), its latest transaction, signed, in issue order.
     public func currentEntitlements(account: String) throws(SimulatorError) -> [SimulatorTransaction] {

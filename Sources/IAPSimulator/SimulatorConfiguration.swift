@@ -32,6 +32,11 @@ public struct SimulatorConfiguration: Sendable {
     public var promotionalOfferKeys: [String: P256.Signing.PublicKey]
     /// Offer codes customers can redeem: code -> (product, offer id of one of the product's offer codes).
     public var offerCodes: [String: OfferCodeGrant]
+    /// App Store Server API keys by key id (the public halves of the in-app purchase keys you create in App Store
+    /// Connect): a bearer token for the simulator's `/inApps` API must be signed by the key its `kid` names.
+    public var serverAPIKeys: [String: P256.Signing.PublicKey] = [:]
+    /// The issuer id tokens must carry in `iss`, when set.
+    public var serverAPIIssuerID: String?
     /// The most renewals, retries and expiries one clock move may run; a move that would run more stops at the
     /// limit with an error (so a two-second time rate advanced by a century cannot hang the caller).
     public var maximumEventsPerAdvance: Int = 5_000_000

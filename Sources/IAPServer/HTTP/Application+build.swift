@@ -1,3 +1,4 @@
+import Foundation
 public import Hummingbird
 public import IAPSimulator
 public import Logging
@@ -56,6 +57,7 @@ public func buildRouter(
     ServerRoutes(service: service, configuration: configuration).add(to: router)
     if let simulator {
         SimulatorRoutes(store: simulator, configuration: configuration, adminToken: adminToken).add(to: router)
+        InAppsRoutes(store: simulator, clock: Date.init).add(to: router)
     }
     return router
 }

@@ -25,6 +25,11 @@ extension OpenAPIDocument {
               type: http
               scheme: bearer
               description: The admin token, required by `/simulator` when one is configured.
+            appStoreServerAPI:
+              type: http
+              scheme: bearer
+              bearerFormat: JWT
+              description: An App Store Server API token signed with one of the simulated app's keys.
           parameters:
             customerId:
               name: id
@@ -154,6 +159,14 @@ extension OpenAPIDocument {
                 consumablesPurchased: { type: object, additionalProperties: { type: integer } }
                 transactions: { type: array, items: { $ref: "#/components/schemas/SimulatedTransaction" } }
           responses:
+            AppleError:
+              description: Apple's error body; the HTTP status is the first three digits of errorCode.
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    required: [errorCode, errorMessage]
+                    properties: { errorCode: { type: integer }, errorMessage: { type: string } }
             BadRequest:
               description: Malformed JSON, an unknown or mistyped field, or a malformed document.
               content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } }

@@ -496,5 +496,26 @@ extension OpenAPIDocument {
                                 signedPayload: { type: string }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
+
+          /inApps/v1/transactions/{id}:
+            get:
+              summary: The App Store Server API's transaction lookup, answered by the local App Store (Apple's path and JSON)
+              description: >-
+                Needs an App Store Server API token (an ES256 JWT signed with one of the simulated app's keys); a
+                missing, wrong or expired token gets 401 with no body, as from Apple.
+              security: [{ appStoreServerAPI: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              responses:
+                "200":
+                  description: The signed transaction.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [signedTransactionInfo]
+                        properties: { signedTransactionInfo: { type: string } }
+                "400": { $ref: "#/components/responses/AppleError" }
+                "401": { description: The token is missing, wrong or expired. }
+                "404": { $ref: "#/components/responses/AppleError" }
         """#
 }
