@@ -251,6 +251,11 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// The account a transaction belongs to.
+    public func account(owning transactionID: String) throws(SimulatorError) -> String {
+        try withCore { (core) throws(SimulatorError) in try core.transaction(transactionID).accountID }
+    }
+
     /// One transaction by id, signed, whoever's it is (the App Store Server API's transaction lookup).
     public func transaction(_ transactionID: String) throws(SimulatorError) -> SimulatorTransaction {
         try withCore { (core) throws(SimulatorError) in

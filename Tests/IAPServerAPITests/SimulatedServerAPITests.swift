@@ -107,4 +107,48 @@ import Testing
             #expect(response.status.code == 401)
         }
     }
+
+    /// "The client and the simulator's API agree on a simulated year": a history fetched page by page equals the
+    /// simulator's own list of the customer's transactions.
+    @Test func aYearOfHistoryComesBackPageByPageAsTheSimulatorHasIt() async throws {
+        let simulator = try Self.simulator()
+        try simulator.createAccount("ana")
+        let first = try #require(try simulator.purchase(FloristCatalog.gold, account: "ana").transaction)
+        for month in 1...18 {
+            try simulator.advance(by: SubscriptionPeriod(value: 1, unit: .month))
+            if month % 3 == 0 { _ = try simulator.purchase(FloristCatalog.installation, account: "ana") }
+        }
+        _ = try simulator.purchase(FloristCatalog.flowers, account: "ana")
+        let expected = try simulator.transactions(account: "ana")
+        #expect(expected.count > 20, "more than one page")
+        try await Self.serve(simulator) { url in
+            let client = try Self.client(url)
+            var ids: [String] = []
+            for try await transaction in client.transactionHistory(first.transactionID) {
+                ids.append(transaction.transactionID ?? "?")
+            }
+            #expect(ids == expected.map(\.transactionID))
+
+            var newestFirst: [String] = []
+            for try await transaction in client.transactionHistory(
+                first.transactionID, query: TransactionHistoryQuery(sort: .descending))
+            {
+                newestFirst.append(transaction.transactionID ?? "?")
+            }
+            #expect(newestFirst == ids.reversed())
+
+            var flowers: [String] = []
+            for try await transaction in client.transactionHistory(
+                first.transactionID,
+                query: TransactionHistoryQuery(productIDs: [FloristCatalog.flowers, FloristCatalog.installation]))
+            {
+                flowers.append(transaction.productID ?? "?")
+            }
+            #expect(flowers.count == 7)
+            #expect(Set(flowers) == [FloristCatalog.flowers, FloristCatalog.installation])
+
+            let page = try await client.transactionHistoryPage(first.transactionID)
+            #expect(page.transactions.count == 20 && page.hasMore)
+        }
+    }
 }

@@ -7,7 +7,7 @@ import IAPSimulator
 
 /// The simulator's copy of Apple's App Store Server API under `/inApps`, at Apple's paths with Apple's JSON, answered
 /// from the simulator's state and signed by its PKI, so server code written against Apple's API runs against
-/// `iapkit serve` unchanged. Work in progress: the token check and the transaction lookup so far.
+/// `iapkit serve` unchanged. Work in progress: the token check, the transaction lookup and the v2 history so far.
 ///
 /// Every request carries `Authorization: Bearer JWT`, checked as Apple does: ES256, signed by the key its `kid` names
 /// among the simulated app's keys, `aud` "appstoreconnect-v1", `bid` the simulated app, not expired, living at most
@@ -19,6 +19,10 @@ struct InAppsRoutes: Sendable {
 
     func add(to router: Router<ServerRequestContext>) {
         let group = router.group("inApps")
+        group.get("v2/history/:id") { request, context -> Response in
+            guard authorized(request) else { return Response(status: .unauthorized) }
+            return history(request, transactionID: try context.parameters.require("id"))
+        }
         group.get("v1/transactions/:id") { request, context -> Response in
             guard authorized(request) else { return Response(status: .unauthorized) }
             let id = try context.parameters.require("id")
@@ -32,6 +36,65 @@ struct InAppsRoutes: Sendable {
                 return Self.appleError(4_040_010, "Transaction id not found.")
             }
         }
+    }
+
+    /// `GET /inApps/v2/history/{transactionId}`: the customer's transactions, oldest purchase first (or newest with
+    /// `sort=DESCENDING`), filtered as the query asks, 20 a page; `revision` is where the next page starts.
+    func history(_ request: Request, transactionID id: String) -> Response {
+        guard !id.isEmpty, id.allSatisfy(\.isASCIIDigit) else {
+            return Self.appleError(4_000_006, "Invalid transaction id.")
+        }
+        let query = request.uri.queryParameters
+        let account: String
+        var transactions: [SimulatorTransaction]
+        do {
+            account = try store.account(owning: id)
+            transactions = try store.transactions(account: account)
+        } catch {
+            return Self.appleError(4_040_010, "Transaction id not found.")
+        }
+        let products = Set(query.getAll("productId").map { String($0) })
+        let types = Set(query.getAll("productType").map { String($0) })
+        let ownership = query.get("inAppOwnershipType")
+        let revoked = query.get("revoked").map { $0.lowercased() == "true" }
+        let start = query.get("startDate").flatMap(Int64.init)
+        let end = query.get("endDate").flatMap(Int64.init)
+        transactions = transactions.filter { transaction in
+            let payload = transaction.payload
+            let purchased = Int64(payload.purchaseDate?.millisecondsSince1970 ?? 0)
+            return (products.isEmpty || products.contains(payload.productID ?? ""))
+                && (types.isEmpty || types.contains(payload.type?.rawValue ?? ""))
+                && (ownership == nil || payload.inAppOwnershipType?.rawValue == ownership)
+                && (revoked == nil || (payload.revocationDate != nil) == revoked)
+                && (start == nil || purchased >= start!) && (end == nil || purchased < end!)
+        }
+        transactions.sort {
+            ($0.payload.purchaseDate ?? .init(millisecondsSince1970: 0))
+                < ($1.payload.purchaseDate ?? .init(millisecondsSince1970: 0))
+        }
+        if query.get("sort") == "DESCENDING" { transactions.reverse() }
+        let offset = query.get("revision").flatMap(Self.offset(ofRevision:)) ?? 0
+        guard offset <= transactions.count else { return Self.appleError(4_000_005, "Invalid revision.") }
+        let page = transactions[offset..<min(offset + 20, transactions.count)]
+        let next = offset + page.count
+        let body = JSONValue.object(
+            JSONObject([
+                ("revision", .string(Self.revision(ofOffset: next))),
+                ("hasMore", .bool(next < transactions.count)),
+                ("bundleId", .string(store.configuration.bundleID)),
+                ("appAppleId", .number(JSONNumber(store.configuration.appAppleID))),
+                ("environment", .string(store.configuration.environment.rawValue)),
+                ("signedTransactions", .array(page.map { .string($0.jws) })),
+            ]))
+        return JSONBody.response(bytes: body.jsonBytes())
+    }
+
+    /// Revisions are opaque to clients; here, the offset of the next page in the filtered, sorted list.
+    static func revision(ofOffset offset: Int) -> String { "p\(offset)" }
+
+    static func offset(ofRevision revision: String) -> Int? {
+        guard revision.hasPrefix("p"), let offset = Int(revision.dropFirst()), offset >= 0 else { return nil }
+        return offset
     }
 
     /// Apple's error body; the HTTP status is the code's first three digits.

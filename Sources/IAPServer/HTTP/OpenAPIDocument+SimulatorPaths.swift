@@ -517,5 +517,38 @@ extension OpenAPIDocument {
                 "400": { $ref: "#/components/responses/AppleError" }
                 "401": { description: The token is missing, wrong or expired. }
                 "404": { $ref: "#/components/responses/AppleError" }
+
+          /inApps/v2/history/{id}:
+            get:
+              summary: The App Store Server API's transaction history, 20 a page, answered by the local App Store
+              security: [{ appStoreServerAPI: [] }]
+              parameters:
+                - { name: id, in: path, required: true, schema: { type: string } }
+                - { name: revision, in: query, required: false, schema: { type: string } }
+                - { name: sort, in: query, required: false, schema: { type: string, enum: [ASCENDING, DESCENDING] } }
+                - { name: productId, in: query, required: false, schema: { type: string } }
+                - { name: productType, in: query, required: false, schema: { type: string } }
+                - { name: inAppOwnershipType, in: query, required: false, schema: { type: string } }
+                - { name: revoked, in: query, required: false, schema: { type: string } }
+                - { name: startDate, in: query, required: false, schema: { type: string } }
+                - { name: endDate, in: query, required: false, schema: { type: string } }
+              responses:
+                "200":
+                  description: A page of signed transactions.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [revision, hasMore, bundleId, appAppleId, environment, signedTransactions]
+                        properties:
+                          revision: { type: string }
+                          hasMore: { type: boolean }
+                          bundleId: { type: string }
+                          appAppleId: { type: integer }
+                          environment: { type: string }
+                          signedTransactions: { type: array, items: { type: string } }
+                "400": { $ref: "#/components/responses/AppleError" }
+                "401": { description: The token is missing, wrong or expired. }
+                "404": { $ref: "#/components/responses/AppleError" }
         """#
 }
