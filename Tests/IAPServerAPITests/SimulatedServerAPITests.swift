@@ -98,6 +98,14 @@ import Testing
                 }
                 #expect(error?.httpStatus == 401 && error?.appleErrorCode == nil, "\(credentials.keyID)")
             }
+            // A token signed with the right key whose claims would overflow a lifetime computed carelessly.
+            let overflowing = try JWSSigner(privateKey: base.privateKey, keyID: base.keyID).sign(
+                payload: Array(
+                    #"{"iss":"\#(base.issuerID)","aud":"appstoreconnect-v1","bid":"\#(base.bundleID)","exp":9223372036854775807,"iat":-9223372036854775808}"#
+                        .utf8))
+            var hostile = HTTPClientRequest(url: url.absoluteString + "/inApps/v1/transactions/\(bought.transactionID)")
+            hostile.headers.add(name: "Authorization", value: "Bearer \(overflowing)")
+            #expect(try await HTTPClient.shared.execute(hostile, timeout: .seconds(10)).status.code == 401)
             // An expired token: made an hour ago, lived five minutes.
             let old = ServerAPITokens(
                 credentials: base, lifetime: 300, clock: { Date().addingTimeInterval(-3600) })

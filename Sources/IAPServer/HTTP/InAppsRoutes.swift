@@ -124,7 +124,11 @@ struct InAppsRoutes: Sendable {
         if let issuer = store.configuration.serverAPIIssuerID, claims["iss"] != .string(issuer) { return false }
         // Apple's Python library sends no `iat`; when present, the token may live at most 60 minutes.
         if case .number(let issuedAt)? = claims["iat"] {
-            guard let issued = issuedAt.int64Value, expires - issued <= 3600, Double(issued) <= now + 60 else {
+            // Subtraction that reports overflow: the claims are the caller's numbers.
+            guard let issued = issuedAt.int64Value,
+                case let (lifetime, false) = expires.subtractingReportingOverflow(issued),
+                lifetime <= 3600, Double(issued) <= now + 60
+            else {
                 return false
             }
         } else if Double(expires) > now + 3600 {
