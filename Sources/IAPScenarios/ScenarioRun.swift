@@ -58,7 +58,7 @@ struct ScenarioRun {
         if case .stopped(let code, let reason) = outcome { failures.append("stopped: \(code): \(reason)") }
         let events = Array(store.events.dropFirst(eventsBefore))
         let notifications = Array(store.notifications.dropFirst(notificationsBefore))
-        var touched = events.compactMap(\.accountID) + notifications.map(\.accountID)
+        var touched = events.compactMap(\.accountID) + notifications.compactMap(\.accountID)
         if step.action == .expect { touched.append(step.value) }
         var holdings: [(String, String)] = []
         for account in store.accountIDs where touched.contains(account) {
@@ -376,7 +376,9 @@ extension ScenarioReport {
                 lines.append("       \(time)\(values.shorten(event.summary))")
             }
             for notification in entry.notifications {
-                lines.append("       → notification \(ScenarioRun.name(notification)) (\(notification.accountID))")
+                lines.append(
+                    "       → notification \(ScenarioRun.name(notification))"
+                        + (notification.accountID.map { " (\($0))" } ?? ""))
             }
             for (account, summary) in entry.holdings { lines.append("       \(account) has: \(summary)") }
             for failure in entry.failures { lines.append("       ✗ \(failure)") }

@@ -54,7 +54,7 @@ public struct ServerRuntime: Sendable {
         }
         var feed: NotificationFeed?
         if let simulator {
-            let notifications = NotificationFeed(service: service, logger: logger)
+            let notifications = NotificationFeed(service: service, simulator: simulator, logger: logger)
             simulator.addNotificationSink { notifications.send($0) }
             feed = notifications
         }
@@ -108,12 +108,13 @@ public struct ServerRuntime: Sendable {
 }
 
 /// The simulator's notifications, applied by the server in the order the simulator made them (as if Apple had
-/// posted each one to `/v1/notifications`).
+/// posted each one to `/v1/notifications`); each application is recorded as the notification's send attempt, so the
+/// simulated notification history tells what reached the server.
 final class NotificationFeed: Sendable {
     private let continuation: AsyncStream<SimulatorNotification>.Continuation
     private let worker: Task<Void, Never>
 
-    init(service: ValidationService, logger: Logger) {
+    init(service: ValidationService, simulator: AppStoreSimulator, logger: Logger) {
         let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
         self.continuation = continuation
         worker = Task {
@@ -129,10 +130,13 @@ final class NotificationFeed: Sendable {
                             "subtype": "\(notification.subtype?.rawValue ?? "")",
                             "uuid": "\(notification.uuid)", "outcome": "\(outcome.rawValue)",
                         ])
+                    simulator.recordSendAttempt(notificationUUID: notification.uuid, result: "SUCCESS")
                 } catch {
                     logger.error(
                         "simulator notification refused",
                         metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
+                    simulator.recordSendAttempt(
+                        notificationUUID: notification.uuid, result: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
                 }
             }
         }

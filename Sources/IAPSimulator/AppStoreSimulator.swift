@@ -73,7 +73,7 @@ public final class AppStoreSimulator: Sendable {
     /// Runs `body` on the state after catching the clock up with the wall clock (when running), then delivers what
     /// it queued for sinks and update streams once the lock is released (even when `body` throws: what happened before
     /// the error happened).
-    private func withCore<T: Sendable>(
+    func withCore<T: Sendable>(
         catchingUp: Bool = true, _ body: (inout SimulatorCore, inout TimeInterval) throws(SimulatorError) -> T
     ) throws(SimulatorError) -> T {
         let (result, batch) = state.withLock { state -> (Result<T, SimulatorError>, [Outbox.Delivery]) in
@@ -91,7 +91,7 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// Runs `body` on the state (see ``withCore(catchingUp:_:)``).
-    private func withCore<T: Sendable>(_ body: (inout SimulatorCore) throws(SimulatorError) -> T) throws(SimulatorError)
+    func withCore<T: Sendable>(_ body: (inout SimulatorCore) throws(SimulatorError) -> T) throws(SimulatorError)
         -> T
     {
         try withCore { (core, _) throws(SimulatorError) -> T in try body(&core) }

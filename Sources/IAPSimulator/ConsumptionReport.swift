@@ -28,6 +28,8 @@ public struct ConsumptionReport: Hashable, Sendable, Codable {
     public var userStatus: Int
     /// 0 undeclared, 1 grant, 2 decline, 3 no preference.
     public var refundPreference: Int
+    /// How much was consumed, in milli-percent (the v2 request's `consumptionPercentage`), when reported.
+    public var consumptionPercentage: Int?
 
     public init(
         customerConsented: Bool = true, consumptionStatus: Int = 0, platform: Int = 1,

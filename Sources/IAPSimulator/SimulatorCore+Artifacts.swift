@@ -140,26 +140,37 @@ extension SimulatorCore {
             var payload = NotificationPayload()
             payload.notificationType = type
             payload.subtype = subtype
-            payload.notificationUUID = ids.uuid().uuidString.lowercased()
             payload.data = data
-            payload.version = "2.0"
-            payload.signedDate = EpochMilliseconds(now)
-            let jws = try jwsSigner.sign(payload)
-            statistics.jwsSignatures += 1
-            statistics.notifications += 1
-            let notification = SimulatorNotification(
-                uuid: payload.notificationUUID!, type: type, subtype: subtype, date: now, accountID: t.accountID,
-                transactionID: String(id), signedPayload: jws, payload: payload)
-            if keepsRecords {
-                notifications.append(notification)
-                keep(.notification, id: notification.uuid, account: t.accountID, bytes: notification.requestBody)
-            }
-            if !notificationSinks.isEmpty { outbox.post(.notification(notification, sinks: notificationSinks)) }
+            try emit(payload, account: t.accountID, transaction: id)
         } catch {
             log(
                 .failed, account: t.accountID, product: t.productID, transaction: id,
                 "signing a notification failed: \(error)")
         }
+    }
+
+    /// Signs a notification (its type, subtype and data or summary set; the UUID, version and date are added here),
+    /// keeps it and queues it for every sink. Returns it.
+    @discardableResult
+    mutating func emit(_ unsigned: NotificationPayload, account: String?, transaction id: UInt64?) throws
+        -> SimulatorNotification
+    {
+        var payload = unsigned
+        payload.notificationUUID = ids.uuid().uuidString.lowercased()
+        payload.version = "2.0"
+        payload.signedDate = EpochMilliseconds(now)
+        let jws = try jwsSigner.sign(payload)
+        statistics.jwsSignatures += 1
+        statistics.notifications += 1
+        let notification = SimulatorNotification(
+            uuid: payload.notificationUUID!, type: payload.notificationType ?? .test, subtype: payload.subtype,
+            date: now, accountID: account, transactionID: id.map(String.init), signedPayload: jws, payload: payload)
+        if keepsRecords {
+            notifications.append(notification)
+            keep(.notification, id: notification.uuid, account: account, bytes: notification.requestBody)
+        }
+        if !notificationSinks.isEmpty { outbox.post(.notification(notification, sinks: notificationSinks)) }
+        return notification
     }
 
     // MARK: - Receipts and app transactions
@@ -223,7 +234,14 @@ extension SimulatorCore {
         guard account.device(deviceID) != nil else {
             throw SimulatorError(.unknownDevice, "device \(deviceID) does not belong to \(accountID)")
         }
-        let nonce = nonce ?? ids.uuid()
+        return try signAppTransaction(account: account, device: deviceID, nonce: nonce ?? ids.uuid())
+    }
+
+    /// The account's app transaction, signed; with a device verification when a device and nonce are given (the
+    /// server API's copy has none).
+    mutating func signAppTransaction(account: Account, device deviceID: UUID?, nonce: UUID?) throws(SimulatorError)
+        -> String
+    {
         var p = AppTransactionPayload()
         p.receiptType = configuration.environment
         p.appAppleID = configuration.appAppleID
@@ -232,9 +250,11 @@ extension SimulatorCore {
         p.receiptCreationDate = EpochMilliseconds(now)
         p.originalPurchaseDate = EpochMilliseconds(account.createdAt)
         p.originalApplicationVersion = configuration.originalAppVersion
-        p.deviceVerificationNonce = nonce.uuidString.lowercased()
-        let hashed = Array((nonce.uuidString.lowercased() + deviceID.uuidString.lowercased()).utf8)
-        p.deviceVerification = Data(SHA384.hash(data: hashed)).base64EncodedString()
+        if let deviceID, let nonce {
+            p.deviceVerificationNonce = nonce.uuidString.lowercased()
+            let hashed = Array((nonce.uuidString.lowercased() + deviceID.uuidString.lowercased()).utf8)
+            p.deviceVerification = Data(SHA384.hash(data: hashed)).base64EncodedString()
+        }
         p.appTransactionID = account.appTransactionID
         p.originalPlatform = .iOS
         p.signedDate = EpochMilliseconds(now)
@@ -243,7 +263,7 @@ extension SimulatorCore {
             throw SimulatorError(.signingFailed, "could not sign the app transaction: \(error)")
         }
         statistics.jwsSignatures += 1
-        keep(.appTransaction, id: accountID, account: accountID, bytes: Array(jws.utf8))
+        keep(.appTransaction, id: account.id, account: account.id, bytes: Array(jws.utf8))
         return jws
     }
 

@@ -197,7 +197,8 @@ extension SimulatorCore {
         let id = issue(
             account: line.accountID, productID: productID, kind: .autoRenewable, purchaseDate: start,
             originalID: line.originalID, originalPurchaseDate: transactions[line.originalID]?.purchaseDate,
-            expiresDate: expires, reason: .renewal, offer: offer)
+            expiresDate: expires, reason: .renewal, offer: offer,
+            appAccountToken: transactions[line.latestTransactionID]?.appAccountToken)
         lines[number].productID = productID
         lines[number].latestTransactionID = id
         lines[number].expiresDate = expires

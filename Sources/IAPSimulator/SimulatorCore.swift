@@ -31,6 +31,9 @@ struct SimulatorCore {
     var failures: [SimulatorOperation: SimulatorError.Code] = [:]
     var prices: [String: Decimal] = [:]
     var refundRequests: [UInt64: RefundRequest] = [:]
+    /// What the App Store Server API was asked and keeps: renewal extensions by request, mass extensions, test
+    /// notifications and every notification's send attempts.
+    var serverAPI = ServerAPIRecords()
 
     var events: [SimulatorEvent] = []
     var artifacts: [SimulatorArtifact] = []
@@ -253,7 +256,8 @@ struct SimulatorCore {
             throw SimulatorError(.signingFailed, "could not sign transaction \(id): \(error)")
         }
         statistics.jwsSignatures += 1
-        let signed = SimulatorTransaction(transactionID: String(id), jws: jws, payload: payload)
+        let signed = SimulatorTransaction(
+            transactionID: String(id), jws: jws, payload: payload, orderID: Self.orderID(of: transaction))
         transactions[id]!.signed = signed
         keep(.transaction, id: String(id), account: transaction.accountID, bytes: Array(jws.utf8))
         return signed

@@ -30,10 +30,14 @@ public struct SimulatorError: CodedError, Sendable {
 
     public let code: Code
     public let reason: String
+    /// The App Store Server API's numeric error code for this refusal (`4030004`: the subscription cannot be
+    /// extended), when the operation is one the API offers and Apple has a code for it.
+    public let appStoreErrorCode: Int?
 
-    public init(_ code: Code, _ reason: String) {
+    public init(_ code: Code, _ reason: String, appStoreErrorCode: Int? = nil) {
         self.code = code
         self.reason = reason
+        self.appStoreErrorCode = appStoreErrorCode
     }
 }
 

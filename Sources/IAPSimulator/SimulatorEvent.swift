@@ -15,6 +15,7 @@ public struct SimulatorEvent: Hashable, Sendable {
         case expired, refunded, refundReversed, revoked, refundRequested, refundDeclined, consumptionReported
         case priceIncreased, priceIncreaseConsented, offerRedeemed
         case transactionDeleted, transactionsCleared, clockAdvanced
+        case renewalExtended, appAccountTokenSet, testNotificationRequested
     }
 
     /// Position in the simulator's event log (from 0).

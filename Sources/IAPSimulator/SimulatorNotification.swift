@@ -9,7 +9,8 @@ public struct SimulatorNotification: Hashable, Sendable {
     public let type: NotificationType
     public let subtype: NotificationSubtype?
     public let date: Date
-    public let accountID: String
+    /// The customer it is about; nil for notifications about no one (TEST, a mass extension's SUMMARY).
+    public let accountID: String?
     public let transactionID: String?
     /// The compact JWS (`signedPayload`).
     public let signedPayload: String

@@ -61,7 +61,7 @@ struct TransactionState {
     let webOrderLineItemID: UInt64?
     let reason: TransactionReason
     let offer: AppliedOffer?
-    let appAccountToken: UUID?
+    var appAccountToken: UUID?
     let ownership: OwnershipType
     /// The purchaser's transaction this family-shared copy mirrors.
     let sharedFrom: UInt64?
@@ -99,6 +99,8 @@ struct SubscriptionLine {
     var offerPeriodsRemaining = 0
     /// For each family member: the original id of their shared copies.
     var sharedOriginals: [String: UInt64] = [:]
+    /// When the developer extended the renewal date (Apple allows two extensions a year).
+    var extensionDates: [Date] = []
     /// Bumped whenever the next due date changes, so stale entries in the event queue are skipped.
     var version = 0
 

@@ -9,4 +9,7 @@ public struct SimulatorTransaction: Hashable, Sendable {
     public let transactionID: String
     public let jws: String
     public let payload: TransactionPayload
+    /// The order id the customer's emailed receipt shows (the API's order lookup takes it); nil for a family-shared
+    /// copy.
+    public let orderID: String?
 }

@@ -22,15 +22,16 @@ struct OutboxTests {
         let log = Log()
         let store = h.store
         store.addNotificationSink { notification in
+            guard let account = notification.accountID else { return }
             // Reading and acting on the simulator from inside the sink: this re-entered a held lock before.
-            let view = try? store.view(account: notification.accountID)
-            let count = (try? store.transactions(account: notification.accountID).count) ?? -1
+            let view = try? store.view(account: account)
+            let count = (try? store.transactions(account: account).count) ?? -1
             log.entries.withLock {
                 $0.append((notification.type.rawValue, view?.entitledProductIDs ?? [], count))
             }
             // A sink that starts another purchase: its notification is delivered after this one, not inside it.
             if notification.type == .subscribed {
-                _ = try? store.purchase(F.chocolates, account: notification.accountID)
+                _ = try? store.purchase(F.chocolates, account: account)
             }
         }
 

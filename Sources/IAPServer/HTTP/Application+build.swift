@@ -56,8 +56,11 @@ public func buildRouter(
     }
     ServerRoutes(service: service, configuration: configuration).add(to: router)
     if let simulator {
-        SimulatorRoutes(store: simulator, configuration: configuration, adminToken: adminToken).add(to: router)
-        InAppsRoutes(store: simulator, clock: Date.init).add(to: router)
+        let rateLimit = InAppsRateLimit()
+        SimulatorRoutes(
+            store: simulator, configuration: configuration, adminToken: adminToken, inAppsRateLimit: rateLimit
+        ).add(to: router)
+        InAppsRoutes(store: simulator, clock: Date.init, rateLimit: rateLimit).add(to: router)
     }
     return router
 }

@@ -7,105 +7,431 @@ import IAPSimulator
 
 /// The simulator's copy of Apple's App Store Server API under `/inApps`, at Apple's paths with Apple's JSON, answered
 /// from the simulator's state and signed by its PKI, so server code written against Apple's API runs against
-/// `iapkit serve` unchanged. Work in progress: the token check, the transaction lookup and the v2 history so far.
+/// `iapkit serve` unchanged: transaction info, history (v1 and v2), subscription statuses, refund lookup, order lookup,
+/// renewal extensions (one and mass), consumption information (v1 and v2), app account tokens, app transaction info,
+/// finish, test notifications and the notification history.
 ///
 /// Every request carries `Authorization: Bearer JWT`, checked as Apple does: ES256, signed by the key its `kid` names
 /// among the simulated app's keys, `aud` "appstoreconnect-v1", `bid` the simulated app, not expired, living at most
-/// 60 minutes, and `iss` the configured issuer when there is one. A token that fails gets 401 with no body.
+/// 60 minutes, and `iss` the configured issuer when there is one. A token that fails gets 401 with no body. Refusals
+/// are Apple's error bodies with Apple's codes; with ``InAppsRateLimit`` on, requests past the limit get 429.
 struct InAppsRoutes: Sendable {
     let store: AppStoreSimulator
     /// The wall clock tokens are checked against (clients sign them with theirs, not with the simulated one).
     let clock: @Sendable () -> Date
+    let rateLimit: InAppsRateLimit
+
+    /// The largest request body read (a consumption request is a few hundred bytes).
+    static let bodyLimit = 16 << 10
+    /// Transactions, refunds and notifications per page, as Apple pages them.
+    static let pageSize = 20
 
     func add(to router: Router<ServerRequestContext>) {
         let group = router.group("inApps")
-        group.get("v2/history/:id") { request, context -> Response in
-            guard authorized(request) else { return Response(status: .unauthorized) }
-            return history(request, transactionID: try context.parameters.require("id"))
+        route(group, .get, "v1/transactions/:id") { request, context in
+            let transaction = try store.transactionInfo(try Self.parameter("id", context))
+            return Self.json([("signedTransactionInfo", .string(transaction.jws))])
         }
-        group.get("v1/transactions/:id") { request, context -> Response in
-            guard authorized(request) else { return Response(status: .unauthorized) }
-            let id = try context.parameters.require("id")
-            guard !id.isEmpty, id.allSatisfy(\.isASCIIDigit) else {
-                return Self.appleError(4_000_006, "Invalid transaction id.")
+        route(group, .get, "v1/history/:id") { request, context in
+            try history(request, id: try Self.parameter("id", context), includeFinishedConsumables: false)
+        }
+        route(group, .get, "v2/history/:id") { request, context in
+            try history(request, id: try Self.parameter("id", context), includeFinishedConsumables: true)
+        }
+        route(group, .get, "v1/subscriptions/:id") { request, context in
+            try subscriptionStatuses(request, id: try Self.parameter("id", context))
+        }
+        route(group, .get, "v2/refund/lookup/:id") { request, context in
+            let refunds = try store.refundedTransactions(anyTransactionID: try Self.parameter("id", context))
+            let (page, next, hasMore) = try Self.page(refunds, revision: request.uri.queryParameters.get("revision"))
+            return Self.json([
+                ("signedTransactions", .array(page.map { .string($0.jws) })), ("revision", .string(next)),
+                ("hasMore", .bool(hasMore)),
+            ])
+        }
+        route(group, .get, "v1/lookup/:orderId") { request, context in
+            let transactions = try store.order(try Self.parameter("orderId", context))
+            return Self.json([
+                ("status", .number(JSONNumber(Int64(transactions == nil ? 1 : 0)))),
+                ("signedTransactions", .array((transactions ?? []).map { .string($0.jws) })),
+            ])
+        }
+        route(group, .put, "v1/subscriptions/extend/:id") { request, context in
+            let body = try await Self.body(request)
+            let result = try store.extendRenewalDate(
+                originalTransactionID: try Self.parameter("id", context), try Self.extensionRequest(body))
+            return Self.json(Self.fields(result))
+        }
+        route(group, .post, "v1/subscriptions/extend/mass") { request, _ in
+            let body = try await Self.body(request)
+            let extensionRequest = try Self.extensionRequest(body)
+            guard let productID = body["productId"]?.stringValue, !productID.isEmpty else {
+                throw InAppsRefusal(4_000_023, "productId is required.")
             }
-            do {
-                let transaction = try store.transaction(id)
-                return JSONBody.response(["signedTransactionInfo": transaction.jws])
+            var storefronts: [String]?
+            if let codes = body["storefrontCountryCodes"], codes != .null {
+                guard case .array(let items) = codes, let texts = Optional(items.compactMap(\.stringValue)),
+                    texts.count == items.count
+                else { throw InAppsRefusal(4_000_028, "storefrontCountryCodes is a list of country codes.") }
+                storefronts = texts
+            }
+            _ = try store.extendRenewalDates(productID: productID, storefronts: storefronts, extensionRequest)
+            return Self.json([("requestIdentifier", .string(extensionRequest.requestIdentifier))])
+        }
+        route(group, .get, "v1/subscriptions/extend/mass/:productId/:requestId") { request, context in
+            guard
+                let status = store.massExtensionStatus(
+                    productID: try Self.parameter("productId", context),
+                    requestIdentifier: try Self.parameter("requestId", context))
+            else { throw InAppsRefusal(4_040_009, "Status request not found.") }
+            return Self.json([
+                ("requestIdentifier", .string(status.requestIdentifier)), ("complete", .bool(status.complete)),
+                ("completeDate", status.completeDate.map { .number(JSONNumber(Self.milliseconds($0))) } ?? .null),
+                ("succeededCount", .number(JSONNumber(Int64(status.succeededCount)))),
+                ("failedCount", .number(JSONNumber(Int64(status.failedCount)))),
+            ])
+        }
+        route(group, .put, "v2/transactions/consumption/:id") { request, context in
+            let report = try Self.consumptionReportV2(try await Self.body(request))
+            try store.sendConsumptionInformation(try Self.parameter("id", context), report)
+            return Response(status: .accepted)
+        }
+        route(group, .put, "v1/transactions/consumption/:id") { request, context in
+            let report = try Self.consumptionReportV1(try await Self.body(request))
+            try store.sendConsumptionInformation(try Self.parameter("id", context), report)
+            return Response(status: .accepted)
+        }
+        route(group, .put, "v1/transactions/:id/appAccountToken") { request, context in
+            let body = try await Self.body(request)
+            guard let text = body["appAccountToken"]?.stringValue, let token = UUID(uuidString: text) else {
+                throw InAppsRefusal(4_000_183, "Invalid app account token: it must be a UUID.")
+            }
+            try store.setAppAccountToken(originalTransactionID: try Self.parameter("id", context), token)
+            return Response(status: .ok)
+        }
+        route(group, .get, "v1/transactions/appTransactions/:id") { request, context in
+            let jws = try store.appTransaction(anyTransactionID: try Self.parameter("id", context))
+            return Self.json([("signedAppTransactionInfo", .string(jws))])
+        }
+        route(group, .post, "v1/transactions/:id/finish") { request, context in
+            try store.finish(try store.transactionInfo(try Self.parameter("id", context)).transactionID)
+            return Response(status: .ok)
+        }
+        route(group, .post, "v1/notifications/test") { _, _ in
+            Self.json([("testNotificationToken", .string(try store.requestTestNotification()))])
+        }
+        route(group, .get, "v1/notifications/test/:token") { request, context in
+            let entry = try store.testNotification(token: try Self.parameter("token", context))
+            return Self.json(Self.fields(entry))
+        }
+        route(group, .post, "v1/notifications/history") { request, _ in
+            try await notificationHistory(request)
+        }
+    }
+
+    /// Adds a route that checks the token and the rate limit first and turns refusals into Apple's error bodies.
+    private func route(
+        _ group: RouterGroup<ServerRequestContext>, _ method: HTTPRequest.Method, _ path: RouterPath,
+        _ handler: @escaping @Sendable (Request, ServerRequestContext) async throws -> Response
+    ) {
+        group.on(path, method: method) { request, context -> Response in
+            guard authorized(request) else { return Response(status: .unauthorized) }
+            if let retryAfter = rateLimit.admit() {
+                var response = Self.appleError(4_290_000, "Rate limit exceeded.")
+                response.headers[.retryAfter] = String(retryAfter)
+                return response
+            }
+            do { return try await handler(request, context) } catch let refusal as InAppsRefusal {
+                return Self.appleError(refusal.code, refusal.message)
+            } catch let error as SimulatorError {
+                return Self.appleError(Self.appleCode(for: error), error.reason)
             } catch {
-                return Self.appleError(4_040_010, "Transaction id not found.")
+                return Self.appleError(4_000_000, "Bad request: \(error)")
             }
         }
     }
 
-    /// `GET /inApps/v2/history/{transactionId}`: the customer's transactions, oldest purchase first (or newest with
-    /// `sort=DESCENDING`), filtered as the query asks, 20 a page; `revision` is where the next page starts.
-    func history(_ request: Request, transactionID id: String) -> Response {
-        guard !id.isEmpty, id.allSatisfy(\.isASCIIDigit) else {
-            return Self.appleError(4_000_006, "Invalid transaction id.")
-        }
+    // MARK: - History and statuses
+
+    /// `GET /inApps/v{1,2}/history/{transactionId}`: the customer's transactions, oldest purchase first (or newest
+    /// with `sort=DESCENDING`), filtered as the query asks, 20 a page; `revision` is where the next page starts.
+    func history(_ request: Request, id: String, includeFinishedConsumables: Bool) throws -> Response {
         let query = request.uri.queryParameters
-        let account: String
-        var transactions: [SimulatorTransaction]
-        do {
-            account = try store.account(owning: id)
-            transactions = try store.transactions(account: account)
-        } catch {
-            return Self.appleError(4_040_010, "Transaction id not found.")
-        }
-        let products = Set(query.getAll("productId").map { String($0) })
-        let types = Set(query.getAll("productType").map { String($0) })
-        let ownership = query.get("inAppOwnershipType")
-        let revoked = query.get("revoked").map { $0.lowercased() == "true" }
-        let start = query.get("startDate").flatMap(Int64.init)
-        let end = query.get("endDate").flatMap(Int64.init)
-        transactions = transactions.filter { transaction in
-            let payload = transaction.payload
-            let purchased = Int64(payload.purchaseDate?.millisecondsSince1970 ?? 0)
-            return (products.isEmpty || products.contains(payload.productID ?? ""))
-                && (types.isEmpty || types.contains(payload.type?.rawValue ?? ""))
-                && (ownership == nil || payload.inAppOwnershipType?.rawValue == ownership)
-                && (revoked == nil || (payload.revocationDate != nil) == revoked)
-                && (start == nil || purchased >= start!) && (end == nil || purchased < end!)
-        }
+        let filter = try HistoryFilter(request)
+        var transactions = try store.history(
+            anyTransactionID: id, includeFinishedConsumables: includeFinishedConsumables
+        ).filter(filter.admits)
         transactions.sort {
             ($0.payload.purchaseDate ?? .init(millisecondsSince1970: 0))
                 < ($1.payload.purchaseDate ?? .init(millisecondsSince1970: 0))
         }
-        if query.get("sort") == "DESCENDING" { transactions.reverse() }
-        let offset = query.get("revision").flatMap(Self.offset(ofRevision:)) ?? 0
-        guard offset <= transactions.count else { return Self.appleError(4_000_005, "Invalid revision.") }
-        let page = transactions[offset..<min(offset + 20, transactions.count)]
-        let next = offset + page.count
-        let body = JSONValue.object(
-            JSONObject([
-                ("revision", .string(Self.revision(ofOffset: next))),
-                ("hasMore", .bool(next < transactions.count)),
-                ("bundleId", .string(store.configuration.bundleID)),
-                ("appAppleId", .number(JSONNumber(store.configuration.appAppleID))),
-                ("environment", .string(store.configuration.environment.rawValue)),
-                ("signedTransactions", .array(page.map { .string($0.jws) })),
-            ]))
-        return JSONBody.response(bytes: body.jsonBytes())
+        if filter.descending { transactions.reverse() }
+        let (page, next, hasMore) = try Self.page(transactions, revision: query.get("revision"))
+        return Self.json([
+            ("revision", .string(next)), ("hasMore", .bool(hasMore)),
+            ("bundleId", .string(store.configuration.bundleID)),
+            ("appAppleId", .number(JSONNumber(store.configuration.appAppleID))),
+            ("environment", .string(store.configuration.environment.rawValue)),
+            ("signedTransactions", .array(page.map { .string($0.jws) })),
+        ])
     }
 
-    /// Revisions are opaque to clients; here, the offset of the next page in the filtered, sorted list.
+    /// `GET /inApps/v1/subscriptions/{transactionId}`: every subscription group of the customer, each with its
+    /// subscriptions' status, latest transaction and renewal info; `status` (repeated) keeps only those statuses.
+    func subscriptionStatuses(_ request: Request, id: String) throws -> Response {
+        var wanted: Set<Int> = []
+        for text in request.uri.queryParameters.getAll("status") {
+            guard let status = Int(text), (1...5).contains(status) else {
+                throw InAppsRefusal(4_000_031, "Invalid status: \(text).")
+            }
+            wanted.insert(status)
+        }
+        let entries = try store.subscriptionStatuses(anyTransactionID: id).filter {
+            wanted.isEmpty || wanted.contains($0.status)
+        }
+        var groups: [String] = []
+        for entry in entries where !groups.contains(entry.groupID) { groups.append(entry.groupID) }
+        let data: [JSONValue] = groups.map { group in
+            .object(
+                JSONObject([
+                    ("subscriptionGroupIdentifier", .string(group)),
+                    (
+                        "lastTransactions",
+                        .array(
+                            entries.filter { $0.groupID == group }.map { entry in
+                                .object(
+                                    JSONObject([
+                                        ("status", .number(JSONNumber(Int64(entry.status)))),
+                                        ("originalTransactionId", .string(entry.originalTransactionID)),
+                                        ("signedTransactionInfo", .string(entry.signedTransactionInfo)),
+                                        ("signedRenewalInfo", .string(entry.signedRenewalInfo)),
+                                    ]))
+                            })
+                    ),
+                ]))
+        }
+        return Self.json([
+            ("environment", .string(store.configuration.environment.rawValue)),
+            ("bundleId", .string(store.configuration.bundleID)),
+            ("appAppleId", .number(JSONNumber(store.configuration.appAppleID))), ("data", .array(data)),
+        ])
+    }
+
+    // MARK: - Notifications
+
+    /// `POST /inApps/v1/notifications/history`: the notifications that match the body's filters, 20 a page; the
+    /// `paginationToken` query parameter continues a listing.
+    func notificationHistory(_ request: Request) async throws -> Response {
+        let body = try await Self.body(request)
+        guard let start = body["startDate"].flatMap(Self.date) else {
+            throw InAppsRefusal(4_000_015, "Invalid start date.")
+        }
+        guard let end = body["endDate"].flatMap(Self.date) else { throw InAppsRefusal(4_000_016, "Invalid end date.") }
+        var query = NotificationHistoryQuery(startDate: start, endDate: end)
+        if let type = Self.optionalString(body["notificationType"]) { query.type = NotificationType(rawValue: type) }
+        if let subtype = Self.optionalString(body["notificationSubtype"]) {
+            query.subtype = NotificationSubtype(rawValue: subtype)
+        }
+        query.transactionID = Self.optionalString(body["transactionId"])
+        if case .bool(let only)? = body["onlyFailures"] { query.onlyFailures = only }
+        let entries = try store.notificationHistory(query)
+        let token = request.uri.queryParameters.get("paginationToken")
+        guard let offset = token.map(Self.offset(ofRevision:)) ?? 0, offset <= entries.count else {
+            throw InAppsRefusal(4_000_014, "Invalid pagination token.")
+        }
+        let page = entries[offset..<min(offset + Self.pageSize, entries.count)]
+        let next = offset + page.count
+        var fields: [(String, JSONValue)] = [
+            ("hasMore", .bool(next < entries.count)),
+            ("notificationHistory", .array(page.map { .object(JSONObject(Self.fields($0))) })),
+        ]
+        if next < entries.count { fields.insert(("paginationToken", .string(Self.revision(ofOffset: next))), at: 0) }
+        return Self.json(fields)
+    }
+
+    // MARK: - Request bodies
+
+    /// The request body as a JSON object; anything else is Apple's general bad request.
+    static func body(_ request: Request) async throws -> JSONValue {
+        let bytes: [UInt8]
+        do { bytes = try await JSONBody.bytes(of: request, limit: bodyLimit) } catch {
+            throw InAppsRefusal(4_000_000, "Bad request: \(error.reason)")
+        }
+        guard let value = try? JSONValue(jsonBytes: bytes), case .object = value else {
+            throw InAppsRefusal(4_000_000, "Bad request: the body is not a JSON object.")
+        }
+        return value
+    }
+
+    static func extensionRequest(_ body: JSONValue) throws -> RenewalExtensionRequest {
+        guard let days = integer(body["extendByDays"]) else { throw InAppsRefusal(4_000_009, "Invalid extendByDays.") }
+        guard let reason = integer(body["extendReasonCode"]) else {
+            throw InAppsRefusal(4_000_010, "Invalid extendReasonCode.")
+        }
+        guard let identifier = body["requestIdentifier"]?.stringValue else {
+            throw InAppsRefusal(4_000_011, "Invalid requestIdentifier.")
+        }
+        return RenewalExtensionRequest(extendByDays: days, reasonCode: reason, requestIdentifier: identifier)
+    }
+
+    /// `ConsumptionRequest` (v2): delivery status and refund preference by name, consumption in milli-percent.
+    static func consumptionReportV2(_ body: JSONValue) throws -> ConsumptionReport {
+        guard case .bool(let consented)? = body["customerConsented"], consented else {
+            throw InAppsRefusal(4_000_035, "customerConsented must be true.")
+        }
+        guard case .bool(let sample)? = body["sampleContentProvided"] else {
+            throw InAppsRefusal(4_000_041, "Invalid sampleContentProvided.")
+        }
+        let deliveryStatuses = [
+            "DELIVERED": 0, "UNDELIVERED_QUALITY_ISSUE": 1, "UNDELIVERED_WRONG_ITEM": 2, "UNDELIVERED_SERVER_OUTAGE": 3,
+            "UNDELIVERED_OTHER": 5,
+        ]
+        guard let delivery = body["deliveryStatus"]?.stringValue.flatMap({ deliveryStatuses[$0] }) else {
+            throw InAppsRefusal(4_000_036, "Invalid deliveryStatus.")
+        }
+        var report = ConsumptionReport(
+            customerConsented: true, consumptionStatus: 0, platform: 1, sampleContentProvided: sample,
+            deliveryStatus: delivery)
+        if let value = body["consumptionPercentage"], value != .null {
+            guard let percentage = integer(value), (0...100_000).contains(percentage) else {
+                throw InAppsRefusal(4_000_000, "consumptionPercentage is 0...100000 (milli-percent).")
+            }
+            report.consumptionPercentage = percentage
+            report.consumptionStatus = percentage == 0 ? 1 : percentage == 100_000 ? 3 : 2
+        }
+        if let value = optionalString(body["refundPreference"]) {
+            let preferences = ["GRANT_FULL": 1, "GRANT_PRORATED": 1, "DECLINE": 2]
+            guard let preference = preferences[value],
+                value != "GRANT_PRORATED" || (report.consumptionPercentage ?? 0) > 0
+            else { throw InAppsRefusal(4_000_000, "Invalid refundPreference.") }
+            report.refundPreference = preference
+        }
+        return report
+    }
+
+    /// `ConsumptionRequestV1`: every field a number from Apple's ranges (the simulator checks them).
+    static func consumptionReportV1(_ body: JSONValue) throws -> ConsumptionReport {
+        guard case .bool(let consented)? = body["customerConsented"], consented else {
+            throw InAppsRefusal(4_000_035, "customerConsented must be true.")
+        }
+        guard case .bool(let sample)? = body["sampleContentProvided"] else {
+            throw InAppsRefusal(4_000_041, "Invalid sampleContentProvided.")
+        }
+        let fields: [(String, Int)] = [
+            ("consumptionStatus", 4_000_034), ("platform", 4_000_039), ("deliveryStatus", 4_000_036),
+            ("accountTenure", 4_000_032), ("playTime", 4_000_040), ("lifetimeDollarsRefunded", 4_000_038),
+            ("lifetimeDollarsPurchased", 4_000_037), ("userStatus", 4_000_042), ("refundPreference", 4_000_000),
+        ]
+        var values: [String: Int] = [:]
+        for (name, code) in fields {
+            guard let value = integer(body[name]) else { throw InAppsRefusal(code, "Invalid \(name).") }
+            values[name] = value
+        }
+        if let token = optionalString(body["appAccountToken"]), !token.isEmpty, UUID(uuidString: token) == nil {
+            throw InAppsRefusal(4_000_033, "Invalid appAccountToken.")
+        }
+        return ConsumptionReport(
+            customerConsented: true, consumptionStatus: values["consumptionStatus"]!, platform: values["platform"]!,
+            sampleContentProvided: sample, deliveryStatus: values["deliveryStatus"]!,
+            accountTenure: values["accountTenure"]!, playTime: values["playTime"]!,
+            lifetimeDollarsRefunded: values["lifetimeDollarsRefunded"]!,
+            lifetimeDollarsPurchased: values["lifetimeDollarsPurchased"]!, userStatus: values["userStatus"]!,
+            refundPreference: values["refundPreference"]!)
+    }
+
+    static func integer(_ value: JSONValue?) -> Int? {
+        guard case .number(let number)? = value, let integer = number.int64Value else { return nil }
+        return Int(exactly: integer)
+    }
+
+    static func optionalString(_ value: JSONValue?) -> String? {
+        guard case .string(let text)? = value else { return nil }
+        return text
+    }
+
+    /// A date in epoch milliseconds, as Apple's request bodies have them.
+    static func date(_ value: JSONValue) -> Date? {
+        guard let milliseconds = integer(value), abs(milliseconds) < 1 << 50 else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    // MARK: - Answers
+
+    static func fields(_ result: RenewalExtensionResult) -> [(String, JSONValue)] {
+        [
+            ("originalTransactionId", .string(result.originalTransactionID)),
+            ("webOrderLineItemId", result.webOrderLineItemID.map(JSONValue.string) ?? .null),
+            ("success", .bool(result.success)),
+            ("effectiveDate", result.effectiveDate.map { .number(JSONNumber(milliseconds($0))) } ?? .null),
+        ]
+    }
+
+    static func fields(_ entry: NotificationHistoryEntry) -> [(String, JSONValue)] {
+        [
+            ("signedPayload", .string(entry.notification.signedPayload)),
+            (
+                "sendAttempts",
+                .array(
+                    entry.sendAttempts.map { attempt in
+                        .object(
+                            JSONObject([
+                                ("attemptDate", .number(JSONNumber(milliseconds(attempt.date)))),
+                                ("sendAttemptResult", .string(attempt.result)),
+                            ]))
+                    })
+            ),
+        ]
+    }
+
+    static func json(_ fields: [(String, JSONValue)]) -> Response {
+        JSONBody.response(bytes: JSONValue.object(JSONObject(fields)).jsonBytes())
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// A page of a list, where the next starts and whether there is more; the revision is the page's offset.
+    static func page<T>(_ items: [T], revision token: String?) throws -> (ArraySlice<T>, String, Bool) {
+        guard let offset = token.map(offset(ofRevision:)) ?? 0, offset <= items.count else {
+            throw InAppsRefusal(4_000_005, "Invalid revision.")
+        }
+        let page = items[offset..<min(offset + pageSize, items.count)]
+        let next = offset + page.count
+        return (page, revision(ofOffset: next), next < items.count)
+    }
+
+    /// Revisions and pagination tokens are opaque to clients; here, the offset of the next page in the list.
     static func revision(ofOffset offset: Int) -> String { "p\(offset)" }
 
     static func offset(ofRevision revision: String) -> Int? {
-        guard revision.hasPrefix("p"), let offset = Int(revision.dropFirst()), offset >= 0 else { return nil }
+        guard revision.hasPrefix("p"), revision.count <= 12, let offset = Int(revision.dropFirst()), offset >= 0
+        else { return nil }
         return offset
+    }
+
+    /// A path parameter, percent-decoded.
+    static func parameter(_ name: String, _ context: ServerRequestContext) throws -> String {
+        let raw = try context.parameters.require(name)
+        return raw.removingPercentEncoding ?? raw
+    }
+
+    /// Apple's code for a simulator refusal: its own when it has one, else by kind.
+    static func appleCode(for error: SimulatorError) -> Int {
+        if let code = error.appStoreErrorCode { return code }
+        switch error.code {
+        case .unknownTransaction: return 4_040_010
+        case .unknownAccount: return 4_040_001
+        case .invalidState, .invalidArgument, .unknownRequest: return 4_000_000
+        default: return 5_000_001  // a failure injected into the simulated store, which clients retry
+        }
     }
 
     /// Apple's error body; the HTTP status is the code's first three digits.
     static func appleError(_ code: Int, _ message: String) -> Response {
-        let status = HTTPResponse.Status(code: code / 10_000)
-        let body = JSONValue.object(
-            JSONObject([
-                ("errorCode", .number(JSONNumber(Int64(code)))), ("errorMessage", .string(message)),
-            ]))
-        return JSONBody.response(bytes: body.jsonBytes(), status: status)
+        json([("errorCode", .number(JSONNumber(Int64(code)))), ("errorMessage", .string(message))]).with(
+            status: HTTPResponse.Status(code: code / 10_000))
     }
+
+    // MARK: - Tokens
 
     /// Whether the request carries a token Apple would accept for the simulated app.
     func authorized(_ request: Request) -> Bool {
@@ -138,6 +464,76 @@ struct InAppsRoutes: Sendable {
     }
 }
 
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+/// A refusal with Apple's error code, thrown by the handlers and written as Apple's error body.
+struct InAppsRefusal: Error {
+    let code: Int
+    let message: String
+    init(_ code: Int, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The filters of a transaction history request, checked as Apple checks them.
+struct HistoryFilter {
+    var products: Set<String>
+    var types: Set<String>
+    var ownership: String?
+    var revoked: Bool?
+    var start: Int64?
+    var end: Int64?
+    var descending = false
+
+    static let productTypes: Set<String> = ["AUTO_RENEWABLE", "NON_RENEWABLE", "CONSUMABLE", "NON_CONSUMABLE"]
+
+    init(_ request: Request) throws {
+        let query = request.uri.queryParameters
+        products = Set(query.getAll("productId").map { String($0) })
+        types = Set(query.getAll("productType").map { String($0) })
+        guard types.isSubset(of: Self.productTypes) else { throw InAppsRefusal(4_000_022, "Invalid product type.") }
+        ownership = query.get("inAppOwnershipType")
+        guard ownership == nil || ownership == "PURCHASED" || ownership == "FAMILY_SHARED" else {
+            throw InAppsRefusal(4_000_026, "Invalid inAppOwnershipType.")
+        }
+        if let text = query.get("revoked") {
+            // Apple's Python library sends True/False.
+            switch text.lowercased() {
+            case "true": revoked = true
+            case "false": revoked = false
+            default: throw InAppsRefusal(4_000_030, "Invalid revoked.")
+            }
+        }
+        if let text = query.get("startDate") {
+            guard let value = Int64(text) else { throw InAppsRefusal(4_000_015, "Invalid start date.") }
+            start = value
+        }
+        if let text = query.get("endDate") {
+            guard let value = Int64(text) else { throw InAppsRefusal(4_000_016, "Invalid end date.") }
+            end = value
+        }
+        if let start, let end, start > end { throw InAppsRefusal(4_000_013, "startDate is after endDate.") }
+        let sort: String? = query.get("sort")
+        guard sort == nil || sort == "ASCENDING" || sort == "DESCENDING" else {
+            throw InAppsRefusal(4_000_021, "Invalid sort.")
+        }
+        descending = sort == "DESCENDING"
+    }
+
+    func admits(_ transaction: SimulatorTransaction) -> Bool {
+        let payload = transaction.payload
+        let purchased = Int64(payload.purchaseDate?.millisecondsSince1970 ?? 0)
+        return (products.isEmpty || products.contains(payload.productID ?? ""))
+            && (types.isEmpty || types.contains(payload.type?.rawValue ?? ""))
+            && (ownership == nil || payload.inAppOwnershipType?.rawValue == ownership)
+            && (revoked == nil || (payload.revocationDate != nil) == revoked)
+            && (start.map { purchased >= $0 } ?? true) && (end.map { purchased < $0 } ?? true)
+    }
+}
+
+extension Response {
+    fileprivate func with(status: HTTPResponse.Status) -> Response {
+        var response = self
+        response.status = status
+        return response
+    }
 }

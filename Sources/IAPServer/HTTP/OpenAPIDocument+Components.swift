@@ -127,6 +127,7 @@ extension OpenAPIDocument {
                 purchaseDate: { type: string, format: date-time }
                 expiresDate: { type: string, format: date-time }
                 revocationDate: { type: string, format: date-time }
+                orderId: { type: string, description: The order id on the customer's emailed receipt. }
                 signedTransaction: { type: string, description: Ready for POST /v1/transactions. }
             TransactionList:
               type: object
@@ -161,6 +162,17 @@ extension OpenAPIDocument {
           responses:
             AppleError:
               description: Apple's error body; the HTTP status is the first three digits of errorCode.
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    required: [errorCode, errorMessage]
+                    properties: { errorCode: { type: integer }, errorMessage: { type: string } }
+            AppleUnauthorized:
+              description: The App Store Server API token is missing, wrong or expired (no body, as from Apple).
+            AppleRateLimited:
+              description: The rate limit switched on through /simulator/inapps/rate-limit is spent (4290000).
+              headers: { Retry-After: { schema: { type: integer } } }
               content:
                 application/json:
                   schema:

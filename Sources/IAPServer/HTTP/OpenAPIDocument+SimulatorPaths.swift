@@ -485,7 +485,7 @@ extension OpenAPIDocument {
                             type: array
                             items:
                               type: object
-                              required: [index, notificationUUID, notificationType, signedDate, accountId, signedPayload]
+                              required: [index, notificationUUID, notificationType, signedDate, signedPayload]
                               properties:
                                 index: { type: integer }
                                 notificationUUID: { type: string }
@@ -496,59 +496,44 @@ extension OpenAPIDocument {
                                 signedPayload: { type: string }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
-
-          /inApps/v1/transactions/{id}:
-            get:
-              summary: The App Store Server API's transaction lookup, answered by the local App Store (Apple's path and JSON)
+          /simulator/inapps/rate-limit:
+            put:
+              summary: Switch on a rate limit for the simulated App Store Server API (/inApps), to exercise a client's retries
               description: >-
-                Needs an App Store Server API token (an ES256 JWT signed with one of the simulated app's keys); a
-                missing, wrong or expired token gets 401 with no body, as from Apple.
-              security: [{ appStoreServerAPI: [] }]
-              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+                At most `requests` calls in each window of `windowSeconds`; past it, /inApps answers 429 with Apple's
+                4290000 and a Retry-After of the seconds left in the window.
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [requests, windowSeconds]
+                      additionalProperties: false
+                      properties:
+                        requests: { type: integer, minimum: 0, maximum: 1000000 }
+                        windowSeconds: { type: integer, minimum: 1, maximum: 3600 }
               responses:
                 "200":
-                  description: The signed transaction.
+                  description: The limit now in force.
                   content:
                     application/json:
                       schema:
                         type: object
-                        required: [signedTransactionInfo]
-                        properties: { signedTransactionInfo: { type: string } }
-                "400": { $ref: "#/components/responses/AppleError" }
-                "401": { description: The token is missing, wrong or expired. }
-                "404": { $ref: "#/components/responses/AppleError" }
-
-          /inApps/v2/history/{id}:
-            get:
-              summary: The App Store Server API's transaction history, 20 a page, answered by the local App Store
-              security: [{ appStoreServerAPI: [] }]
-              parameters:
-                - { name: id, in: path, required: true, schema: { type: string } }
-                - { name: revision, in: query, required: false, schema: { type: string } }
-                - { name: sort, in: query, required: false, schema: { type: string, enum: [ASCENDING, DESCENDING] } }
-                - { name: productId, in: query, required: false, schema: { type: string } }
-                - { name: productType, in: query, required: false, schema: { type: string } }
-                - { name: inAppOwnershipType, in: query, required: false, schema: { type: string } }
-                - { name: revoked, in: query, required: false, schema: { type: string } }
-                - { name: startDate, in: query, required: false, schema: { type: string } }
-                - { name: endDate, in: query, required: false, schema: { type: string } }
+                        required: [requests, windowSeconds]
+                        properties: { requests: { type: integer }, windowSeconds: { type: integer } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+            delete:
+              summary: Switch the simulated App Store Server API's rate limit off
+              security: [{}, { adminToken: [] }]
               responses:
-                "200":
-                  description: A page of signed transactions.
-                  content:
-                    application/json:
-                      schema:
-                        type: object
-                        required: [revision, hasMore, bundleId, appAppleId, environment, signedTransactions]
-                        properties:
-                          revision: { type: string }
-                          hasMore: { type: boolean }
-                          bundleId: { type: string }
-                          appAppleId: { type: integer }
-                          environment: { type: string }
-                          signedTransactions: { type: array, items: { type: string } }
-                "400": { $ref: "#/components/responses/AppleError" }
-                "401": { description: The token is missing, wrong or expired. }
-                "404": { $ref: "#/components/responses/AppleError" }
+                "204": { description: The limit is off. }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
         """#
 }

@@ -1,8 +1,9 @@
 /// The OpenAPI 3.1 description of every route, served at `GET /openapi.yaml`. A test compares its paths and methods
 /// with the router's, and CI runs schemathesis against a live server with it, so it stays true.
 ///
-/// Kept in three parts: the shared components (`OpenAPIDocument+Components.swift`), the validation and operational
-/// paths (`OpenAPIDocument+Paths.swift`) and the simulator's (`OpenAPIDocument+SimulatorPaths.swift`).
+/// Kept in four parts: the shared components (`OpenAPIDocument+Components.swift`), the validation and operational
+/// paths (`OpenAPIDocument+Paths.swift`), the simulator's control plane (`OpenAPIDocument+SimulatorPaths.swift`) and
+/// its App Store Server API (`OpenAPIDocument+InAppsPaths.swift`).
 enum OpenAPIDocument {
-    static let yaml = components + "\n" + paths + "\n" + simulatorPaths
+    static let yaml = components + "\n" + paths + "\n" + simulatorPaths + "\n" + inAppsPaths
 }

@@ -20,11 +20,17 @@ struct SimulatorRoutes: Sendable {
     let configuration: ServerConfiguration
     /// The token's SHA-256, or nil when the control plane is open (loopback).
     let adminTokenDigest: SHA256.Digest?
+    /// The simulated App Store Server API's rate limit, switched on and off here.
+    let inAppsRateLimit: InAppsRateLimit
 
-    init(store: AppStoreSimulator, configuration: ServerConfiguration, adminToken: String?) {
+    init(
+        store: AppStoreSimulator, configuration: ServerConfiguration, adminToken: String?,
+        inAppsRateLimit: InAppsRateLimit = InAppsRateLimit()
+    ) {
         self.store = store
         self.configuration = configuration
         adminTokenDigest = adminToken.map { SHA256.hash(data: Data($0.utf8)) }
+        self.inAppsRateLimit = inAppsRateLimit
     }
 
     func add(to router: Router<ServerRequestContext>) {
@@ -198,6 +204,20 @@ struct SimulatorRoutes: Sendable {
                 try simulated { () throws(SimulatorError) in try store.advance(by: TimeInterval(seconds)) }
                 return JSONBody.response(["now": try simulated { () throws(SimulatorError) in try store.now }])
             }
+        }
+        group.put("inapps/rate-limit") { request, _ in
+            try await run(request, allowed: ["requests", "windowSeconds"]) { (body) throws(APIError) in
+                guard let requests = try body.integer("requests", in: 0...1_000_000),
+                    let window = try body.integer("windowSeconds", in: 1...3600)
+                else { throw .badRequest("missingField", "'requests' and 'windowSeconds' are required") }
+                inAppsRateLimit.set(.init(requests: Int(requests), window: Int(window)))
+                return JSONBody.response(["requests": requests, "windowSeconds": window])
+            }
+        }
+        group.delete("inapps/rate-limit") { request, _ in
+            try check(request)
+            inAppsRateLimit.set(nil)
+            return Response(status: .noContent)
         }
         group.get("notifications") { request, _ in
             try check(request)
@@ -404,6 +424,8 @@ extension Answers {
         var purchaseDate: Date?
         var expiresDate: Date?
         var revocationDate: Date?
+        /// The order id the customer's emailed receipt shows (the App Store Server API's order lookup takes it).
+        var orderId: String?
         /// The signed transaction, ready for `POST /v1/transactions`.
         var signedTransaction: String
 
@@ -414,6 +436,7 @@ extension Answers {
             purchaseDate = transaction.payload.purchaseDate?.date
             expiresDate = transaction.payload.expiresDate?.date
             revocationDate = transaction.payload.revocationDate?.date
+            orderId = transaction.orderID
             signedTransaction = transaction.jws
         }
     }
@@ -479,7 +502,8 @@ extension Answers {
         var notificationType: String
         var subtype: String?
         var signedDate: Date
-        var accountId: String
+        /// Absent for notifications about no customer (TEST, a mass extension's SUMMARY).
+        var accountId: String?
         var signedPayload: String
 
         init(index: Int, _ notification: SimulatorNotification) {
