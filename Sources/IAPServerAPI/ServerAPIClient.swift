@@ -75,9 +75,9 @@ public struct ServerAPIClient: Sendable {
 
     /// Sends a request (retrying as the policy says) and decodes a 2xx answer.
     func decode<T: Decodable>(
-        _ type: T.Type, _ method: HTTPMethod, _ path: String, body: [UInt8]? = nil
+        _ type: T.Type, _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: [UInt8]? = nil
     ) async throws(ServerAPIError) -> T {
-        let (status, bytes) = try await send(method, path, body: body)
+        let (status, bytes) = try await send(method, path, query: query, body: body)
         do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch {
             throw ServerAPIError(
                 .malformedAnswer, "\(method) \(path) answered \(status) with an unexpected body: \(error)",
@@ -86,15 +86,15 @@ public struct ServerAPIClient: Sendable {
     }
 
     /// Sends a request; 429 and 5xx are tried again within the policy, other failures throw at once.
-    func send(_ method: HTTPMethod, _ path: String, body: [UInt8]? = nil) async throws(ServerAPIError) -> (
-        status: Int, body: [UInt8]
-    ) {
+    func send(_ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: [UInt8]? = nil)
+        async throws(ServerAPIError) -> (status: Int, body: [UInt8])
+    {
         let clock = ContinuousClock()
         let deadline = clock.now + retry.budget
         var delay = retry.firstDelay
         var attempt = 1
         while true {
-            let (status, retryAfter, bytes) = try await sendOnce(method, path, body: body)
+            let (status, retryAfter, bytes) = try await sendOnce(method, path, query: query, body: body)
             if (200..<300).contains(status) { return (status, bytes) }
             let refusal = Self.error(status: status, bytes, method: method, path: path)
             guard status == 429 || status >= 500, attempt < retry.attempts else { throw refusal }
@@ -106,10 +106,13 @@ public struct ServerAPIClient: Sendable {
         }
     }
 
-    private func sendOnce(_ method: HTTPMethod, _ path: String, body: [UInt8]?) async throws(ServerAPIError) -> (
-        status: Int, retryAfter: Duration?, body: [UInt8]
-    ) {
-        let url = environment.baseURL.absoluteString.trimmingSuffix("/") + path
+    private func sendOnce(_ method: HTTPMethod, _ path: String, query: [URLQueryItem], body: [UInt8]?)
+        async throws(ServerAPIError) -> (status: Int, retryAfter: Duration?, body: [UInt8])
+    {
+        var components = URLComponents()
+        components.queryItems = query
+        let queryText = query.isEmpty ? "" : "?" + (components.percentEncodedQuery ?? "")
+        let url = environment.baseURL.absoluteString.trimmingSuffix("/") + path + queryText
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(try await tokens.token())")
@@ -147,18 +150,35 @@ public struct ServerAPIClient: Sendable {
     // MARK: - Verification
 
     func verifiedTransaction(_ jws: String) async throws(ServerAPIError) -> TransactionPayload {
-        let verdict: SignedDataVerdict<TransactionPayload>
-        do { verdict = try await verifier.verifyTransaction(jws) } catch {
-            throw ServerAPIError(.verificationFailed, "a signed transaction could not be read: \(error)")
+        try await verified("transaction") { () async throws(SignedDataParsingError) in
+            try await verifier.verifyTransaction(jws)
         }
-        guard let payload = verdict.verifiedPayload else {
+    }
+
+    func verifiedTransactions(_ documents: [String]) async throws(ServerAPIError) -> [TransactionPayload] {
+        var transactions: [TransactionPayload] = []
+        for jws in documents { transactions.append(try await verifiedTransaction(jws)) }
+        return transactions
+    }
+
+    /// The payload of a verdict that verified; anything else is a `verificationFailed` error, never a result.
+    func verified<Payload: Sendable>(
+        _ what: String, _ verdict: () async throws(SignedDataParsingError) -> SignedDataVerdict<Payload>
+    ) async throws(ServerAPIError) -> Payload {
+        let result: SignedDataVerdict<Payload>
+        do { result = try await verdict() } catch {
+            throw ServerAPIError(.verificationFailed, "a signed \(what) could not be read: \(error)")
+        }
+        guard let payload = result.verifiedPayload else {
             throw ServerAPIError(
                 .verificationFailed,
-                "transaction \(verdict.payload?.transactionID ?? "?") did not verify: "
-                    + verdict.failures.map(\.description).joined(separator: "; "))
+                "a signed \(what) did not verify: " + result.failures.map(\.description).joined(separator: "; "))
         }
         return payload
     }
+
+    /// A date as Apple's API writes it: epoch milliseconds.
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// A path segment, percent-encoded.
     static func segment(_ text: String) -> String {

@@ -93,7 +93,7 @@ extension AppStoreSimulator {
     }
 
     /// The kept notifications a history request matches, oldest first, with their send attempts.
-    public func notificationHistory(_ query: NotificationHistoryQuery) throws(SimulatorError)
+    public func notificationHistory(_ query: NotificationHistoryFilter) throws(SimulatorError)
         -> [NotificationHistoryEntry]
     {
         try withCore { (core) throws(SimulatorError) in try core.notificationHistory(query) }

@@ -62,7 +62,7 @@ public struct NotificationSendAttempt: Hashable, Sendable {
 }
 
 /// The filters of a notification history request (`NotificationHistoryRequest`).
-public struct NotificationHistoryQuery: Hashable, Sendable {
+public struct NotificationHistoryFilter: Hashable, Sendable {
     public var startDate: Date
     /// Exclusive.
     public var endDate: Date

@@ -322,7 +322,7 @@ extension SimulatorCore {
     }
 
     /// The notifications kept, with their send attempts, that match a notification history request, oldest first.
-    func notificationHistory(_ query: NotificationHistoryQuery) throws(SimulatorError) -> [NotificationHistoryEntry] {
+    func notificationHistory(_ query: NotificationHistoryFilter) throws(SimulatorError) -> [NotificationHistoryEntry] {
         let oldest = now.addingTimeInterval(-180 * 86_400)
         guard query.startDate >= oldest else {
             throw SimulatorError(

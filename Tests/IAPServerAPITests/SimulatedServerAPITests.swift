@@ -156,7 +156,7 @@ import Testing
             #expect(Set(flowers) == [FloristCatalog.flowers, FloristCatalog.installation])
 
             let page = try await client.transactionHistoryPage(first.transactionID)
-            #expect(page.transactions.count == 20 && page.hasMore)
+            #expect(page.items.count == 20 && page.hasMore)
         }
     }
 }

@@ -227,7 +227,7 @@ struct InAppsRoutes: Sendable {
             throw InAppsRefusal(4_000_015, "Invalid start date.")
         }
         guard let end = body["endDate"].flatMap(Self.date) else { throw InAppsRefusal(4_000_016, "Invalid end date.") }
-        var query = NotificationHistoryQuery(startDate: start, endDate: end)
+        var query = NotificationHistoryFilter(startDate: start, endDate: end)
         if let type = Self.optionalString(body["notificationType"]) { query.type = NotificationType(rawValue: type) }
         if let subtype = Self.optionalString(body["notificationSubtype"]) {
             query.subtype = NotificationSubtype(rawValue: subtype)

@@ -1,0 +1,370 @@
+public import Foundation
+public import IAPSignedData
+import NIOHTTP1
+
+// MARK: - Answers
+
+/// The customer's subscriptions by group (`StatusResponse`), every document verified.
+public struct SubscriptionStatuses: Sendable {
+    /// One subscription group of the customer.
+    public struct Group: Sendable {
+        public var groupID: String
+        public var lastTransactions: [LastTransaction]
+    }
+
+    /// One subscription in a group: its status, latest transaction and renewal info.
+    public struct LastTransaction: Sendable {
+        /// 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
+        public var status: Int
+        public var originalTransactionID: String
+        public var transaction: TransactionPayload
+        public var renewalInfo: RenewalInfoPayload
+    }
+
+    public var environment: String?
+    public var bundleID: String?
+    public var appAppleID: Int64?
+    public var groups: [Group]
+}
+
+/// The answer to an order lookup (`OrderLookupResponse`): status 0 with the order's transactions, or 1 (no such
+/// order).
+public struct OrderLookup: Sendable {
+    public var status: Int
+    public var transactions: [TransactionPayload]
+    /// Whether the order id was found.
+    public var isValid: Bool { status == 0 }
+}
+
+/// The answer to a renewal extension (`ExtendRenewalDateResponse`).
+public struct RenewalExtension: Sendable, Hashable {
+    public var originalTransactionID: String
+    public var webOrderLineItemID: String?
+    public var success: Bool
+    /// The new expiration date.
+    public var effectiveDate: Date?
+}
+
+/// Where a mass renewal extension stands (`MassExtendRenewalDateStatusResponse`).
+public struct MassExtensionStatus: Sendable, Hashable {
+    public var requestIdentifier: String
+    public var complete: Bool
+    public var completeDate: Date?
+    public var succeededCount: Int
+    public var failedCount: Int
+}
+
+/// A notification the App Store sent (or tried to send), verified, with its send attempts.
+public struct SentNotification: Sendable {
+    /// One attempt to deliver it.
+    public struct Attempt: Sendable, Hashable {
+        public var date: Date
+        /// `SUCCESS`, `TIMED_OUT`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE`, ...
+        public var result: String
+    }
+
+    public var signedPayload: String
+    public var payload: NotificationPayload
+    public var sendAttempts: [Attempt]
+}
+
+/// The filters of a notification history request (`NotificationHistoryRequest`).
+public struct NotificationHistoryQuery: Sendable, Hashable {
+    public var startDate: Date
+    public var endDate: Date
+    public var notificationType: String?
+    public var notificationSubtype: String?
+    /// Any transaction id of one customer; excludes a notification type.
+    public var transactionID: String?
+    public var onlyFailures: Bool?
+
+    public init(
+        startDate: Date, endDate: Date, notificationType: String? = nil, notificationSubtype: String? = nil,
+        transactionID: String? = nil, onlyFailures: Bool? = nil
+    ) {
+        self.startDate = startDate
+        self.endDate = endDate
+        self.notificationType = notificationType
+        self.notificationSubtype = notificationSubtype
+        self.transactionID = transactionID
+        self.onlyFailures = onlyFailures
+    }
+}
+
+/// Consumption information for a refund request (`ConsumptionRequest`, API 1.19).
+public struct ConsumptionInformation: Sendable, Hashable, Encodable {
+    /// How the purchase was delivered.
+    public enum DeliveryStatus: String, Sendable, Hashable, Encodable {
+        case delivered = "DELIVERED"
+        case qualityIssue = "UNDELIVERED_QUALITY_ISSUE"
+        case wrongItem = "UNDELIVERED_WRONG_ITEM"
+        case serverOutage = "UNDELIVERED_SERVER_OUTAGE"
+        case other = "UNDELIVERED_OTHER"
+    }
+
+    /// What the developer would like Apple to decide.
+    public enum RefundPreference: String, Sendable, Hashable, Encodable {
+        case decline = "DECLINE"
+        case grantFull = "GRANT_FULL"
+        case grantProrated = "GRANT_PRORATED"
+    }
+
+    public var customerConsented: Bool
+    public var sampleContentProvided: Bool
+    public var deliveryStatus: DeliveryStatus
+    /// Milli-percent consumed (100000 is all).
+    public var consumptionPercentage: Int?
+    public var refundPreference: RefundPreference?
+
+    public init(
+        customerConsented: Bool = true, sampleContentProvided: Bool = false,
+        deliveryStatus: DeliveryStatus = .delivered,
+        consumptionPercentage: Int? = nil, refundPreference: RefundPreference? = nil
+    ) {
+        self.customerConsented = customerConsented
+        self.sampleContentProvided = sampleContentProvided
+        self.deliveryStatus = deliveryStatus
+        self.consumptionPercentage = consumptionPercentage
+        self.refundPreference = refundPreference
+    }
+}
+
+// MARK: - Endpoints
+
+extension ServerAPIClient {
+    /// `GET /inApps/v1/subscriptions/{transactionId}`: the customer's subscriptions, optionally only some statuses.
+    public func subscriptionStatuses(_ transactionID: String, statuses: [Int] = []) async throws(ServerAPIError)
+        -> SubscriptionStatuses
+    {
+        struct Answer: Decodable {
+            struct Group: Decodable {
+                var subscriptionGroupIdentifier: String
+                var lastTransactions: [Last]
+            }
+            struct Last: Decodable {
+                var status: Int
+                var originalTransactionId: String
+                var signedTransactionInfo: String
+                var signedRenewalInfo: String
+            }
+            var environment: String?
+            var bundleId: String?
+            var appAppleId: Int64?
+            var data: [Group]
+        }
+        let answer = try await decode(
+            Answer.self, .GET, "/inApps/v1/subscriptions/\(Self.segment(transactionID))",
+            query: statuses.map { URLQueryItem(name: "status", value: String($0)) })
+        var groups: [SubscriptionStatuses.Group] = []
+        for group in answer.data {
+            var last: [SubscriptionStatuses.LastTransaction] = []
+            for item in group.lastTransactions {
+                let transaction = try await verifiedTransaction(item.signedTransactionInfo)
+                let renewal = try await verified("renewal info") { () async throws(SignedDataParsingError) in
+                    try await verifier.verifyRenewalInfo(item.signedRenewalInfo, for: transaction)
+                }
+                last.append(
+                    .init(
+                        status: item.status, originalTransactionID: item.originalTransactionId,
+                        transaction: transaction, renewalInfo: renewal))
+            }
+            groups.append(.init(groupID: group.subscriptionGroupIdentifier, lastTransactions: last))
+        }
+        return SubscriptionStatuses(
+            environment: answer.environment, bundleID: answer.bundleId, appAppleID: answer.appAppleId, groups: groups)
+    }
+
+    /// `GET /inApps/v1/lookup/{orderId}`: the transactions of an order id from a customer's emailed receipt.
+    public func lookUpOrder(_ orderID: String) async throws(ServerAPIError) -> OrderLookup {
+        struct Answer: Decodable {
+            var status: Int
+            var signedTransactions: [String]?
+        }
+        let answer = try await decode(Answer.self, .GET, "/inApps/v1/lookup/\(Self.segment(orderID))")
+        return OrderLookup(
+            status: answer.status, transactions: try await verifiedTransactions(answer.signedTransactions ?? []))
+    }
+
+    /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`: extends one subscription's renewal date.
+    /// - Parameters:
+    ///   - originalTransactionID: the subscription's original transaction id.
+    ///   - days: 1...90.
+    ///   - reasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.
+    ///   - requestIdentifier: your id for the request; sending it again does not extend twice.
+    public func extendRenewalDate(
+        originalTransactionID: String, days: Int, reasonCode: Int, requestIdentifier: String
+    ) async throws(ServerAPIError) -> RenewalExtension {
+        struct Body: Encodable {
+            var extendByDays: Int
+            var extendReasonCode: Int
+            var requestIdentifier: String
+        }
+        struct Answer: Decodable {
+            var originalTransactionId: String
+            var webOrderLineItemId: String?
+            var success: Bool
+            var effectiveDate: Int64?
+        }
+        let answer = try await decode(
+            Answer.self, .PUT, "/inApps/v1/subscriptions/extend/\(Self.segment(originalTransactionID))",
+            body: try Self.json(
+                Body(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier)))
+        return RenewalExtension(
+            originalTransactionID: answer.originalTransactionId, webOrderLineItemID: answer.webOrderLineItemId,
+            success: answer.success, effectiveDate: answer.effectiveDate.map(Self.date))
+    }
+
+    /// `POST /inApps/v1/subscriptions/extend/mass`: extends every active subscription to a product (in some
+    /// storefronts, alpha-3 codes, or all); returns the request identifier to ask about it.
+    public func extendRenewalDatesForAllActiveSubscribers(
+        productID: String, days: Int, reasonCode: Int, requestIdentifier: String,
+        storefrontCountryCodes: [String]? = nil
+    ) async throws(ServerAPIError) -> String {
+        struct Body: Encodable {
+            var extendByDays: Int
+            var extendReasonCode: Int
+            var requestIdentifier: String
+            var productId: String
+            var storefrontCountryCodes: [String]?
+        }
+        struct Answer: Decodable { var requestIdentifier: String }
+        return try await decode(
+            Answer.self, .POST, "/inApps/v1/subscriptions/extend/mass",
+            body: try Self.json(
+                Body(
+                    extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier,
+                    productId: productID, storefrontCountryCodes: storefrontCountryCodes))
+        ).requestIdentifier
+    }
+
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`: where a mass extension stands.
+    public func massExtensionStatus(productID: String, requestIdentifier: String) async throws(ServerAPIError)
+        -> MassExtensionStatus
+    {
+        struct Answer: Decodable {
+            var requestIdentifier: String
+            var complete: Bool
+            var completeDate: Int64?
+            var succeededCount: Int?
+            var failedCount: Int?
+        }
+        let answer = try await decode(
+            Answer.self, .GET,
+            "/inApps/v1/subscriptions/extend/mass/\(Self.segment(productID))/\(Self.segment(requestIdentifier))")
+        return MassExtensionStatus(
+            requestIdentifier: answer.requestIdentifier, complete: answer.complete,
+            completeDate: answer.completeDate.map(Self.date), succeededCount: answer.succeededCount ?? 0,
+            failedCount: answer.failedCount ?? 0)
+    }
+
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}`: consumption information for a refund request.
+    public func sendConsumptionInformation(_ transactionID: String, _ information: ConsumptionInformation)
+        async throws(ServerAPIError)
+    {
+        _ = try await send(
+            .PUT, "/inApps/v2/transactions/consumption/\(Self.segment(transactionID))",
+            body: try Self.json(information))
+    }
+
+    /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`: sets a purchase's app account token.
+    public func setAppAccountToken(originalTransactionID: String, _ token: UUID) async throws(ServerAPIError) {
+        _ = try await send(
+            .PUT, "/inApps/v1/transactions/\(Self.segment(originalTransactionID))/appAccountToken",
+            body: try Self.json(["appAccountToken": token.uuidString.lowercased()]))
+    }
+
+    /// `GET /inApps/v1/transactions/appTransactions/{transactionId}`: the customer's app transaction, verified.
+    public func appTransactionInfo(_ transactionID: String) async throws(ServerAPIError) -> AppTransactionPayload {
+        struct Answer: Decodable { var signedAppTransactionInfo: String }
+        let answer = try await decode(
+            Answer.self, .GET, "/inApps/v1/transactions/appTransactions/\(Self.segment(transactionID))")
+        return try await verified("app transaction") { () async throws(SignedDataParsingError) in
+            try await verifier.verifyAppTransaction(answer.signedAppTransactionInfo)
+        }
+    }
+
+    /// `POST /inApps/v1/transactions/{transactionId}/finish`: marks a transaction finished.
+    public func finishTransaction(_ transactionID: String) async throws(ServerAPIError) {
+        _ = try await send(.POST, "/inApps/v1/transactions/\(Self.segment(transactionID))/finish")
+    }
+
+    /// `POST /inApps/v1/notifications/test`: asks for a TEST notification; returns the token that looks it up.
+    public func requestTestNotification() async throws(ServerAPIError) -> String {
+        struct Answer: Decodable { var testNotificationToken: String }
+        return try await decode(Answer.self, .POST, "/inApps/v1/notifications/test").testNotificationToken
+    }
+
+    /// `GET /inApps/v1/notifications/test/{token}`: the test notification, verified, with its send attempts.
+    public func testNotificationStatus(_ token: String) async throws(ServerAPIError) -> SentNotification {
+        let answer = try await decode(
+            NotificationAnswer.self, .GET, "/inApps/v1/notifications/test/\(Self.segment(token))")
+        return try await sentNotification(answer)
+    }
+
+    /// `POST /inApps/v1/notifications/history`: one page of the notifications that match, verified.
+    public func notificationHistoryPage(_ query: NotificationHistoryQuery, paginationToken: String? = nil)
+        async throws(ServerAPIError) -> ServerAPIPage<SentNotification>
+    {
+        struct Body: Encodable {
+            var startDate: Int64
+            var endDate: Int64
+            var notificationType: String?
+            var notificationSubtype: String?
+            var transactionId: String?
+            var onlyFailures: Bool?
+        }
+        struct Answer: Decodable {
+            var paginationToken: String?
+            var hasMore: Bool
+            var notificationHistory: [NotificationAnswer]
+        }
+        let answer = try await decode(
+            Answer.self, .POST, "/inApps/v1/notifications/history",
+            query: paginationToken.map { [URLQueryItem(name: "paginationToken", value: $0)] } ?? [],
+            body: try Self.json(
+                Body(
+                    startDate: Self.milliseconds(query.startDate), endDate: Self.milliseconds(query.endDate),
+                    notificationType: query.notificationType, notificationSubtype: query.notificationSubtype,
+                    transactionId: query.transactionID, onlyFailures: query.onlyFailures)))
+        var items: [SentNotification] = []
+        for item in answer.notificationHistory { items.append(try await sentNotification(item)) }
+        return ServerAPIPage(items: items, next: answer.paginationToken, hasMore: answer.hasMore)
+    }
+
+    /// Every notification that matches, page by page as it is read.
+    public func notificationHistory(_ query: NotificationHistoryQuery) -> ServerAPIListing<SentNotification> {
+        ServerAPIListing { (token) throws(ServerAPIError) in
+            try await notificationHistoryPage(query, paginationToken: token)
+        }
+    }
+
+    // MARK: - Helpers
+
+    struct NotificationAnswer: Decodable {
+        struct Attempt: Decodable {
+            var attemptDate: Int64
+            var sendAttemptResult: String
+        }
+        var signedPayload: String
+        var sendAttempts: [Attempt]?
+    }
+
+    private func sentNotification(_ answer: NotificationAnswer) async throws(ServerAPIError) -> SentNotification {
+        let payload = try await verified("notification") { () async throws(SignedDataParsingError) in
+            try await verifier.verifyNotification(answer.signedPayload)
+        }
+        return SentNotification(
+            signedPayload: answer.signedPayload, payload: payload,
+            sendAttempts: (answer.sendAttempts ?? []).map {
+                .init(date: Self.date($0.attemptDate), result: $0.sendAttemptResult)
+            })
+    }
+
+    static func json(_ value: some Encodable) throws(ServerAPIError) -> [UInt8] {
+        do { return Array(try JSONEncoder().encode(value)) } catch {
+            throw ServerAPIError(.malformedAnswer, "the request could not be encoded: \(error)")
+        }
+    }
+
+    static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}
