@@ -51,6 +51,16 @@ public struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Require this token for /simulator (needed to serve /simulator beyond loopback).")
     var adminToken: String?
 
+    @Option(
+        name: .customLong("server-api-key"),
+        help: ArgumentHelp(
+            "An App Store Server API key the simulated /inApps accepts, as KEYID=FILE (repeatable).",
+            discussion: "FILE is the .p8 from App Store Connect or its public key in PEM.", valueName: "KEYID=FILE"))
+    var serverAPIKeys: [String] = []
+
+    @Option(name: .customLong("server-api-issuer"), help: "The issuer id /inApps tokens must carry.")
+    var serverAPIIssuer: String?
+
     @Flag(help: "Do not run the local App Store (the configuration must name at least one app).")
     var noSimulator = false
 
@@ -107,6 +117,18 @@ public struct ServeCommand: AsyncParsableCommand {
         set("simulator.pki", pki.map { .string(URL(fileURLWithPath: $0).path) })
         set("apiKeys", apiKeys.isEmpty ? nil : .stringArray(apiKeys))
         set("adminToken", adminToken.map { .string($0) })
+        set(
+            "simulator.serverApiKeys",
+            serverAPIKeys.isEmpty
+                ? nil
+                : .stringArray(
+                    serverAPIKeys.map { entry in
+                        // A relative file is the caller's, not the configuration file's.
+                        guard let equals = entry.firstIndex(of: "=") else { return entry }
+                        return entry[..<equals] + "="
+                            + URL(fileURLWithPath: String(entry[entry.index(after: equals)...])).path
+                    }))
+        set("simulator.serverApiIssuerId", serverAPIIssuer.map { .string($0) })
         if noSimulator { set("simulator.enabled", .bool(false)) }
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: flags),

@@ -32,9 +32,11 @@ public struct ServerRuntime: Sendable {
         if let simulated = settings.simulator {
             let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
             let catalog = try Catalog.load(contentsOfFile: simulated.catalogPath)
+            var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
+            configuration.serverAPIKeys = simulated.serverAPIKeys
+            configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
             let store = try AppStoreSimulator(
-                catalog: catalog, configuration: SimulatorConfiguration(bundleID: simulated.bundleID, start: clock()),
-                pki: authority, clock: .running(wallClock: clock))
+                catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock))
             apps.append(
                 AppConfiguration(
                     bundleID: simulated.bundleID, appAppleID: store.configuration.appAppleID,

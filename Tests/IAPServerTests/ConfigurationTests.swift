@@ -1,4 +1,5 @@
 import Configuration
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -101,6 +102,28 @@ struct ConfigurationTests {
         }
     }
 
+    /// The simulated `/inApps` accepts keys given as `KEYID=FILE`: a `.p8` from App Store Connect or its public key.
+    @Test func serverAPIKeysAreReadFromP8AndPublicKeyFiles() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-keys-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = P256.Signing.PrivateKey()
+        let second = P256.Signing.PrivateKey()
+        try first.pemRepresentation.write(
+            to: folder.appendingPathComponent("SubscriptionKey_KEY1.p8"), atomically: true, encoding: .utf8)
+        try second.publicKey.pemRepresentation.write(
+            to: folder.appendingPathComponent("key2.pem"), atomically: true, encoding: .utf8)
+        let settings = try await Self.settings(
+            """
+            {"simulator": {"serverApiKeys": ["KEY1=\(folder.path)/SubscriptionKey_KEY1.p8", "KEY2=\(folder.path)/key2.pem"],
+              "serverApiIssuerId": "issuer-1"}}
+            """)
+        let simulator = try #require(settings.simulator)
+        #expect(simulator.serverAPIKeys["KEY1"]?.rawRepresentation == first.publicKey.rawRepresentation)
+        #expect(simulator.serverAPIKeys["KEY2"]?.rawRepresentation == second.publicKey.rawRepresentation)
+        #expect(simulator.serverAPIIssuerID == "issuer-1")
+    }
+
     @Test func environmentVariablesOverrideTheFile() async throws {
         let settings = try await Self.settings(
             #"{"server": {"port": 8080}, "database": {"url": "a.sqlite"}}"#,
@@ -136,6 +159,9 @@ struct ConfigurationTests {
             ),
             (#"{"simulator": {"enabled": false}}"#, "apps"),
             (#"{"adminToken": "short"}"#, "adminToken"),
+            (#"{"simulator": {"serverApiKeys": ["no-file-named"]}}"#, "simulator.serverApiKeys"),
+            (#"{"simulator": {"serverApiKeys": ["KEY1=missing.p8"]}}"#, "simulator.serverApiKeys"),
+            (#"{"simulator": {"serverApiKeys": ["KEY1=/etc/hostname"]}}"#, "simulator.serverApiKeys"),
         ])
     func badConfigurationNamesTheKey(_ text: String, key: String) async throws {
         do {

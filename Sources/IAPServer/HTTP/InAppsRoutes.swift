@@ -478,6 +478,7 @@ struct InAppsRefusal: Error {
 struct HistoryFilter {
     var products: Set<String>
     var types: Set<String>
+    var groups: Set<String>
     var ownership: String?
     var revoked: Bool?
     var start: Int64?
@@ -490,6 +491,7 @@ struct HistoryFilter {
         let query = request.uri.queryParameters
         products = Set(query.getAll("productId").map { String($0) })
         types = Set(query.getAll("productType").map { String($0) })
+        groups = Set(query.getAll("subscriptionGroupIdentifier").map { String($0) })
         guard types.isSubset(of: Self.productTypes) else { throw InAppsRefusal(4_000_022, "Invalid product type.") }
         ownership = query.get("inAppOwnershipType")
         guard ownership == nil || ownership == "PURCHASED" || ownership == "FAMILY_SHARED" else {
@@ -524,6 +526,7 @@ struct HistoryFilter {
         let purchased = Int64(payload.purchaseDate?.millisecondsSince1970 ?? 0)
         return (products.isEmpty || products.contains(payload.productID ?? ""))
             && (types.isEmpty || types.contains(payload.type?.rawValue ?? ""))
+            && (groups.isEmpty || groups.contains(payload.subscriptionGroupIdentifier ?? ""))
             && (ownership == nil || payload.inAppOwnershipType?.rawValue == ownership)
             && (revoked == nil || (payload.revocationDate != nil) == revoked)
             && (start.map { purchased >= $0 } ?? true) && (end.map { purchased < $0 } ?? true)

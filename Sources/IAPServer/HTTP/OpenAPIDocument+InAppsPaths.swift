@@ -35,6 +35,7 @@ extension OpenAPIDocument {
                 - { name: sort, in: query, required: false, schema: { type: string, enum: [ASCENDING, DESCENDING] } }
                 - { name: productId, in: query, required: false, schema: { type: string } }
                 - { name: productType, in: query, required: false, schema: { type: string } }
+                - { name: subscriptionGroupIdentifier, in: query, required: false, schema: { type: string } }
                 - { name: inAppOwnershipType, in: query, required: false, schema: { type: string } }
                 - { name: revoked, in: query, required: false, schema: { type: string } }
                 - { name: startDate, in: query, required: false, schema: { type: string } }

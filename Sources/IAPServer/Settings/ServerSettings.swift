@@ -1,4 +1,5 @@
 public import Configuration
+public import Crypto
 public import Foundation
 import IAPCatalog
 public import IAPCore
@@ -20,7 +21,9 @@ import X509
 ///   `app.NAME.xcodeCertificate` (accepts Xcode-signed data), `app.NAME.sharedSecret`, `app.NAME.catalog`,
 ///   `app.NAME.maximumNotificationAge` (seconds)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
-///   `simulator.pki` (a folder)
+///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
+///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
+///   `simulator.serverApiIssuerId` (the issuer id tokens must carry)
 ///
 /// Relative file paths are read from the configuration file's folder.
 public struct ServerSettings: Sendable {
@@ -88,6 +91,11 @@ public struct ServerSettings: Sendable {
             simulator.bundleID = try keys.string("simulator.bundleId") ?? simulator.bundleID
             simulator.catalogPath = try keys.path("simulator.catalog") ?? simulator.catalogPath
             simulator.pkiFolder = try keys.path("simulator.pki")
+            for entry in try keys.strings("simulator.serverApiKeys") ?? [] {
+                let (keyID, key) = try serverAPIKey(entry, keys)
+                simulator.serverAPIKeys[keyID] = key
+            }
+            simulator.serverAPIIssuerID = try keys.string("simulator.serverApiIssuerId")
             if settings.apps.contains(where: { $0.bundleID == simulator.bundleID }) {
                 throw ConfigurationProblem(
                     "simulator.bundleId", "\(simulator.bundleID) is also a configured app; give the simulator its own")
@@ -100,6 +108,27 @@ public struct ServerSettings: Sendable {
             }
         }
         return settings
+    }
+
+    /// One `KEYID=FILE` entry: the key id and the public key, read from a `.p8` private key or a PEM public key.
+    private static func serverAPIKey(_ entry: String, _ keys: KeyReader) throws(ConfigurationProblem) -> (
+        String, P256.Signing.PublicKey
+    ) {
+        let key = "simulator.serverApiKeys"
+        let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw ConfigurationProblem(key, "'\(entry)' is not KEYID=FILE")
+        }
+        let path = keys.resolve(parts[1])
+        guard let data = FileManager.default.contents(atPath: path), data.count < 64 << 10 else {
+            throw ConfigurationProblem(key, "\(path) cannot be read")
+        }
+        let pem = String(decoding: data, as: UTF8.self)
+        if let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: pem) {
+            return (parts[0], privateKey.publicKey)
+        }
+        if let publicKey = try? P256.Signing.PublicKey(pemRepresentation: pem) { return (parts[0], publicKey) }
+        throw ConfigurationProblem(key, "\(path) holds no P-256 key in PEM (a .p8 or a public key)")
     }
 
     private static func app(_ name: String, _ keys: KeyReader) throws(ConfigurationProblem) -> AppConfiguration {
@@ -162,6 +191,10 @@ public struct SimulatorSettings: Sendable {
     public var catalogPath = "Examples/Florist/Florist.storekit"
     /// Where its signing authority is kept (shared with `iapkit simulate --pki`); a new one per run when nil.
     public var pkiFolder: String?
+    /// The App Store Server API keys its `/inApps` accepts, by key id (the public halves).
+    public var serverAPIKeys: [String: P256.Signing.PublicKey] = [:]
+    /// The issuer id `/inApps` tokens must carry, when set.
+    public var serverAPIIssuerID: String?
 
     public init(bundleID: String = "com.example.florist", catalogPath: String = "Examples/Florist/Florist.storekit") {
         self.bundleID = bundleID
@@ -232,7 +265,7 @@ private struct KeyReader {
         try strings(key).map { $0.map(resolve) }
     }
 
-    private func resolve(_ path: String) -> String {
+    func resolve(_ path: String) -> String {
         path.hasPrefix("/") ? path : base.appendingPathComponent(path).path
     }
 }
