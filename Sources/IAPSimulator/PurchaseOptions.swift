@@ -16,6 +16,9 @@ public struct PurchaseOptions: Sendable {
     public var interrupted: Bool
     /// The customer cancels the purchase sheet.
     public var userCancels: Bool
+    /// The developer's signed introductory-offer eligibility (a JWS, `aud` "introductory-offer-eligibility"): when
+    /// present, it decides whether the introductory offer applies.
+    public var introductoryOfferEligibility: String?
 
     public init(
         quantity: Int = 1, appAccountToken: UUID? = nil, offer: OfferChoice? = nil, interrupted: Bool = false,
@@ -33,6 +36,8 @@ public struct PurchaseOptions: Sendable {
 public enum OfferChoice: Hashable, Sendable {
     /// A promotional offer, signed by the developer's server with a promotional-offer key.
     case promotional(PromotionalOfferSignature)
+    /// A promotional offer V2: the compact JWS the developer's server signed (`aud` "promotional-offer").
+    case promotionalV2(String)
     /// A win-back offer (for customers whose subscription lapsed).
     case winBack(offerID: String)
 }

@@ -118,8 +118,7 @@ extension SimulatorCore {
                 throw SimulatorError(
                     .invalidOfferIdentifier, "\(productID) has no promotional offer '\(signed.offerID)'")
             }
-            guard let key = configuration.promotionalOfferKeys[signed.keyID],
-                let der = Data(base64Encoded: signed.signature),
+            guard let key = offerKey(signed.keyID), let der = Data(base64Encoded: signed.signature),
                 let signature = try? P256.Signing.ECDSASignature(derRepresentation: der)
             else { throw SimulatorError(.invalidOfferSignature, "unknown key id or unreadable signature") }
             let token = options.appAccountToken ?? accounts[account]?.appAccountToken
@@ -134,10 +133,27 @@ extension SimulatorCore {
                 throw SimulatorError(
                     .invalidOfferSignature, "the promotional offer's timestamp is more than 24 hours away")
             }
+            let nonce = signed.nonce.uuidString.lowercased()
+            guard !spentOfferNonces.contains(nonce) else {
+                throw SimulatorError(.invalidOfferSignature, "the promotional offer's nonce was used before")
+            }
             guard hasSubscribed else {
                 throw SimulatorError(.ineligibleForOffer, "promotional offers are for customers who subscribed before")
             }
-            return AppliedOffer(type: .promotional, id: signed.offerID, offer: offer)
+            return AppliedOffer(type: .promotional, id: signed.offerID, offer: offer, nonce: nonce)
+        case .promotionalV2(let jws):
+            let (claims, nonce) = try verifiedOfferClaims(
+                jws, audience: "promotional-offer", productID: productID, account: account)
+            guard case .string(let offerID)? = claims["offerIdentifier"], !offerID.isEmpty else {
+                throw SimulatorError(.missingOfferParameters, "the signature names no offerIdentifier")
+            }
+            guard let offer = info.promotionalOffers.first(where: { $0.id == offerID }) else {
+                throw SimulatorError(.invalidOfferIdentifier, "\(productID) has no promotional offer '\(offerID)'")
+            }
+            guard hasSubscribed else {
+                throw SimulatorError(.ineligibleForOffer, "promotional offers are for customers who subscribed before")
+            }
+            return AppliedOffer(type: .promotional, id: offerID, offer: offer, nonce: nonce)
         case .winBack(let offerID):
             guard let offer = info.winBackOffers.first(where: { $0.id == offerID }) else {
                 throw SimulatorError(.invalidOfferIdentifier, "\(productID) has no win-back offer '\(offerID)'")

@@ -22,11 +22,12 @@ extension SimulatorCore {
             return try change(line: number, to: productID, offer: chosen)
         }
         var offer = chosen
-        if offer == nil, let intro = info.introductoryOffer,
-            isEligibleForIntroductoryOffer(account: account, productID: productID)
-        {
+        let (introductory, eligibilityNonce) = try introductoryOfferApplies(
+            account: account, productID: productID, options: options)
+        if offer == nil, let intro = info.introductoryOffer, introductory {
             offer = AppliedOffer(type: .introductory, id: nil, offer: intro)
         }
+        for nonce in [chosen?.nonce, eligibilityNonce].compactMap({ $0 }) { spentOfferNonces.insert(nonce) }
         let existing = lineNumber(account: account, group: info.groupID)
         let (expires, remaining) = periodEnd(from: now, productID: productID, offer: offer)
         let id = issue(

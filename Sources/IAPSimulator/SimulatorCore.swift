@@ -31,6 +31,8 @@ struct SimulatorCore {
     var failures: [SimulatorOperation: SimulatorError.Code] = [:]
     var prices: [String: Decimal] = [:]
     var refundRequests: [UInt64: RefundRequest] = [:]
+    /// The nonces of offer signatures already used (promotional V1 and V2, introductory offer eligibility).
+    var spentOfferNonces: Set<String> = []
     /// What the App Store Server API was asked and keeps: renewal extensions by request, mass extensions, test
     /// notifications and every notification's send attempts.
     var serverAPI = ServerAPIRecords()

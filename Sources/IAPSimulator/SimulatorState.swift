@@ -44,6 +44,8 @@ struct AppliedOffer {
     var type: OfferType
     var id: String?
     var offer: SubscriptionOffer
+    /// The signature's nonce, spent once the purchase goes through (a signature cannot be used twice).
+    var nonce: String? = nil
 }
 
 /// A transaction the store issued.

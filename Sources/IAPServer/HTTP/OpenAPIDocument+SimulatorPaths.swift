@@ -137,6 +137,14 @@ extension OpenAPIDocument {
                             nonce: { type: string, format: uuid }
                             timestamp: { type: integer, minimum: 0 }
                             signature: { type: string }
+                        promotionalOfferV2:
+                          type: string
+                          description: A promotional offer V2 signature (a JWS with aud "promotional-offer").
+                        introductoryOfferEligibility:
+                          type: string
+                          description: >-
+                            The developer's signed introductory-offer eligibility (a JWS with aud
+                            "introductory-offer-eligibility"); it decides whether the introductory offer applies.
                         winBackOfferId: { type: string }
               responses:
                 "201":

@@ -63,7 +63,7 @@ struct SimulatorRoutes: Sendable {
                 request,
                 allowed: [
                     "productId", "deviceId", "quantity", "appAccountToken", "interrupted", "userCancels",
-                    "promotionalOffer", "winBackOfferId",
+                    "promotionalOffer", "promotionalOfferV2", "introductoryOfferEligibility", "winBackOfferId",
                 ]
             ) { (body) throws(APIError) in try purchase(account: account, body) }
         }
@@ -324,15 +324,22 @@ struct SimulatorRoutes: Sendable {
                     offerID: try promotional.requiredString("offerId"), keyID: try promotional.requiredString("keyId"),
                     nonce: nonce, timestamp: timestamp, signature: try promotional.requiredString("signature")))
         }
-        if let winBack = try body.string("winBackOfferId") {
+        for (key, choice) in [
+            ("promotionalOfferV2", try body.string("promotionalOfferV2").map(OfferChoice.promotionalV2)),
+            ("winBackOfferId", try body.string("winBackOfferId").map { OfferChoice.winBack(offerID: $0) }),
+        ] {
+            guard let choice else { continue }
             guard offer == nil else {
-                throw .badRequest("invalidField", "a purchase takes one offer: promotionalOffer or winBackOfferId")
+                throw .badRequest(
+                    "invalidField",
+                    "a purchase takes one offer: promotionalOffer, promotionalOfferV2 or winBackOfferId (\(key))")
             }
-            offer = .winBack(offerID: winBack)
+            offer = choice
         }
-        let options = PurchaseOptions(
+        var options = PurchaseOptions(
             quantity: Int(try body.integer("quantity", in: 1...10) ?? 1), appAccountToken: token, offer: offer,
             interrupted: try body.bool("interrupted") ?? false, userCancels: try body.bool("userCancels") ?? false)
+        options.introductoryOfferEligibility = try body.string("introductoryOfferEligibility")
         let outcome = try simulated { () throws(SimulatorError) in
             try store.purchase(productID, account: account, device: device, options: options)
         }
