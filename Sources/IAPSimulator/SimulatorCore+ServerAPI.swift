@@ -13,6 +13,8 @@ struct ServerAPIRecords {
     var testNotifications: [String: String] = [:]
     /// Every delivery attempt of a notification, by its UUID.
     var sendAttempts: [String: [NotificationSendAttempt]] = [:]
+    /// Accounts by their app transaction id (a look-up by any id must not scan every account).
+    var appTransactionAccounts: [String: String] = [:]
 }
 
 extension SimulatorCore {
@@ -25,7 +27,7 @@ extension SimulatorCore {
             throw SimulatorError(.invalidArgument, "'\(id)' is not a transaction id", appStoreErrorCode: 4_000_006)
         }
         if let number = UInt64(id), let transaction = transactions[number] { return transaction.accountID }
-        if let account = accountOrder.first(where: { accounts[$0]?.appTransactionID == id }) { return account }
+        if let account = serverAPI.appTransactionAccounts[id] { return account }
         throw SimulatorError(.unknownTransaction, "no transaction '\(id)'", appStoreErrorCode: 4_040_010)
     }
 

@@ -133,6 +133,7 @@ struct SimulatorCore {
             id: id, storefront: front, appAccountToken: appAccountToken, askToBuy: askToBuy, createdAt: now,
             appTransactionID: String(ids.transactionID()))
         accountOrder.append(id)
+        serverAPI.appTransactionAccounts[accounts[id]!.appTransactionID] = id
         log(.accountCreated, account: id, "\(id) opens an account in the \(front.countryCode) storefront")
     }
 

@@ -351,7 +351,8 @@ struct InAppsRoutes: Sendable {
 
     /// A date in epoch milliseconds, as Apple's request bodies have them.
     static func date(_ value: JSONValue) -> Date? {
-        guard let milliseconds = integer(value), abs(milliseconds) < 1 << 50 else { return nil }
+        // A range check, not abs(): abs of the smallest Int traps, and the number is the caller's.
+        guard let milliseconds = integer(value), milliseconds > -(1 << 50), milliseconds < 1 << 50 else { return nil }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
