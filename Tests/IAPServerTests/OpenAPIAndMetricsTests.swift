@@ -31,6 +31,15 @@ struct OpenAPIAndMetricsTests {
                 let text = String(buffer: response.body)
                 let document = try #require(try Yams.load(yaml: text) as? [String: Any])
                 #expect(document["openapi"] as? String == "3.1.0")
+                // Every reference names something the document defines (schemathesis skips what it cannot resolve).
+                let components = try #require(document["components"] as? [String: [String: Any]])
+                let references = text.matches(of: /"#\/components\/(\w+)\/(\w+)"/).map {
+                    (String($0.output.1), String($0.output.2))
+                }
+                #expect(!references.isEmpty)
+                for (section, name) in references {
+                    #expect(components[section]?[name] != nil, "#/components/\(section)/\(name) is not defined")
+                }
                 let paths = try #require(document["paths"] as? [String: Any])
                 for (path, item) in paths {
                     for method in (item as? [String: Any] ?? [:]).keys

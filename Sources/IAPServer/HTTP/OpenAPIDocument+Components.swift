@@ -117,6 +117,18 @@ extension OpenAPIDocument {
                   properties:
                     code: { type: string }
                     message: { type: string }
+            NotificationHistoryItem:
+              type: object
+              description: A notification the local App Store sent (signed), with its send attempts.
+              required: [signedPayload, sendAttempts]
+              properties:
+                signedPayload: { type: string }
+                sendAttempts:
+                  type: array
+                  items:
+                    type: object
+                    required: [attemptDate, sendAttemptResult]
+                    properties: { attemptDate: { type: integer }, sendAttemptResult: { type: string } }
             SimulatedTransaction:
               type: object
               required: [transactionId, signedTransaction]
