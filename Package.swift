@@ -186,6 +186,7 @@ let package = Package(
         .target(
             name: "IAPKitCLI",
             dependencies: [
+                "IAPServerAPI",
                 "IAPTrust",
                 "IAPReceipts",
                 "IAPSignedData",

@@ -8,7 +8,7 @@ public struct IAPKitCommand: AsyncParsableCommand {
             "In-app purchases end to end: verify App Store receipts and signed data, in pure Swift, anywhere Swift runs.",
         subcommands: [
             ServeCommand.self, ReceiptCommand.self, JWSCommand.self, CatalogCommand.self, EntitlementsCommand.self,
-            SimulateCommand.self,
+            SimulateCommand.self, APICommand.self,
         ]
     )
 

@@ -85,6 +85,7 @@ public struct ServeCommand: AsyncParsableCommand {
             : nil
         let database = settings.databaseURL
         let server = settings.server
+        let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
         try await runtime.run { channel in
             let address = "http://\(server.host):\(channel.localAddress?.port ?? server.port)"
             let banner = """
@@ -93,6 +94,7 @@ public struct ServeCommand: AsyncParsableCommand {
                 Try first:
                   curl \(address)/health
                 \(simulatorLine.map { $0.replacingOccurrences(of: "ADDRESS", with: address) + "\n" } ?? "")\
+                \(apiKeys.isEmpty ? "" : "  App Store Server API: \(address)/inApps (keys \(apiKeys.joined(separator: ", ")))\n")\
                   curl -H 'Authorization: Bearer \(generatedKey ? key : "API_KEY")' \(address)/v1/customers/CUSTOMER/entitlements
 
                 """
