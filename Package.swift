@@ -143,7 +143,7 @@ let package = Package(
             name: "IAPServer",
             dependencies: [
                 "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator",
-                "CSQLite3",
+                "IAPServerAPI", "CSQLite3",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -348,9 +348,11 @@ let package = Package(
             name: "IAPServerAPITests",
             dependencies: [
                 "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport", "IAPSimulator", "IAPServer", "IAPCatalog",
+                "IAPEntitlements",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

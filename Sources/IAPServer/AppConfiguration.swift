@@ -1,5 +1,6 @@
 public import Foundation
 public import IAPCatalog
+public import IAPServerAPI
 public import IAPSignedData
 public import IAPTrust
 
@@ -19,6 +20,8 @@ public struct AppConfiguration: Sendable {
     public var catalog: Catalog?
     /// Notifications signed longer ago than this are refused (a replay); Apple retries for at most three days.
     public var maximumNotificationAge: TimeInterval
+    /// The App Store Server API client `POST /v1/customers/{id}/refresh` catches up with, when configured.
+    public var serverAPI: ServerAPIClient?
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],

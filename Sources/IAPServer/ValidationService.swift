@@ -2,6 +2,7 @@ public import Foundation
 import IAPCatalog
 public import IAPEntitlements
 import IAPReceipts
+import IAPServerAPI
 import IAPSignedData
 import IAPTrust
 public import Logging
@@ -176,6 +177,86 @@ public struct ValidationService: Sendable {
         } catch {
             throw .storage(error)
         }
+    }
+
+    // MARK: - Catching up
+
+    /// What `POST /v1/customers/{id}/refresh` did.
+    public struct RefreshAnswer: Sendable {
+        public var customer: CustomerKey
+        /// Distinct transactions and the renewal infos fetched from the App Store Server API (each verified here).
+        public var transactionsFetched: Int
+        public var renewalsFetched: Int
+        public var entitlements: EntitlementSnapshot
+    }
+
+    /// Catches a customer up through the App Store Server API: fetches their whole history and their subscription
+    /// statuses (asking with a transaction already stored for them), verifies every document as if it had come in a
+    /// notification, and records for the customer what is newer than what is stored. For a server that missed
+    /// notifications.
+    public func refresh(_ customer: CustomerKey) async throws(APIError) -> RefreshAnswer {
+        let app = try self.app(bundleID: customer.bundleID)
+        guard let client = app.configuration.serverAPI else {
+            throw APIError(
+                409, "refreshUnavailable",
+                "no App Store Server API key is configured for \(customer.bundleID) (app.NAME.serverApi)")
+        }
+        let known = try await records(of: customer)
+        guard let anchor = known.transactions.first?.originalTransactionID else {
+            throw APIError(404, "customerNotFound", "no transaction of '\(customer.id)' is known to ask about")
+        }
+        var documents: [String] = []
+        var revision: String?
+        var pages = 0
+        do {
+            repeat {
+                let page = try await client.transactionHistoryPage(anchor, revision: revision)
+                documents += page.documents
+                pages += 1
+                guard page.hasMore, let next = page.next, next != revision, pages < 1_000 else { break }
+                revision = next
+            } while true
+        } catch {
+            throw Self.unreachable(error)
+        }
+        let statuses: SubscriptionStatuses
+        do { statuses = try await client.subscriptionStatuses(anchor) } catch { throw Self.unreachable(error) }
+        var transactions: [StoredTransaction] = []
+        var renewals: [StoredRenewal] = []
+        var seen: Set<String> = []
+        for jws in documents + statuses.groups.flatMap({ $0.lastTransactions.map(\.signedTransactionInfo) }) {
+            let (payload, _) = try await Self.accepted("signedTransaction", counted: "transaction") {
+                () async throws(SignedDataParsingError) in try await app.signedData.verifyTransaction(jws)
+            }
+            let stored = try Self.stored(payload, document: jws, app: app)
+            // A status's last transaction is usually in the history too.
+            if seen.insert(stored.transactionID).inserted { transactions.append(stored) }
+        }
+        for subscription in statuses.groups.flatMap(\.lastTransactions) {
+            let (renewal, _) = try await Self.accepted("signedRenewalInfo", counted: "renewal") {
+                () async throws(SignedDataParsingError) in
+                try await app.signedData.verifyRenewalInfo(
+                    subscription.signedRenewalInfo, for: subscription.transaction)
+            }
+            if let stored = Self.stored(renewal, document: subscription.signedRenewalInfo, app: app) {
+                renewals.append(stored)
+            }
+        }
+        // Apple answered for this customer's account: what it lists is theirs (a purchase another customer holds is
+        // refused, 409, as any claim on it is).
+        let (owner, records) = try await record(
+            PurchaseBatch(claimant: customer.id, transactions: transactions, renewals: renewals), app: app)
+        return RefreshAnswer(
+            customer: owner, transactionsFetched: transactions.count, renewalsFetched: renewals.count,
+            entitlements: app.engine.snapshot(of: records.history, at: clock()))
+    }
+
+    /// The App Store Server API refused or could not be reached: the client's request was fine, the upstream was not.
+    private static func unreachable(_ error: ServerAPIError) -> APIError {
+        APIError(
+            502, "serverAPIFailed",
+            "the App Store Server API answered \(error.code)"
+                + (error.appleErrorCode.map { " \($0)" } ?? "") + ": \(error.reason)")
     }
 
     // MARK: - Customers

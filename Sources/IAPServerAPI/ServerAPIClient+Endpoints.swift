@@ -19,6 +19,9 @@ public struct SubscriptionStatuses: Sendable {
         public var originalTransactionID: String
         public var transaction: TransactionPayload
         public var renewalInfo: RenewalInfoPayload
+        /// The signed forms, as received.
+        public var signedTransactionInfo: String
+        public var signedRenewalInfo: String
     }
 
     public var environment: String?
@@ -166,7 +169,8 @@ extension ServerAPIClient {
                 last.append(
                     .init(
                         status: item.status, originalTransactionID: item.originalTransactionId,
-                        transaction: transaction, renewalInfo: renewal))
+                        transaction: transaction, renewalInfo: renewal,
+                        signedTransactionInfo: item.signedTransactionInfo, signedRenewalInfo: item.signedRenewalInfo))
             }
             groups.append(.init(groupID: group.subscriptionGroupIdentifier, lastTransactions: last))
         }
@@ -328,7 +332,9 @@ extension ServerAPIClient {
                     transactionId: query.transactionID, onlyFailures: query.onlyFailures)))
         var items: [SentNotification] = []
         for item in answer.notificationHistory { items.append(try await sentNotification(item)) }
-        return ServerAPIPage(items: items, next: answer.paginationToken, hasMore: answer.hasMore)
+        return ServerAPIPage(
+            items: items, documents: answer.notificationHistory.map(\.signedPayload), next: answer.paginationToken,
+            hasMore: answer.hasMore)
     }
 
     /// Every notification that matches, page by page as it is read.

@@ -57,6 +57,8 @@ public struct TransactionHistoryQuery: Sendable, Hashable {
 /// One page of a paged answer (a history, the refunds, the notification history), every document verified.
 public struct ServerAPIPage<Element: Sendable>: Sendable {
     public var items: [Element]
+    /// The signed form of each item, in the same order (to keep or pass on as received).
+    public var documents: [String] = []
     /// What asks for the next page (a history's `revision`, the notification history's `paginationToken`).
     public var next: String?
     public var hasMore: Bool
@@ -116,8 +118,8 @@ extension ServerAPIClient {
             Answer.self, .GET, "/inApps/v2/history/\(Self.segment(transactionID))",
             query: query.queryItems(revision: revision))
         return ServerAPIPage(
-            items: try await verifiedTransactions(answer.signedTransactions), next: answer.revision,
-            hasMore: answer.hasMore)
+            items: try await verifiedTransactions(answer.signedTransactions), documents: answer.signedTransactions,
+            next: answer.revision, hasMore: answer.hasMore)
     }
 
     /// The customer's whole history (any of their transaction ids), page by page as it is read.
@@ -143,8 +145,8 @@ extension ServerAPIClient {
             Answer.self, .GET, "/inApps/v2/refund/lookup/\(Self.segment(transactionID))",
             query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [])
         return ServerAPIPage(
-            items: try await verifiedTransactions(answer.signedTransactions), next: answer.revision,
-            hasMore: answer.hasMore)
+            items: try await verifiedTransactions(answer.signedTransactions), documents: answer.signedTransactions,
+            next: answer.revision, hasMore: answer.hasMore)
     }
 
     /// Every refunded transaction of the customer, page by page as it is read.

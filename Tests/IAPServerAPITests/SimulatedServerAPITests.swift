@@ -47,15 +47,16 @@ import Testing
         }
     }
 
-    static func client(_ url: URL, credentials: ServerAPICredentials = ServerAPITokensTests.credentials)
-        throws -> ServerAPIClient
-    {
+    static func client(
+        _ url: URL, credentials: ServerAPICredentials = ServerAPITokensTests.credentials,
+        timeout: Duration = .seconds(10)
+    ) throws -> ServerAPIClient {
         ServerAPIClient(
             credentials: credentials, environment: .custom(url),
             verifier: try SignedDataVerifier(
                 trustStore: SimulatorTestKeys.pki.trustStore,
                 configuration: .init(bundleID: "com.example.florist", environments: [.sandbox])),
-            retry: ServerAPIRetryPolicy(attempts: 1), timeout: .seconds(10))
+            retry: ServerAPIRetryPolicy(attempts: 1), timeout: timeout)
     }
 
     @Test func aTransactionIsLookedUpAndVerified() async throws {

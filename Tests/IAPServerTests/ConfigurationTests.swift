@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import IAPServer
+import IAPSimulator
 import IAPTestSupport
 import Logging
 import NIOCore
@@ -122,6 +123,40 @@ struct ConfigurationTests {
         #expect(simulator.serverAPIKeys["KEY1"]?.rawRepresentation == first.publicKey.rawRepresentation)
         #expect(simulator.serverAPIKeys["KEY2"]?.rawRepresentation == second.publicKey.rawRepresentation)
         #expect(simulator.serverAPIIssuerID == "issuer-1")
+    }
+
+    /// `app.NAME.serverApi`: the key `POST /v1/customers/{id}/refresh` calls Apple's API with, checked at start-up.
+    @Test func anAppsServerAPIKeyIsReadAndCheckedAtStartUp() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-app-key-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try SimulatorTestKeys.pki.export(to: folder)
+        try P256.Signing.PrivateKey().pemRepresentation.write(
+            to: folder.appendingPathComponent("SubscriptionKey_KEY1.p8"), atomically: true, encoding: .utf8)
+        func configuration(_ serverAPI: String) -> String {
+            """
+            {"apps": ["shop"], "app": {"shop": {"bundleId": "com.example.florist", "environments": ["Sandbox"],
+              "roots": ["\(folder.path)/\(SimulatorPKI.FileName.jwsRoot)"], "serverApi": {\(serverAPI)}}}}
+            """
+        }
+        let key = #""keyId": "KEY1", "issuerId": "issuer-1", "key": "\#(folder.path)/SubscriptionKey_KEY1.p8""#
+        let configured = try await Self.settings(configuration(key + #", "baseUrl": "http://127.0.0.1:8080""#))
+        #expect(configured.apps.first?.serverAPI != nil)
+        #expect(try await Self.settings(configuration("")).apps.first?.serverAPI == nil)
+        let bad: [(String, String)] = [
+            (#""keyId": "KEY1", "key": "\#(folder.path)/SubscriptionKey_KEY1.p8""#, "app.shop.serverApi.issuerId"),
+            (#""keyId": "KEY1", "issuerId": "i", "key": "\#(folder.path)/missing.p8""#, "app.shop.serverApi.key"),
+            (#""keyId": "KEY1", "issuerId": "i", "key": "/etc/hostname""#, "app.shop.serverApi.key"),
+            (key + #", "baseUrl": "ftp://apple""#, "app.shop.serverApi.baseUrl"),
+        ]
+        for (serverAPI, name) in bad {
+            do {
+                _ = try await Self.settings(configuration(serverAPI))
+                Issue.record("accepted: \(serverAPI)")
+            } catch let problem as ConfigurationProblem {
+                #expect(problem.key == name, "\(problem.reason)")
+            }
+        }
     }
 
     @Test func environmentVariablesOverrideTheFile() async throws {

@@ -3,6 +3,15 @@ import IAPEntitlements
 
 /// The JSON answers of the API (errors are ``ErrorBody``).
 enum Answers {
+    /// What `POST /v1/customers/{id}/refresh` fetched, and the entitlements after it.
+    struct Refresh: Encodable {
+        var customer: String
+        var bundleId: String
+        var transactionsFetched: Int
+        var renewalsFetched: Int
+        var entitlements: Entitlements
+    }
+
     /// A customer's entitlements.
     struct Entitlements: Encodable {
         /// Absent only when a receipt without purchases was posted without an app account token.

@@ -207,5 +207,38 @@ extension OpenAPIDocument {
                 "415": { $ref: "#/components/responses/UnsupportedMediaType" }
                 "422": { $ref: "#/components/responses/Unprocessable" }
                 "503": { $ref: "#/components/responses/Unavailable" }
+          /v1/customers/{id}/refresh:
+            post:
+              summary: Catch the customer up through the App Store Server API (for a server that missed notifications)
+              description: >-
+                Fetches the customer's whole history and subscription statuses with the app's App Store Server API key
+                (app.NAME.serverApi in the configuration), verifies every document as if it had come in a notification,
+                and records what is newer than what is stored.
+              security: [{ apiKey: [] }, { apiKeyHeader: [] }]
+              parameters:
+                - $ref: "#/components/parameters/customerId"
+                - $ref: "#/components/parameters/bundleId"
+              responses:
+                "200":
+                  description: What was fetched, and the entitlements after it.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [customer, bundleId, transactionsFetched, renewalsFetched, entitlements]
+                        properties:
+                          customer: { type: string }
+                          bundleId: { type: string }
+                          transactionsFetched: { type: integer }
+                          renewalsFetched: { type: integer }
+                          entitlements: { $ref: "#/components/schemas/Entitlements" }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "409": { description: No App Store Server API key is configured for the app, or a purchase belongs to another customer., content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "502": { description: The App Store Server API refused or could not be reached., content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+                "503": { $ref: "#/components/responses/Unavailable" }
         """#
 }

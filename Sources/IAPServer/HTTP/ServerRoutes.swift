@@ -32,6 +32,17 @@ struct ServerRoutes: Sendable {
         router.post("/v1/customers/:id/consumptions") { request, context in
             try await consumptions(request, id: try context.parameters.require("id"))
         }
+        router.post("/v1/customers/:id/refresh") { request, context in
+            try keys.check(request)
+            let customer = try await service.customer(
+                try context.parameters.require("id"), bundleID: request.uri.queryParameters.get("bundleId"))
+            let answer = try await service.refresh(customer)
+            return JSONBody.response(
+                Answers.Refresh(
+                    customer: answer.customer.id, bundleId: answer.customer.bundleID,
+                    transactionsFetched: answer.transactionsFetched, renewalsFetched: answer.renewalsFetched,
+                    entitlements: Answers.Entitlements(answer.customer, answer.entitlements)))
+        }
     }
 
     // MARK: - Handlers

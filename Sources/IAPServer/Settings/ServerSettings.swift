@@ -3,6 +3,7 @@ public import Crypto
 public import Foundation
 import IAPCatalog
 public import IAPCore
+import IAPServerAPI
 import IAPSignedData
 import IAPTrust
 import X509
@@ -19,7 +20,9 @@ import X509
 /// - `apps`: names of the apps served; for each name `app.NAME.bundleId`, `app.NAME.appAppleId`,
 ///   `app.NAME.environments` (Production, Sandbox, Xcode), `app.NAME.roots` (certificate files),
 ///   `app.NAME.xcodeCertificate` (accepts Xcode-signed data), `app.NAME.sharedSecret`, `app.NAME.catalog`,
-///   `app.NAME.maximumNotificationAge` (seconds)
+///   `app.NAME.maximumNotificationAge` (seconds), `app.NAME.serverApi.keyId`, `app.NAME.serverApi.issuerId`,
+///   `app.NAME.serverApi.key` (the `.p8`) and `app.NAME.serverApi.baseUrl` (optional): the App Store Server API key
+///   `POST /v1/customers/{id}/refresh` uses
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
@@ -178,10 +181,49 @@ public struct ServerSettings: Sendable {
             }
         }
         let age = try keys.int(prefix + "maximumNotificationAge", in: 60...(365 * 86_400)) ?? 4 * 86_400
-        return AppConfiguration(
+        var app = AppConfiguration(
             bundleID: bundleID, appAppleID: appAppleID, environments: environments, trustStore: trust,
             sharedSecret: try keys.string(prefix + "sharedSecret"), catalog: catalog,
             maximumNotificationAge: TimeInterval(age))
+        app.serverAPI = try serverAPIClient(prefix + "serverApi.", app: app, keys)
+        return app
+    }
+
+    /// The App Store Server API client of an app (`keyId`, `issuerId`, `key` a `.p8` file, `baseUrl` optional: Apple's
+    /// Production host when the app accepts Production, else Sandbox), or nil when no key is configured.
+    private static func serverAPIClient(_ prefix: String, app: AppConfiguration, _ keys: KeyReader)
+        throws(ConfigurationProblem) -> ServerAPIClient?
+    {
+        guard let keyID = try keys.string(prefix + "keyId") else { return nil }
+        let issuerID = try keys.required(prefix + "issuerId")
+        let path = try keys.path(prefix + "key") ?? ""
+        guard let data = FileManager.default.contents(atPath: path), data.count < 64 << 10 else {
+            throw ConfigurationProblem(prefix + "key", "'\(path)' cannot be read (the .p8 from App Store Connect)")
+        }
+        let credentials: ServerAPICredentials
+        do {
+            credentials = try ServerAPICredentials(
+                keyID: keyID, issuerID: issuerID, bundleID: app.bundleID, p8: String(decoding: data, as: UTF8.self))
+        } catch {
+            throw ConfigurationProblem(prefix + "key", error.reason)
+        }
+        var environment: ServerAPIEnvironment = app.environments.contains(.production) ? .production : .sandbox
+        if let text = try keys.string(prefix + "baseUrl") {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+                throw ConfigurationProblem(prefix + "baseUrl", "'\(text)' is not an http or https URL")
+            }
+            environment = .custom(url)
+        }
+        let verifier: SignedDataVerifier
+        do {
+            verifier = try SignedDataVerifier(
+                trustStore: app.trustStore,
+                configuration: .init(bundleID: app.bundleID, appAppleID: app.appAppleID, environments: app.environments)
+            )
+        } catch {
+            throw ConfigurationProblem(prefix + "key", "no verifier for the app's documents: \(error)")
+        }
+        return ServerAPIClient(credentials: credentials, environment: environment, verifier: verifier)
     }
 }
 
