@@ -59,5 +59,14 @@ let package = Package(
             ],
             path: "Benchmarks/SimulatorYear"
         ),
+        .executableTarget(
+            name: "BulkBaseline",
+            dependencies: [
+                .product(name: "IAPReceipts", package: "IAPKit"),
+                .product(name: "IAPSignedData", package: "IAPKit"),
+                .product(name: "IAPTrust", package: "IAPKit"),
+            ],
+            path: "Benchmarks/BulkBaseline"
+        ),
     ]
 )

@@ -12,12 +12,24 @@ public protocol CommandOutput: Sendable {
     func line(_ text: String)
     /// Writes one line of diagnostics (summaries in JSON mode, warnings).
     func diagnostic(_ text: String)
+    /// Writes several lines of results at once.
+    func lines(_ texts: [String])
+}
+
+extension CommandOutput {
+    public func lines(_ texts: [String]) { for text in texts { line(text) } }
 }
 
 /// The process's standard output and standard error.
 public struct StandardOutput: CommandOutput {
     public init() {}
     public func line(_ text: String) { print(text) }
+    /// One buffered write for the lot.
+    public func lines(_ texts: [String]) {
+        var block = texts.joined(separator: "\n")
+        block.append("\n")
+        print(block, terminator: "")
+    }
     public func diagnostic(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
@@ -74,31 +86,10 @@ enum CommandText {
     static func codeAndReason(of error: any Error) -> (String, String) {
         switch error {
         case let error as any CodedError: ("\(error.code)", error.reason)
+        case let error as BulkInputError: (error.code, error.reason)
         case let error as CocoaError: ("unreadableFile", error.localizedDescription)
         default: ("unreadableFile", "\(error)")
         }
-    }
-
-    /// Prints what `describe` makes of each file; a file it throws on gets its coded error instead (as a JSON line with
-    /// `json`). Returns the exit status: 0 when every file was described.
-    static func eachFile(
-        _ files: [String], json: Bool, output: some CommandOutput, failure: String,
-        _ describe: (String) throws -> String
-    ) -> Int32 {
-        var failed = 0
-        for file in files {
-            do {
-                output.line(try describe(file))
-            } catch {
-                failed += 1
-                let (code, reason) = codeAndReason(of: error)
-                output.line(
-                    json
-                        ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
-                        : "\(file): \(failure)\n  \(code): \(reason)")
-            }
-        }
-        return failed == 0 ? 0 : 1
     }
 
     /// Checks not made, as one line: `code (reason); ...`.

@@ -15,22 +15,22 @@ public struct JWSCommand: AsyncParsableCommand {
     public init() {}
 }
 
-/// Reads one compact JWS from a file: the JWS text itself, or a notification body `{"signedPayload": "..."}`.
+/// Finds the compact JWS in a document: the document itself, or a notification body's `signedPayload`.
 enum JWSInput {
-    /// The file's JWS, or its text as it is (for the decoder to say what is wrong with it).
-    static func text(of file: String) throws -> String {
-        let bytes = try InputFile.read(file)
-        return text(from: bytes)
-            ?? String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    /// The JWS bytes in `bytes`: the `signedPayload` of a notification body `{"signedPayload": "..."}`, else the
+    /// bytes as they are (the parser trims whitespace and says what is wrong with anything else).
+    static func document(in bytes: [UInt8]) -> [UInt8] {
+        guard bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{"),
+            let body = try? JSONValue(jsonBytes: bytes), let signed = body["signedPayload"]?.stringValue
+        else { return bytes }
+        return Array(signed.utf8)
     }
 
     /// The JWS in `bytes` when they hold one (compact JWS text or a notification body); `nil` for anything else,
     /// such as a receipt.
     static func text(from bytes: [UInt8]) -> String? {
-        if let body = try? JSONValue(jsonBytes: bytes), let signed = body["signedPayload"]?.stringValue {
-            return signed
-        }
-        guard bytes.count < 1 << 20, let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        let document = document(in: bytes)
+        guard document.count < 1 << 20, let text = String(validating: document, as: UTF8.self) else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return trimmed.hasPrefix("eyJ") && trimmed.count { $0 == "." } == 2 ? trimmed : nil
     }
@@ -47,24 +47,28 @@ public struct JWSDecodeCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Files holding a compact JWS or a notification body; - reads standard input.")
-    var files: [String]
+    @OptionGroup var input: BulkInputOptions
 
-    @Flag(help: "Print one JSON object per file (JSON Lines).")
+    @Flag(help: "Print one JSON object per document (JSON Lines).")
     var json = false
 
     public init() {}
 
     public func run() async throws {
-        let status = execute(output: StandardOutput())
+        let status = await execute(output: StandardOutput())
         if status != 0 { throw ExitCode(status) }
     }
 
-    /// Runs the command, writing to `output`. Returns the exit status: 0 when every file decoded.
-    public func execute(output: some CommandOutput) -> Int32 {
-        CommandText.eachFile(files, json: json, output: output, failure: "cannot decode") { file in
-            let report = DecodedJWSReport(file: file, field: nil, jws: try CompactJWS(try JWSInput.text(of: file)))
-            return json ? JSONLine.encode(report) : Self.describe(report, indent: "")
+    /// Runs the command, writing to `output`. Returns the exit status: 0 when every document decoded.
+    public func execute(output: some CommandOutput) async -> Int32 {
+        let json = self.json
+        return await input.run(output: output, passed: "decoded", failed: "failed", summaryToStandardError: true) {
+            item in
+            await CommandText.result(of: item, json: json, failure: "cannot decode") { bytes in
+                let report = DecodedJWSReport(
+                    file: item.name, field: nil, jws: try CompactJWS(bytes: JWSInput.document(in: bytes)))
+                return .passed(json ? JSONLine.encode(report) : Self.describe(report, indent: ""))
+            }
         }
     }
 
@@ -102,8 +106,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Files holding a compact JWS or a notification body; - reads standard input.")
-    var files: [String]
+    @OptionGroup var input: BulkInputOptions
 
     @OptionGroup var trust: TrustOptions
 
@@ -115,7 +118,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
     @Option(help: "Verify as this kind instead of guessing: transaction, renewalInfo, appTransaction, notification.")
     var type: String?
 
-    @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
+    @Flag(help: "Print one JSON object per document (JSON Lines); the summary goes to standard error.")
     var json = false
 
     public init() {}
@@ -137,31 +140,19 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
         guard let verifier = signedData.verifier(trustStore: store, bundleID: bundleID, output: output) else {
             return 2
         }
-
-        var valid = 0
-        for file in files {
-            let verdict: SignedDataVerdict<SignedPayload>
-            do {
-                verdict = try await verifier.verify(
-                    try JWSInput.text(of: file), as: type.flatMap(SignedPayloadKind.init))
-            } catch {
-                let (code, reason) = CommandText.codeAndReason(of: error)
-                output.line(
+        let kind = type.flatMap(SignedPayloadKind.init)
+        let json = self.json
+        return await input.run(output: output, passed: "valid", failed: "invalid", summaryToStandardError: json) {
+            item in
+            await CommandText.result(of: item, json: json, failure: "INVALID") { bytes async throws in
+                let verdict = try await verifier.verify(bytes: JWSInput.document(in: bytes), as: kind)
+                let text =
                     json
-                        ? JSONLine.encode(ErrorReport(file: file, error: .init(code: code, reason: reason)))
-                        : "\(file): INVALID\n  \(code): \(reason)")
-                continue
+                    ? JSONLine.encode(JWSVerdictReport(file: item.name, field: nil, verdict: verdict))
+                    : Self.describe(verdict, name: item.name, indent: "")
+                return BulkResult(text: text, failureCodes: verdict.failures.map(\.code.rawValue))
             }
-            if verdict.isValid { valid += 1 }
-            output.line(
-                json
-                    ? JSONLine.encode(JWSVerdictReport(file: file, field: nil, verdict: verdict))
-                    : Self.describe(verdict, name: file, indent: ""))
         }
-        let summary =
-            "\(files.count) file\(files.count == 1 ? "" : "s"): \(valid) valid, \(files.count - valid) invalid"
-        if json { output.diagnostic(summary) } else { output.line(summary) }
-        return valid == files.count ? 0 : 1
     }
 
     static func describe(_ verdict: SignedDataVerdict<SignedPayload>, name: String, indent: String) -> String {

@@ -11,26 +11,30 @@ public struct ReceiptInspectCommand: AsyncParsableCommand {
         discussion: "Decoding is not verification: use `iapkit receipt verify` before trusting what a receipt says."
     )
 
-    @Argument(help: "Receipt files, binary DER/BER or base64 text; - reads standard input.")
-    var files: [String]
+    @OptionGroup var input: BulkInputOptions
 
-    @Flag(help: "Print one JSON object per file (JSON Lines).")
+    @Flag(help: "Print one JSON object per document (JSON Lines).")
     var json = false
 
     public init() {}
 
     public func run() async throws {
-        let status = execute(output: StandardOutput())
+        let status = await execute(output: StandardOutput())
         if status != 0 { throw ExitCode(status) }
     }
 
-    /// Runs the command, writing to `output`; returns the exit status (0 when every file decoded).
-    public func execute(output: some CommandOutput) -> Int32 {
-        CommandText.eachFile(files, json: json, output: output, failure: "cannot read the receipt") { file in
-            let receipt = try SignedReceipt(bytes: ReceiptInput.receiptBytes(from: InputFile.read(file))).receipt
-            return json
-                ? JSONLine.encode(ReceiptReport(file: file, receipt: receipt))
-                : ReceiptText.describe(receipt, file: file)
+    /// Runs the command, writing to `output`; returns the exit status (0 when every document decoded).
+    public func execute(output: some CommandOutput) async -> Int32 {
+        let json = self.json
+        return await input.run(output: output, passed: "decoded", failed: "failed", summaryToStandardError: true) {
+            item in
+            await CommandText.result(of: item, json: json, failure: "cannot read the receipt") { bytes in
+                let receipt = try SignedReceipt(bytes: ReceiptInput.receiptBytes(from: bytes)).receipt
+                return .passed(
+                    json
+                        ? JSONLine.encode(ReceiptReport(file: item.name, receipt: receipt))
+                        : ReceiptText.describe(receipt, file: item.name))
+            }
         }
     }
 }

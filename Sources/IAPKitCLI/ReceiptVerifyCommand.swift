@@ -16,8 +16,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Receipt files, binary DER/BER or base64 text; - reads standard input.")
-    var files: [String]
+    @OptionGroup var input: BulkInputOptions
 
     @OptionGroup var trust: TrustOptions
 
@@ -44,7 +43,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("now"), help: "The time expiration is judged at (RFC 3339; default: the current time).")
     var now: String?
 
-    @Flag(help: "Print one JSON object per file (JSON Lines); the summary goes to standard error.")
+    @Flag(help: "Print one JSON object per document (JSON Lines); the summary goes to standard error.")
     var json = false
 
     public init() {}
@@ -85,29 +84,22 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         let moment = now.flatMap(Self.date) ?? currentTime
         let device = deviceID.flatMap { UUID(uuidString: $0) }.map(ReceiptVerifier.deviceIdentifier)
 
-        var valid = 0
-        for file in files {
-            let line: String
-            do {
-                let bytes = try ReceiptInput.receiptBytes(from: InputFile.read(file))
-                let verdict = try await verifier.verify(bytes, at: moment, deviceIdentifier: device)
-                if verdict.isValid { valid += 1 }
-                line =
+        let json = self.json
+        return await input.run(output: output, passed: "valid", failed: "invalid", summaryToStandardError: json) {
+            item in
+            await CommandText.result(
+                of: item, json: json, failure: "INVALID",
+                errorJSON: { JSONLine.encode(VerdictReport(file: $0, parseFailure: $1)) }
+            ) { bytes async throws in
+                let verdict = try await verifier.verify(
+                    ReceiptInput.receiptBytes(from: bytes), at: moment, deviceIdentifier: device)
+                let text =
                     json
-                    ? JSONLine.encode(VerdictReport(file: file, verdict: verdict)) : Self.describe(verdict, file: file)
-            } catch {
-                let (code, reason) = CommandText.codeAndReason(of: error)
-                line =
-                    json
-                    ? JSONLine.encode(VerdictReport(file: file, parseFailure: .init(code: code, reason: reason)))
-                    : "\(file): INVALID\n  \(code): \(reason)"
+                    ? JSONLine.encode(VerdictReport(file: item.name, verdict: verdict))
+                    : Self.describe(verdict, file: item.name)
+                return BulkResult(text: text, failureCodes: verdict.failures.map(\.code.rawValue))
             }
-            output.line(line)
         }
-        let summary =
-            "\(files.count) file\(files.count == 1 ? "" : "s"): \(valid) valid, \(files.count - valid) invalid"
-        if json { output.diagnostic(summary) } else { output.line(summary) }
-        return valid == files.count ? 0 : 1
     }
 
     /// An RFC 3339 date option; `nil` when the text is not one (``validate()`` has refused those already).

@@ -69,7 +69,7 @@ struct JWSCommandTests {
         let nested = try #require(objects[2]["nested"] as? [[String: Any]])
         #expect(nested.first?["field"] as? String == "data.signedTransactionInfo")
         #expect(nested.first?["type"] as? String == "transaction")
-        #expect(output.diagnostics.last == "3 files: 2 valid, 1 invalid")
+        #expect(output.diagnostics.last == "3 files: 2 valid, 1 invalid (signatureInvalid 1)")
     }
 
     @Test func verifyExitsZeroOnlyWhenAllAreValidAndTwoForABadRoot() async throws {
@@ -98,7 +98,7 @@ struct JWSCommandTests {
         }
     }
 
-    @Test func decodeJSONShowsHeaderPayloadAndNestedDocuments() throws {
+    @Test func decodeJSONShowsHeaderPayloadAndNestedDocuments() async throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let signer = TestJWS.signer()
@@ -109,7 +109,7 @@ struct JWSCommandTests {
                     signedTransaction: try signer.sign(TestJWS.transaction()),
                     signedRenewalInfo: try signer.sign(TestJWS.renewalInfo()))))
         let output = CapturedOutput()
-        #expect(try JWSDecodeCommand.parse([path, "--json"]).execute(output: output) == 0)
+        #expect(await (try JWSDecodeCommand.parse([path, "--json"])).execute(output: output) == 0)
         let object = try #require(try output.jsonObjects().first)
         #expect(object["algorithm"] as? String == "ES256")
         #expect(object["type"] as? String == "notification")
@@ -119,7 +119,7 @@ struct JWSCommandTests {
         #expect(nested.map { $0["type"] as? String } == ["transaction", "renewalInfo"])
 
         let text = CapturedOutput()
-        #expect(try JWSDecodeCommand.parse([path]).execute(output: text) == 0)
+        #expect(await (try JWSDecodeCommand.parse([path])).execute(output: text) == 0)
         #expect(text.lines.joined().contains("\"notificationType\" : \"DID_RENEW\""))
     }
 

@@ -16,10 +16,10 @@ struct ReceiptCommandTests {
 
     func receipt(_ name: String) -> String { SharedTestData.path("receipts/\(name)") }
 
-    @Test func inspectJSONHasEveryField() throws {
+    @Test func inspectJSONHasEveryField() async throws {
         let output = CapturedOutput()
         let command = try ReceiptInspectCommand.parse([receipt("revenuecat-base64encodedreceiptsample1.der"), "--json"])
-        #expect(command.execute(output: output) == 0)
+        #expect(await command.execute(output: output) == 0)
         let object = try #require(try output.jsonObjects().first)
         for key in [
             "environment", "bundleId", "appVersion", "originalAppVersion", "creationDate", "expirationDate",
@@ -47,7 +47,7 @@ struct ReceiptCommandTests {
         #expect(first["isTrialPeriod"] as? Bool == false)
     }
 
-    @Test func inspectReadsBase64AndReportsBadFiles() throws {
+    @Test func inspectReadsBase64AndReportsBadFiles() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-cli-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -60,17 +60,17 @@ struct ReceiptCommandTests {
             receipt("tamtamchik-invalidReceipt.der"),
             directory.appendingPathComponent("missing.der").path, "--json",
         ])
-        #expect(command.execute(output: output) == 1)
+        #expect(await command.execute(output: output) == 1)
         let objects = try output.jsonObjects()
         #expect(objects[0]["bundleId"] as? String == "com.apple.dt.Xcode")
         let codes = objects.dropFirst().map { ($0["error"] as? [String: Any])?["code"] as? String }
         #expect(codes == ["legacyTransactionReceipt", "malformedASN1", "unreadableFile"])
     }
 
-    @Test func inspectTextView() throws {
+    @Test func inspectTextView() async throws {
         let output = CapturedOutput()
         let command = try ReceiptInspectCommand.parse([receipt("tamtamchik-validReceipt.der")])
-        #expect(command.execute(output: output) == 0)
+        #expect(await command.execute(output: output) == 0)
         let text = output.lines.joined(separator: "\n")
         #expect(text.contains("com.mbaasy.ios.demo"))
         #expect(text.contains("in-app purchases      7"))
@@ -131,7 +131,9 @@ struct ReceiptCommandTests {
         #expect(failures[0] == ["bundleIdMismatch"])
         #expect(Set(failures[1]) == ["xcodeSignedNotAllowed", "bundleIdMismatch"])
         #expect(failures[2] == ["malformedASN1"])
-        #expect(output.diagnostics.last == "3 files: 0 valid, 3 invalid")
+        #expect(
+            output.diagnostics.last
+                == "3 files: 0 valid, 3 invalid (bundleIdMismatch 2, malformedASN1 1, xcodeSignedNotAllowed 1)")
     }
 
     @Test func verifyXcodeReceiptsOnlyWhenAllowed() async throws {

@@ -110,7 +110,15 @@ public final class SignedDataVerifier: Sendable {
     nonisolated(nonsending) public func verify(
         _ jws: String, as kind: SignedPayloadKind? = nil
     ) async throws(SignedDataParsingError) -> SignedDataVerdict<SignedPayload> {
-        let compact = try parseCompact(jws)
+        try await verify(bytes: Array(jws.utf8), as: kind)
+    }
+
+    /// Verifies a document given as the bytes of its compact JWS (as read from a file: surrounding whitespace is
+    /// ignored), of the kind given or found from its payload.
+    nonisolated(nonsending) public func verify(
+        bytes jws: [UInt8], as kind: SignedPayloadKind? = nil
+    ) async throws(SignedDataParsingError) -> SignedDataVerdict<SignedPayload> {
+        let compact = try CompactJWS(bytes: jws, headerCache: headerCache)
         guard let kind = kind ?? SignedPayloadKind.detect(payload: compact.payload) else {
             throw SignedDataParsingError(.unknownPayloadType, "the payload is not a known App Store document")
         }

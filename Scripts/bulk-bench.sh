@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The bulk commands measured as users run them, against the library under them, in one run:
+#  1. documents: a simulated year (iapkit simulate) copied round-robin into 4,000 receipt files and 4,000 JWS files;
+#  2. one core (taskset): the library's cost per document (Benchmarks' BulkBaseline: files read into memory first,
+#     verification only) and the whole `iapkit receipt verify DIR --jobs 1` / `iapkit jws verify DIR --jobs 1`
+#     process (start-up, reading, verification, output), with the ratio command / library;
+#  3. two cores: the same commands with --jobs 2, and the speed-up over one core;
+#  4. LINES (default 1,000,000) JWS lines through `iapkit jws verify --lines - --json`: wall time, peak RSS, and the
+#     output for the first 200 lines compared with one-file-at-a-time runs.
+# Usage: Scripts/bulk-bench.sh [WORKDIR]   (LINES=N to change step 4; LINES=0 skips it)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$(mktemp -d /tmp/iapkit-bulk-XXXXXX)}
+lines=${LINES:-1000000}
+count=4000
+mkdir -p "$work"
+cd "$root"
+
+echo "== building (release)"
+swift build -c release --product iapkit >/dev/null
+(cd Benchmarks && swift build -c release --product BulkBaseline >/dev/null)
+iapkit="$root/.build/release/iapkit"
+baseline="$root/Benchmarks/.build/release/BulkBaseline"
+
+echo "== documents in $work"
+rm -rf "$work/sim" "$work/jws" "$work/receipts"
+"$iapkit" simulate Examples/Florist/florist-year.yaml --out "$work/sim" >/dev/null
+mkdir -p "$work/jws" "$work/receipts"
+spread() { # spread SOURCE_GLOB_DIR EXT TARGET
+    local sources=("$1"/*."$2") i
+    for ((i = 0; i < count; i++)); do
+        cp "${sources[i % ${#sources[@]}]}" "$(printf '%s/%05d.%s' "$3" "$i" "$2")"
+    done
+    echo "$count $2 files from ${#sources[@]} distinct documents"
+}
+spread "$work/sim/jws" jws "$work/jws"
+spread "$work/sim/receipts" der "$work/receipts"
+jwsroot="$work/sim/roots/jws-root.der"
+receiptroot="$work/sim/roots/receipt-root.der"
+
+# seconds and peak RSS (KiB) of one command run, output thrown away
+measure() {
+    local log
+    log=$(mktemp)
+    /usr/bin/time -f '%e %M' -o "$log" "$@" >/dev/null 2>&1 || true
+    cat "$log"
+    rm -f "$log"
+}
+best_of_3() { # prints the best wall time of three runs and the peak RSS of that run
+    local best="" rss="" t m
+    for _ in 1 2 3; do
+        read -r t m < <(measure "$@")
+        if [[ -z $best ]] || awk "BEGIN{exit !($t < $best)}"; then best=$t; rss=$m; fi
+    done
+    echo "$best $rss"
+}
+
+report() { # report KIND ROOT FOLDER
+    local kind=$1 rootfile=$2 folder=$3 library_us one two one_us ratio speedup rss1 rss2
+    library_us=$(taskset -c 0 "$baseline" "$kind" "$folder" "$rootfile" 3 | tee /dev/stderr | sed -E 's/.*, ([0-9.]+) us per document.*/\1/')
+    read -r one rss1 < <(best_of_3 taskset -c 0 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 1)
+    read -r two rss2 < <(best_of_3 taskset -c 0,1 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 2)
+    one_us=$(awk "BEGIN{printf \"%.1f\", $one * 1e6 / $count}")
+    ratio=$(awk "BEGIN{printf \"%.2f\", $one_us / $library_us}")
+    speedup=$(awk "BEGIN{printf \"%.2f\", $one / $two}")
+    echo "command $kind verify, 1 core: $count files in ${one}s = ${one_us} us per document ($(awk "BEGIN{printf \"%.0f\", $count / $one}")/s), peak RSS $((rss1 / 1024)) MiB; ratio to the library ${ratio}x"
+    echo "command $kind verify, 2 cores (--jobs 2): ${two}s ($(awk "BEGIN{printf \"%.0f\", $count / $two}")/s), peak RSS $((rss2 / 1024)) MiB; speed-up over 1 core ${speedup}x"
+}
+
+echo "== receipts"
+report receipt "$receiptroot" "$work/receipts"
+echo "== JWS"
+report jws "$jwsroot" "$work/jws"
+
+if ((lines > 0)); then
+    echo "== $lines JWS lines through --lines - (2 cores)"
+    sample=("$work"/jws/*.jws)
+    generate() { # LINES lines cycling over the distinct documents
+        python3 - "$lines" "$work/sim/jws" <<'PY'
+import os, sys
+n, folder = int(sys.argv[1]), sys.argv[2]
+docs = [open(os.path.join(folder, f), "rb").read().strip() + b"\n" for f in sorted(os.listdir(folder))]
+out = sys.stdout.buffer
+for i in range(n):
+    out.write(docs[i % len(docs)])
+PY
+    }
+    log=$(mktemp)
+    generate | /usr/bin/time -f '%e %M' -o "$log" "$iapkit" jws verify --lines - --root "$jwsroot" --json 2>/dev/null |
+        tee >(head -n 200 >"$work/lines-head.jsonl") | wc -l >"$work/lines-count" || true
+    read -r seconds rss <"$log"
+    echo "$(cat "$work/lines-count") results in ${seconds}s ($(awk "BEGIN{printf \"%.0f\", $lines / $seconds}")/s), peak RSS $((rss / 1024)) MiB"
+    # the same documents one file at a time, names aside
+    distinct=("$work"/sim/jws/*.jws)
+    : >"$work/files-head.jsonl"
+    for ((i = 0; i < 200; i++)); do
+        "$iapkit" jws verify "${distinct[i % ${#distinct[@]}]}" --root "$jwsroot" --json 2>/dev/null >>"$work/files-head.jsonl" || true
+    done
+    if python3 - "$work/lines-head.jsonl" "$work/files-head.jsonl" <<'PY'; then
+import json, sys
+def load(path):
+    rows = [json.loads(line) for line in open(path)]
+    for row in rows: row.pop("file", None)
+    return rows
+a, b = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if len(a) == 200 and a == b else 1)
+PY
+        echo "first 200 results identical to one-file-at-a-time runs (file names aside)"
+    else
+        echo "MISMATCH between --lines and one-file-at-a-time output"
+        exit 1
+    fi
+fi

@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What one document came to: the text printed for it, and the failure codes it counts under (none: it passed).
+struct BulkResult: Sendable {
+    let text: String
+    let failureCodes: [String]
+
+    static func passed(_ text: String) -> BulkResult { BulkResult(text: text, failureCodes: []) }
+}
+
+/// The counts a bulk run ends with.
+struct BulkSummary: Sendable, Equatable {
+    var documents = 0
+    var passed = 0
+    /// How many documents failed with each code (a document with two codes counts under both).
+    var failures: [String: Int] = [:]
+
+    var failed: Int { documents - passed }
+
+    mutating func count(_ result: BulkResult) {
+        documents += 1
+        if result.failureCodes.isEmpty {
+            passed += 1
+        } else {
+            for code in Set(result.failureCodes) { failures[code, default: 0] += 1 }
+        }
+    }
+
+    /// `3 files: 2 valid, 1 invalid (signatureInvalid 1)`, failure codes most frequent first.
+    func line(passed passedWord: String, failed failedWord: String) -> String {
+        var text =
+            "\(documents) \(documents == 1 ? "file" : "files"): \(passed) \(passedWord), \(failed) \(failedWord)"
+        if !failures.isEmpty {
+            let codes = failures.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            text += " (" + codes.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+        }
+        return text
+    }
+}
+
+/// Runs a bulk command's work over every document of a source on several workers, and prints each result in input
+/// order as soon as it and everything before it are done.
+///
+/// Documents go to workers in chunks; at most `jobs` chunks are worked on at once and finished chunks wait only for
+/// the ones before them, so memory stays bounded by `jobs` chunks whatever the number of documents. The work for one
+/// document must not throw: a document that fails is a result like any other.
+struct BulkRunner {
+    var jobs: Int
+    var chunkSize = 32
+    /// Progress on standard error; nil for none.
+    var progress: BulkProgress?
+
+    func run(
+        _ source: DocumentSource, output: some CommandOutput,
+        _ work: @escaping @Sendable (BulkItem) async -> BulkResult
+    ) async -> BulkSummary {
+        var summary = BulkSummary()
+        func nextChunk() -> [BulkItem] {
+            var chunk: [BulkItem] = []
+            chunk.reserveCapacity(chunkSize)
+            while chunk.count < chunkSize, let item = source.next() { chunk.append(item) }
+            return chunk
+        }
+        await withTaskGroup(of: (Int, [BulkResult]).self) { group in
+            var issued = 0
+            var printed = 0
+            var finished: [Int: [BulkResult]] = [:]
+            func issue() -> Bool {
+                let chunk = nextChunk()
+                guard !chunk.isEmpty else { return false }
+                let index = issued
+                issued += 1
+                group.addTask {
+                    var results: [BulkResult] = []
+                    results.reserveCapacity(chunk.count)
+                    for item in chunk { results.append(await work(item)) }
+                    return (index, results)
+                }
+                return true
+            }
+            var more = true
+            while more, issued < jobs { more = issue() }
+            while let (index, results) = await group.next() {
+                finished[index] = results
+                while let ready = finished.removeValue(forKey: printed) {
+                    output.lines(ready.map(\.text))
+                    for result in ready { summary.count(result) }
+                    printed += 1
+                    progress?.update(done: summary.documents, fraction: source.fractionRead)
+                }
+                if more { more = issue() }
+            }
+        }
+        progress?.finish()
+        return summary
+    }
+}
+
+/// A line on standard error, rewritten a few times a second, saying how far a bulk run is: documents done, the rate,
+/// and the time left when the total is known. Made only when standard error is a terminal.
+final class BulkProgress: Sendable {
+    private struct State {
+        var lastDraw: ContinuousClock.Instant
+        var drawn = false
+    }
+    private let start = ContinuousClock.now
+    private let total: Int?
+    private let state: Mutex<State>
+
+    /// A progress line when standard error is a terminal; nil otherwise.
+    static func onTerminal(total: Int?) -> BulkProgress? {
+        isatty(STDERR_FILENO) == 1 ? BulkProgress(total: total) : nil
+    }
+
+    private init(total: Int?) {
+        self.total = total
+        state = Mutex(State(lastDraw: start))
+    }
+
+    func update(done: Int, fraction: Double?) {
+        let now = ContinuousClock.now
+        let due = state.withLock { state in
+            guard now - state.lastDraw >= .milliseconds(200) else { return false }
+            state.lastDraw = now
+            state.drawn = true
+            return true
+        }
+        guard due else { return }
+        let elapsed = Double((now - start).components.seconds) + Double((now - start).components.attoseconds) / 1e18
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        var text = "\(done) done, \(Int(rate))/s"
+        let share = total.map { Double(done) / Double(max($0, 1)) } ?? fraction
+        if let share, share > 0.001 {
+            text += ", \(Self.duration(elapsed / share - elapsed)) left"
+        }
+        draw("\r\u{1B}[K" + text)
+    }
+
+    func finish() {
+        if state.withLock({ $0.drawn }) { draw("\r\u{1B}[K") }
+    }
+
+    private func draw(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(max(0, seconds.rounded()))
+        return whole >= 3600
+            ? "\(whole / 3600)h\(String(format: "%02d", whole / 60 % 60))m"
+            : "\(whole / 60):\(String(format: "%02d", whole % 60))"
+    }
+}
+
+extension BulkInputOptions {
+    /// Runs `work` over every document these options name and prints the summary: after the results, or on standard
+    /// error with `summaryToStandardError` (JSON Lines output, and commands whose output is the documents themselves).
+    /// Returns the exit status: 0 when every document passed, 1 otherwise, 2 when the input cannot be opened.
+    func run(
+        output: some CommandOutput, passed: String, failed: String, summaryToStandardError: Bool,
+        _ work: @escaping @Sendable (BulkItem) async -> BulkResult
+    ) async -> Int32 {
+        guard let source = source(output: output) else { return 2 }
+        let runner = BulkRunner(jobs: workerCount, progress: BulkProgress.onTerminal(total: source.knownCount))
+        let summary = await runner.run(source, output: output, work)
+        let line = summary.line(passed: passed, failed: failed)
+        if summaryToStandardError { output.diagnostic(line) } else { output.line(line) }
+        return summary.failed == 0 ? 0 : 1
+    }
+}
+
+extension CommandText {
+    /// What `body` makes of a document's bytes; a document that cannot be read, or that `body` throws on, becomes its
+    /// coded error in place: `NAME: FAILURE` and `  code: reason`, or `errorJSON`'s line with `json`.
+    static func result(
+        of item: BulkItem, json: Bool, failure: String,
+        errorJSON: (String, ErrorReport.Detail) -> String = { JSONLine.encode(ErrorReport(file: $0, error: $1)) },
+        _ body: ([UInt8]) async throws -> BulkResult
+    ) async -> BulkResult {
+        do {
+            return try await body(try item.bytes())
+        } catch {
+            let (code, reason) = codeAndReason(of: error)
+            let text =
+                json
+                ? errorJSON(item.name, .init(code: code, reason: reason))
+                : "\(item.name): \(failure)\n  \(code): \(reason)"
+            return BulkResult(text: text, failureCodes: [code])
+        }
+    }
+}
