@@ -16,9 +16,10 @@ count=4000
 mkdir -p "$work"
 cd "$root"
 
-echo "== building (release)"
-swift build -c release --product iapkit >/dev/null
-(cd Benchmarks && swift build -c release --product BulkBaseline >/dev/null)
+# Both built the way a command-line tool is shipped on Linux: release, Swift runtime linked in.
+echo "== building (release, --static-swift-stdlib)"
+swift build -c release --static-swift-stdlib --product iapkit >/dev/null
+(cd Benchmarks && swift build -c release --static-swift-stdlib --product BulkBaseline >/dev/null)
 iapkit="$root/.build/release/iapkit"
 baseline="$root/Benchmarks/.build/release/BulkBaseline"
 

@@ -92,13 +92,36 @@ enum CommandText {
         }
     }
 
+    /// The checks not made and their line, last described: the same in every document of a run.
+    private static let lastSkipped = Mutex<(checks: [SkippedCheck], text: String)>(([], ""))
+
     /// Checks not made, as one line: `code (reason); ...`.
     static func skipped(_ checks: [SkippedCheck]) -> String {
-        checks.map { "\($0.code) (\($0.reason))" }.joined(separator: "; ")
+        if let text = lastSkipped.withLock({ $0.checks == checks ? $0.text : nil }) { return text }
+        let text = checks.map { $0.code.rawValue + " (" + $0.reason + ")" }.joined(separator: "; ")
+        lastSkipped.withLock { $0 = (checks, text) }
+        return text
     }
+
+    /// The chains described last, with their text: the documents of a run share a handful of chains, and naming one
+    /// costs more than the rest of a verdict's text.
+    private static let recentChains = Mutex<[(kind: ChainKind?, certificates: [Certificate], text: String)]>([])
 
     /// What a verified chain rests on: Apple's chain by name, leaf first, Xcode's test certificate, or nothing.
     static func chain(_ kind: ChainKind?, _ certificates: [Certificate]) -> String {
+        let known = recentChains.withLock { recent in
+            recent.first { $0.kind == kind && $0.certificates == certificates }?.text
+        }
+        if let known { return known }
+        let text = describeChain(kind, certificates)
+        recentChains.withLock { recent in
+            if recent.count == 8 { recent.removeFirst() }
+            recent.append((kind, certificates, text))
+        }
+        return text
+    }
+
+    private static func describeChain(_ kind: ChainKind?, _ certificates: [Certificate]) -> String {
         switch kind {
         case .apple:
             "Apple chain (\(certificates.map { $0.subject.commonName ?? $0.subject.description }.joined(separator: " <- ")))"

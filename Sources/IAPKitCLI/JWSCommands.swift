@@ -167,7 +167,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
             lines.append("\(indent)  chain not checked")
         }
         let ownFailures = verdict.failures.filter { $0.field == nil }
-        for failure in ownFailures { lines.append("\(indent)  \(failure.code): \(failure.reason)") }
+        for failure in ownFailures { lines.append(indent + "  " + failure.code.rawValue + ": " + failure.reason) }
         if !verdict.skippedChecks.isEmpty {
             lines.append("\(indent)  not checked: \(CommandText.skipped(verdict.skippedChecks))")
         }

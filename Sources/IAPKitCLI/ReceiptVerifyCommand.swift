@@ -121,21 +121,23 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
 
     static func describe(_ verdict: ReceiptVerdict, file: String) -> String {
         let receipt = verdict.receipt
-        var lines = ["\(file): \(verdict.isValid ? "VALID" : "INVALID")"]
-        let chain = CommandText.chain(verdict.chainKind, verdict.chain)
-        lines.append(
-            "  \(receipt.bundleID) \(receipt.appVersion), \(verdict.environment?.normalized ?? "unknown environment"), "
-                + "\(receipt.inAppPurchases.count) in-app purchase\(receipt.inAppPurchases.count == 1 ? "" : "s")")
-        lines.append(
-            "  signed with \(verdict.digestAlgorithm ?? "?") by \(chain), checked at \(ReceiptText.date(verdict.chainValidationTime))"
-        )
+        let purchases = receipt.inAppPurchases.count
+        var text = file
+        text.reserveCapacity(file.utf8.count + 400)
+        text += verdict.isValid ? ": VALID\n  " : ": INVALID\n  "
+        text += receipt.bundleID + " " + receipt.appVersion + ", "
+        text += (verdict.environment?.normalized ?? "unknown environment") + ", "
+        text += String(purchases) + (purchases == 1 ? " in-app purchase" : " in-app purchases")
+        text += "\n  signed with " + (verdict.digestAlgorithm ?? "?") + " by "
+        text += CommandText.chain(verdict.chainKind, verdict.chain)
+        text += ", checked at " + ReceiptText.date(verdict.chainValidationTime)
         for failure in verdict.failures {
-            lines.append("  \(failure.code): \(failure.reason)")
+            text += "\n  " + failure.code.rawValue + ": " + failure.reason
         }
         if !verdict.skippedChecks.isEmpty {
-            lines.append("  not checked: \(CommandText.skipped(verdict.skippedChecks))")
+            text += "\n  not checked: " + CommandText.skipped(verdict.skippedChecks)
         }
-        return lines.joined(separator: "\n")
+        return text
     }
 }
 

@@ -93,34 +93,49 @@ enum FileReader {
     static let maximumSize = 16 << 20
 
     static func contents(of path: String) throws(BulkInputError) -> [UInt8] {
-        if path == "-" { return try readAll(STDIN_FILENO, name: "standard input") }
-        let descriptor = open(path, O_RDONLY)
+        if path == "-" { return try readAll(STDIN_FILENO, name: "standard input", size: nil) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure(path) }
         defer { close(descriptor) }
-        return try readAll(descriptor, name: path)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw failure(path) }
+        if (status.st_mode & S_IFMT) == S_IFDIR {
+            throw BulkInputError(code: "unreadableFile", reason: "'\(path)' is a directory")
+        }
+        let regular = (status.st_mode & S_IFMT) == S_IFREG
+        return try readAll(descriptor, name: path, size: regular ? Int(status.st_size) : nil)
     }
 
-    private static func readAll(_ descriptor: Int32, name: String) throws(BulkInputError) -> [UInt8] {
-        var status = stat()
-        if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
-            throw BulkInputError(code: "unreadableFile", reason: "'\(name)' is a directory")
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(status.st_size > 0 ? min(Int(status.st_size) + 1, maximumSize + 1) : 64 << 10)
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure(name)
+    /// Reads to the end: into one buffer of the file's size (one more byte to see the end) when the size is known.
+    private static func readAll(_ descriptor: Int32, name: String, size: Int?) throws(BulkInputError) -> [UInt8] {
+        /// Up to `room` bytes, fewer only at the end.
+        func chunk(_ room: Int) throws(BulkInputError) -> [UInt8] {
+            var failed = false
+            let bytes = [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
+                count = 0
+                while count < room {
+                    let got = read(descriptor, buffer.baseAddress! + count, room - count)
+                    if got < 0, errno == EINTR { continue }
+                    if got < 0 { failed = true }
+                    if got <= 0 { break }
+                    count += got
+                    if count == size { break }  // all the file said it held: no read just to see the end
+                }
             }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-            if bytes.count > maximumSize {
-                throw BulkInputError(
-                    code: "inputTooLarge", reason: "'\(name)' is larger than \(maximumSize >> 20) MiB")
-            }
+            if failed { throw failure(name) }
+            return bytes
         }
+        var capacity = min((size ?? (64 << 10)) + 1, maximumSize + 1)
+        var bytes = try chunk(capacity)
+        while bytes.count == capacity, capacity <= maximumSize {  // full: there may be more
+            let extra = min(capacity, maximumSize + 1 - capacity)
+            bytes += try chunk(extra)
+            capacity += extra
+        }
+        guard bytes.count <= maximumSize else {
+            throw BulkInputError(code: "inputTooLarge", reason: "'\(name)' is larger than \(maximumSize >> 20) MiB")
+        }
+        return bytes
     }
 
     private static func failure(_ path: String) -> BulkInputError {
@@ -133,8 +148,8 @@ enum FileReader {
 /// lines take no more memory than ten.
 final class DocumentSource {
     private var pending: [String]
-    /// Directories being walked: the entries left in each, deepest last.
-    private var walking: [[String]] = []
+    /// Directories being walked: the entries left in each (last first), deepest last.
+    private var walking: [[Entry]] = []
     private var fileList: LineReader?
     private let fileListName: String
     private var documentLines: LineReader?
@@ -183,13 +198,13 @@ final class DocumentSource {
     /// The next file from the named paths, the walks under them, and `--files-from`.
     private func nextPath() -> BulkItem? {
         while true {
-            if var entries = walking.last {
-                guard let path = entries.popLast() else {
+            if !walking.isEmpty {
+                // Popped in place: a copy of the listing per file would make a walk quadratic.
+                guard let entry = walking[walking.count - 1].popLast() else {
                     walking.removeLast()
                     continue
                 }
-                walking[walking.count - 1] = entries
-                if let item = item(for: path) { return item }
+                if let item = item(for: entry.path, isDirectory: entry.isDirectory) { return item }
                 continue
             }
             if let path = pending.popLast() {
@@ -218,20 +233,42 @@ final class DocumentSource {
         }
     }
 
+    /// A name in a directory being walked; whether it is a directory, when the listing said.
+    private struct Entry {
+        let path: String
+        let isDirectory: Bool?
+    }
+
     /// A file to read, or nil after starting to walk a directory.
-    private func item(for path: String) -> BulkItem? {
-        guard path != "-", Self.isDirectory(path) else { return BulkItem(name: path, content: .file(path)) }
-        do {
-            let names = try FileManager.default.contentsOfDirectory(atPath: path)
-                .filter { !$0.hasPrefix(".") }
-                .sorted()
-            let base = path.hasSuffix("/") ? path : path + "/"
-            walking.append(names.reversed().map { base + $0 })
-            return nil
-        } catch {
+    private func item(for path: String, isDirectory: Bool? = nil) -> BulkItem? {
+        guard path != "-", isDirectory ?? Self.isDirectory(path) else {
+            return BulkItem(name: path, content: .file(path))
+        }
+        guard let entries = Self.list(path) else {
             return BulkItem(
                 name: path, content: .unreadable(code: "unreadableFile", reason: "'\(path)' cannot be listed"))
         }
+        walking.append(entries.reversed())
+        return nil
+    }
+
+    /// A directory's entries in name order, names starting with a dot left out, each with its type when the system
+    /// gives it (so a walk does not look up every file again).
+    private static func list(_ path: String) -> [Entry]? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        let base = path.hasSuffix("/") ? path : path + "/"
+        var entries: [(name: String, isDirectory: Bool?)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(".") { continue }
+            // d_type: 4 a directory, 8 a regular file, anything else (links, unknown) looked up.
+            let type = entry.pointee.d_type
+            entries.append((name, type == 4 ? true : type == 8 ? false : nil))
+        }
+        return entries.sorted { $0.name < $1.name }.map { Entry(path: base + $0.name, isDirectory: $0.isDirectory) }
     }
 
     private static func isDirectory(_ path: String) -> Bool {
