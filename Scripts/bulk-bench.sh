@@ -44,12 +44,12 @@ measure() {
     local log
     log=$(mktemp)
     /usr/bin/time -f '%e %M' -o "$log" "$@" >/dev/null 2>&1 || true
-    cat "$log"
+    tail -n 1 "$log"
     rm -f "$log"
 }
-best_of_3() { # prints the best wall time of three runs and the peak RSS of that run
+best_of_5() { # prints the best wall time of five runs and the peak RSS of that run
     local best="" rss="" t m
-    for _ in 1 2 3; do
+    for _ in 1 2 3 4 5; do
         read -r t m < <(measure "$@")
         if [[ -z $best ]] || awk "BEGIN{exit !($t < $best)}"; then best=$t; rss=$m; fi
     done
@@ -58,9 +58,12 @@ best_of_3() { # prints the best wall time of three runs and the peak RSS of that
 
 report() { # report KIND ROOT FOLDER
     local kind=$1 rootfile=$2 folder=$3 library_us one two one_us ratio speedup rss1 rss2
-    library_us=$(taskset -c 0 "$baseline" "$kind" "$folder" "$rootfile" 3 | tee /dev/stderr | sed -E 's/.*, ([0-9.]+) us per document.*/\1/')
-    read -r one rss1 < <(best_of_3 taskset -c 0 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 1)
-    read -r two rss2 < <(best_of_3 taskset -c 0,1 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 2)
+    local library
+    library=$(taskset -c 0 "$baseline" "$kind" "$folder" "$rootfile" 5)
+    echo "$library"
+    library_us=$(sed -E 's/.*, ([0-9.]+) us per document.*/\1/' <<<"$library")
+    read -r one rss1 < <(best_of_5 taskset -c 0 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 1)
+    read -r two rss2 < <(best_of_5 taskset -c 0,1 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 2)
     one_us=$(awk "BEGIN{printf \"%.1f\", $one * 1e6 / $count}")
     ratio=$(awk "BEGIN{printf \"%.2f\", $one_us / $library_us}")
     speedup=$(awk "BEGIN{printf \"%.2f\", $one / $two}")
@@ -87,10 +90,11 @@ for i in range(n):
 PY
     }
     log=$(mktemp)
-    generate | /usr/bin/time -f '%e %M' -o "$log" "$iapkit" jws verify --lines - --root "$jwsroot" --json 2>/dev/null |
-        tee >(head -n 200 >"$work/lines-head.jsonl") | wc -l >"$work/lines-count" || true
-    read -r seconds rss <"$log"
+    generate | /usr/bin/time -f '%e %M' -o "$log" "$iapkit" jws verify --lines - --root "$jwsroot" --json 2>"$work/lines-summary.txt" |
+        awk -v head="$work/lines-head.jsonl" 'NR <= 200 { print > head } END { print NR }' >"$work/lines-count"
+    read -r seconds rss < <(tail -n 1 "$log")
     echo "$(cat "$work/lines-count") results in ${seconds}s ($(awk "BEGIN{printf \"%.0f\", $lines / $seconds}")/s), peak RSS $((rss / 1024)) MiB"
+    echo "summary: $(tail -n 1 "$work/lines-summary.txt")"
     # the same documents one file at a time, names aside
     distinct=("$work"/sim/jws/*.jws)
     : >"$work/files-head.jsonl"

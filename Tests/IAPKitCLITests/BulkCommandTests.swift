@@ -118,7 +118,7 @@ struct BulkCommandTests {
         #expect(objects.map { $0["file"] as? String } == [1, 2, 4, 5, 6, 7].map { "\(lines):\($0)" })
         #expect(objects.map { $0["valid"] as? Bool ?? false } == kinds.map { $0.failure == nil })
         #expect(objects[2]["type"] as? String == "notification")
-        #expect(output.diagnostics == [Self.summary(kinds)])
+        #expect(output.diagnostics == [Self.summary(kinds, noun: "documents")])
 
         // Each line verifies as its own file does, names aside.
         for (index, document) in documents.enumerated() {
@@ -163,7 +163,7 @@ struct BulkCommandTests {
         let decoded = CapturedOutput()
         #expect(await (try JWSDecodeCommand.parse(["--lines", lines, "--json"])).execute(output: decoded) == 1)
         #expect(try decoded.jsonObjects().map { $0["type"] as? String } == ["transaction", "notification", nil])
-        #expect(decoded.diagnostics == ["3 files: 2 decoded, 1 failed (malformedJWS 1)"])
+        #expect(decoded.diagnostics == ["3 documents: 2 decoded, 1 failed (malformedJWS 1)"])
 
         guard SharedTestData.isAvailable else { return }
         let receipt = try SharedTestData.bytes("receipts/kvitto-receipt.der")
@@ -178,7 +178,7 @@ struct BulkCommandTests {
             try inspected.jsonObjects().map { $0["bundleId"] as? String } == [
                 "com.apple.dt.Xcode", nil, "com.apple.dt.Xcode",
             ])
-        #expect(inspected.diagnostics == ["3 files: 2 decoded, 1 failed (unrecognizedEncoding 1)"])
+        #expect(inspected.diagnostics == ["3 documents: 2 decoded, 1 failed (unrecognizedEncoding 1)"])
 
         let verified = CapturedOutput()
         let verify = try ReceiptVerifyCommand.parse([

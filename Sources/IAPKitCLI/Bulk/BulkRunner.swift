@@ -35,10 +35,11 @@ struct BulkSummary: Sendable, Equatable {
         }
     }
 
-    /// `3 files: 2 valid, 1 invalid (signatureInvalid 1)`, failure codes most frequent first.
-    func line(passed passedWord: String, failed failedWord: String) -> String {
-        var text =
-            "\(documents) \(documents == 1 ? "file" : "files"): \(passed) \(passedWord), \(failed) \(failedWord)"
+    /// `3 files: 2 valid, 1 invalid (signatureInvalid 1)`, failure codes most frequent first; `documents` instead
+    /// of `files` when some came from lines.
+    func line(passed passedWord: String, failed failedWord: String, lines: Bool = false) -> String {
+        let noun = lines ? (documents == 1 ? "document" : "documents") : (documents == 1 ? "file" : "files")
+        var text = "\(documents) \(noun): \(passed) \(passedWord), \(failed) \(failedWord)"
         if !failures.isEmpty {
             let codes = failures.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
             text += " (" + codes.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
@@ -173,7 +174,7 @@ extension BulkInputOptions {
         guard let source = source(output: output) else { return 2 }
         let runner = BulkRunner(jobs: workerCount, progress: BulkProgress.onTerminal(total: source.knownCount))
         let summary = await runner.run(source, output: output, work)
-        let line = summary.line(passed: passed, failed: failed)
+        let line = summary.line(passed: passed, failed: failed, lines: lines != nil)
         if summaryToStandardError { output.diagnostic(line) } else { output.line(line) }
         return summary.failed == 0 ? 0 : 1
     }
