@@ -39,12 +39,14 @@ spread "$work/sim/receipts" der "$work/receipts"
 jwsroot="$work/sim/roots/jws-root.der"
 receiptroot="$work/sim/roots/receipt-root.der"
 
-# seconds and peak RSS (KiB) of one command run, output thrown away
+# seconds (to the microsecond) and peak RSS (KiB) of one command run, output thrown away
 measure() {
-    local log
+    local log start end
     log=$(mktemp)
-    /usr/bin/time -f '%e %M' -o "$log" "$@" >/dev/null 2>&1 || true
-    tail -n 1 "$log"
+    start=$(date +%s%N)
+    /usr/bin/time -f '%M' -o "$log" "$@" >/dev/null 2>&1 || true
+    end=$(date +%s%N)
+    echo "$(awk "BEGIN{printf \"%.4f\", ($end - $start) / 1e9}") $(tail -n 1 "$log")"
     rm -f "$log"
 }
 best_of_5() { # prints the best wall time of five runs and the peak RSS of that run
@@ -65,6 +67,8 @@ report() { # report KIND ROOT FOLDER
     read -r one rss1 < <(best_of_5 taskset -c 0 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 1)
     read -r two rss2 < <(best_of_5 taskset -c 0,1 "$iapkit" "$kind" verify "$folder" --root "$rootfile" --jobs 2)
     one_us=$(awk "BEGIN{printf \"%.1f\", $one * 1e6 / $count}")
+    one=$(awk "BEGIN{printf \"%.3f\", $one}")
+    two=$(awk "BEGIN{printf \"%.3f\", $two}")
     ratio=$(awk "BEGIN{printf \"%.2f\", $one_us / $library_us}")
     speedup=$(awk "BEGIN{printf \"%.2f\", $one / $two}")
     echo "command $kind verify, 1 core: $count files in ${one}s = ${one_us} us per document ($(awk "BEGIN{printf \"%.0f\", $count / $one}")/s), peak RSS $((rss1 / 1024)) MiB; ratio to the library ${ratio}x"

@@ -6,6 +6,19 @@ import IAPTrust
 import Synchronization
 import X509
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `write(2)`, named apart from the methods called write.
+private func unistd_write(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}
+
 /// Where a command writes: standard output and error in the tool, memory in tests.
 public protocol CommandOutput: Sendable {
     /// Writes one line of results.
@@ -21,17 +34,66 @@ extension CommandOutput {
 }
 
 /// The process's standard output and standard error.
+///
+/// Results go through one buffer, written out in large blocks (a bulk run prints megabytes) and whenever a single
+/// line or a diagnostic is written, so what a person sees stays in order.
 public struct StandardOutput: CommandOutput {
     public init() {}
-    public func line(_ text: String) { print(text) }
-    /// One buffered write for the lot.
+
+    public func line(_ text: String) {
+        OutputBuffer.standardOutput.append(text + "\n", flush: true)
+    }
+
     public func lines(_ texts: [String]) {
         var block = texts.joined(separator: "\n")
         block.append("\n")
-        print(block, terminator: "")
+        OutputBuffer.standardOutput.append(block, flush: false)
     }
+
     public func diagnostic(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        OutputBuffer.standardOutput.flush()
+        OutputBuffer.write(Array((text + "\n").utf8), to: STDERR_FILENO)
+    }
+}
+
+/// Bytes on their way to a file descriptor, written when a block is full or when asked.
+final class OutputBuffer: Sendable {
+    static let standardOutput = OutputBuffer(descriptor: STDOUT_FILENO)
+    private static let blockSize = 256 << 10
+
+    private let descriptor: Int32
+    private let pending = Mutex<[UInt8]>([])
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    func append(_ text: String, flush: Bool) {
+        pending.withLock { pending in
+            pending.append(contentsOf: text.utf8)
+            if flush || pending.count >= Self.blockSize {
+                Self.write(pending, to: descriptor)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    func flush() {
+        pending.withLock { pending in
+            Self.write(pending, to: descriptor)
+            pending.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes everything, going on after partial writes; gives up silently on an error (a closed pipe).
+    static func write(_ bytes: [UInt8], to descriptor: Int32) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = unistd_write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0, errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
     }
 }
 
@@ -97,7 +159,8 @@ enum CommandText {
 
     /// Checks not made, as one line: `code (reason); ...`.
     static func skipped(_ checks: [SkippedCheck]) -> String {
-        if let text = lastSkipped.withLock({ $0.checks == checks ? $0.text : nil }) { return text }
+        let last = lastSkipped.withLock { $0 }
+        if last.checks == checks { return last.text }
         let text = checks.map { $0.code.rawValue + " (" + $0.reason + ")" }.joined(separator: "; ")
         lastSkipped.withLock { $0 = (checks, text) }
         return text
@@ -109,10 +172,16 @@ enum CommandText {
 
     /// What a verified chain rests on: Apple's chain by name, leaf first, Xcode's test certificate, or nothing.
     static func chain(_ kind: ChainKind?, _ certificates: [Certificate]) -> String {
-        let known = recentChains.withLock { recent in
-            recent.first { $0.kind == kind && $0.certificates == certificates }?.text
+        // A chain from the verifier's cache is the same array every time: its storage is compared, not its
+        // certificates (whose bytes, compared on several cores at once, cost more than naming them). The arrays kept
+        // here stay alive, so no other array can take their storage's place.
+        let storage = certificates.withUnsafeBufferPointer { $0.baseAddress }
+        let recent = recentChains.withLock { $0 }
+        if let known = recent.first(where: {
+            $0.kind == kind && $0.certificates.withUnsafeBufferPointer { $0.baseAddress } == storage
+        }) {
+            return known.text
         }
-        if let known { return known }
         let text = describeChain(kind, certificates)
         recentChains.withLock { recent in
             if recent.count == 8 { recent.removeFirst() }

@@ -252,7 +252,7 @@ final class DocumentSource {
         return nil
     }
 
-    /// A directory's entries in name order, names starting with a dot left out, each with its type when the system
+    /// A directory's entries in name order (by bytes), names starting with a dot left out, each with its type when the system
     /// gives it (so a walk does not look up every file again).
     private static func list(_ path: String) -> [Entry]? {
         guard let directory = opendir(path) else { return nil }
@@ -268,7 +268,9 @@ final class DocumentSource {
             let type = entry.pointee.d_type
             entries.append((name, type == 4 ? true : type == 8 ? false : nil))
         }
-        return entries.sorted { $0.name < $1.name }.map { Entry(path: base + $0.name, isDirectory: $0.isDirectory) }
+        // Byte order: the same on every system, and much cheaper than comparing as Unicode.
+        return entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            .map { Entry(path: base + $0.name, isDirectory: $0.isDirectory) }
     }
 
     private static func isDirectory(_ path: String) -> Bool {

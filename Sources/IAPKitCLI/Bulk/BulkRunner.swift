@@ -51,9 +51,11 @@ struct BulkSummary: Sendable, Equatable {
 /// Runs a bulk command's work over every document of a source on several workers, and prints each result in input
 /// order as soon as it and everything before it are done.
 ///
-/// Documents go to workers in chunks; at most `jobs` chunks are worked on at once and finished chunks wait only for
-/// the ones before them, so memory stays bounded by `jobs` chunks whatever the number of documents. The work for one
-/// document must not throw: a document that fails is a result like any other.
+/// Each of `jobs` workers takes the next chunk of documents from the source, works on it, and hands the results over;
+/// whoever completes the chunk the output is waiting for prints it and every finished chunk after it. No worker ever
+/// waits for another to hand out work. A worker more than `2 * jobs` chunks ahead of the output waits, so memory stays
+/// bounded whatever the number of documents. The work for one document must not throw: a document that fails is a
+/// result like any other.
 struct BulkRunner {
     var jobs: Int
     var chunkSize = 32
@@ -61,48 +63,121 @@ struct BulkRunner {
     var progress: BulkProgress?
 
     func run(
-        _ source: DocumentSource, output: some CommandOutput,
+        _ source: sending DocumentSource, output: some CommandOutput,
         _ work: @escaping @Sendable (BulkItem) async -> BulkResult
     ) async -> BulkSummary {
-        var summary = BulkSummary()
-        func nextChunk() -> [BulkItem] {
-            var chunk: [BulkItem] = []
-            chunk.reserveCapacity(chunkSize)
-            while chunk.count < chunkSize, let item = source.next() { chunk.append(item) }
-            return chunk
-        }
-        await withTaskGroup(of: (Int, [BulkResult]).self) { group in
-            var issued = 0
-            var printed = 0
-            var finished: [Int: [BulkResult]] = [:]
-            func issue() -> Bool {
-                let chunk = nextChunk()
-                guard !chunk.isEmpty else { return false }
-                let index = issued
-                issued += 1
+        let line = BulkLine(
+            source: source, chunkSize: chunkSize, window: 2 * jobs, output: output, progress: progress)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<jobs {
                 group.addTask {
-                    var results: [BulkResult] = []
-                    results.reserveCapacity(chunk.count)
-                    for item in chunk { results.append(await work(item)) }
-                    return (index, results)
+                    while let (index, chunk) = await line.take() {
+                        var results: [BulkResult] = []
+                        results.reserveCapacity(chunk.count)
+                        for item in chunk { results.append(await work(item)) }
+                        line.finish(index, results)
+                    }
                 }
-                return true
-            }
-            var more = true
-            while more, issued < jobs { more = issue() }
-            while let (index, results) = await group.next() {
-                finished[index] = results
-                while let ready = finished.removeValue(forKey: printed) {
-                    output.lines(ready.map(\.text))
-                    for result in ready { summary.count(result) }
-                    printed += 1
-                    progress?.update(done: summary.documents, fraction: source.fractionRead)
-                }
-                if more { more = issue() }
             }
         }
         progress?.finish()
-        return summary
+        return line.summary
+    }
+}
+
+/// What the workers of a run share: the source, handed out in numbered chunks, and the output, printed in chunk order.
+final class BulkLine<Output: CommandOutput>: Sendable {
+    private struct Feed {
+        let source: DocumentSource
+        var taken = 0
+        var exhausted = false
+    }
+
+    private struct Printing {
+        var printed = 0
+        var finished: [Int: [BulkResult]] = [:]
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var summary = BulkSummary()
+    }
+
+    private let feed: Mutex<Feed>
+    private let printing = Mutex(Printing())
+    /// How many chunks are printed: what a worker compares with the window before taking another.
+    private let printedCount = Atomic<Int>(0)
+    private let chunkSize: Int
+    private let window: Int
+    private let output: Output
+    private let progress: BulkProgress?
+
+    init(source: sending DocumentSource, chunkSize: Int, window: Int, output: Output, progress: BulkProgress?) {
+        feed = Mutex(Feed(source: source))
+        self.chunkSize = chunkSize
+        self.window = window
+        self.output = output
+        self.progress = progress
+    }
+
+    var summary: BulkSummary { printing.withLock { $0.summary } }
+
+    private enum Take: Sendable {
+        case chunk(Int, [BulkItem])
+        case wait
+        case done
+    }
+
+    /// The next chunk and its number; nil when the source is exhausted. Waits while the output is a window behind.
+    func take() async -> (Int, [BulkItem])? {
+        while true {
+            let printed = printedCount.load(ordering: .acquiring)
+            let next: Take = feed.withLock { feed in
+                if feed.exhausted { return .done }
+                if feed.taken >= printed + window { return .wait }
+                var chunk: [BulkItem] = []
+                chunk.reserveCapacity(chunkSize)
+                while chunk.count < chunkSize, let item = feed.source.next() { chunk.append(item) }
+                if chunk.isEmpty {
+                    feed.exhausted = true
+                    return .done
+                }
+                feed.taken += 1
+                return .chunk(feed.taken - 1, chunk)
+            }
+            switch next {
+            case .done: return nil
+            case .chunk(let index, let chunk): return (index, chunk)
+            case .wait:
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let goOn = printing.withLock { state in
+                        guard state.printed == printed else { return true }  // it moved meanwhile
+                        state.waiting.append(continuation)
+                        return false
+                    }
+                    if goOn { continuation.resume() }
+                }
+            }
+        }
+    }
+
+    /// Hands over a chunk's results; prints them, and the finished chunks after them, when the output reaches them.
+    func finish(_ index: Int, _ results: [BulkResult]) {
+        let woken = printing.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.finished[index] = results
+            let before = state.printed
+            while let ready = state.finished.removeValue(forKey: state.printed) {
+                output.lines(ready.map(\.text))
+                for result in ready { state.summary.count(result) }
+                state.printed += 1
+            }
+            guard state.printed > before else { return [] }
+            printedCount.store(state.printed, ordering: .releasing)
+            if let progress {
+                progress.update(
+                    done: state.summary.documents, fraction: feed.withLock { $0.source.fractionRead })
+            }
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in woken { continuation.resume() }
     }
 }
 
@@ -174,6 +249,7 @@ extension BulkInputOptions {
         guard let source = source(output: output) else { return 2 }
         let runner = BulkRunner(jobs: workerCount, progress: BulkProgress.onTerminal(total: source.knownCount))
         let summary = await runner.run(source, output: output, work)
+        OutputBuffer.standardOutput.flush()
         let line = summary.line(passed: passed, failed: failed, lines: lines != nil)
         if summaryToStandardError { output.diagnostic(line) } else { output.line(line) }
         return summary.failed == 0 ? 0 : 1
