@@ -4,7 +4,8 @@
 #  2. one core (taskset): the library's cost per document (Benchmarks' BulkBaseline: files read into memory first,
 #     verification only) and the whole `iapkit receipt verify DIR --jobs 1` / `iapkit jws verify DIR --jobs 1`
 #     process (start-up, reading, verification, output), with the ratio command / library;
-#  3. two cores: the same commands with --jobs 2, and the speed-up over one core;
+#  3. two cores: the same commands with --jobs 2, and the speed-up over one core; for the machine's own ceiling, two
+#     independent processes at once, one per core, each verifying half the files;
 #  4. LINES (default 1,000,000) JWS lines through `iapkit jws verify --lines - --json`: wall time, peak RSS, and the
 #     output for the first 200 lines compared with one-file-at-a-time runs.
 # Usage: Scripts/bulk-bench.sh [WORKDIR]   (LINES=N to change step 4; LINES=0 skips it)
@@ -73,6 +74,17 @@ report() { # report KIND ROOT FOLDER
     speedup=$(awk "BEGIN{printf \"%.2f\", $one / $two}")
     echo "command $kind verify, 1 core: $count files in ${one}s = ${one_us} us per document ($(awk "BEGIN{printf \"%.0f\", $count / $one}")/s), peak RSS $((rss1 / 1024)) MiB; ratio to the library ${ratio}x"
     echo "command $kind verify, 2 cores (--jobs 2): ${two}s ($(awk "BEGIN{printf \"%.0f\", $count / $two}")/s), peak RSS $((rss2 / 1024)) MiB; speed-up over 1 core ${speedup}x"
+    # The ceiling: nothing shared but the machine (two processes, one core and half the files each, both started at once).
+    local halves=$work/halves-$kind ceiling
+    rm -rf "$halves" && mkdir -p "$halves/a" "$halves/b"
+    local files=("$folder"/*) i
+    for ((i = 0; i < ${#files[@]}; i++)); do
+        ln "${files[i]}" "$halves/$([[ $i -lt $((${#files[@]} / 2)) ]] && echo a || echo b)/"
+    done
+    printf '%s\n' "taskset -c 0 $iapkit $kind verify $halves/a --root $rootfile --jobs 1 >/dev/null &" \
+        "taskset -c 1 $iapkit $kind verify $halves/b --root $rootfile --jobs 1 >/dev/null" wait >"$halves/run.sh"
+    read -r ceiling _ < <(best_of_5 bash "$halves/run.sh")
+    echo "ceiling on this machine: two processes at once, one core and half the files each: $(awk "BEGIN{printf \"%.3f\", $ceiling}")s; speed-up $(awk "BEGIN{printf \"%.2f\", $one / $ceiling}")x"
 }
 
 echo "== receipts"

@@ -125,12 +125,20 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         var text = file
         text.reserveCapacity(file.utf8.count + 400)
         text += verdict.isValid ? ": VALID\n  " : ": INVALID\n  "
-        text += receipt.bundleID + " " + receipt.appVersion + ", "
-        text += (verdict.environment?.normalized ?? "unknown environment") + ", "
-        text += String(purchases) + (purchases == 1 ? " in-app purchase" : " in-app purchases")
-        text += "\n  signed with " + (verdict.digestAlgorithm ?? "?") + " by "
+        text += receipt.bundleID
+        text += " "
+        text += receipt.appVersion
+        text += ", "
+        text += verdict.environment?.normalized ?? "unknown environment"
+        text += ", "
+        text += String(purchases)
+        text += purchases == 1 ? " in-app purchase" : " in-app purchases"
+        text += "\n  signed with "
+        text += verdict.digestAlgorithm ?? "?"
+        text += " by "
         text += CommandText.chain(verdict.chainKind, verdict.chain)
-        text += ", checked at " + ReceiptText.date(verdict.chainValidationTime)
+        text += ", checked at "
+        text += ReceiptText.date(verdict.chainValidationTime)
         for failure in verdict.failures {
             text += "\n  " + failure.code.rawValue + ": " + failure.reason
         }

@@ -88,6 +88,35 @@ struct BulkCommandTests {
         #expect(output.diagnostics == [Self.summary(kinds)])
     }
 
+    /// Names in byte order: shared prefixes longer than eight bytes, a name that is the prefix of another, capitals,
+    /// non-ASCII, a dotfile left out, and a subfolder walked where its name falls.
+    @Test func aFolderIsReadInByteOrderOfNames() async throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let folder = workspace.directory.appendingPathComponent("names")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("m-sub"), withIntermediateDirectories: true)
+        let names = [
+            "b", "a", "ab", "Z", "\u{e9}t\u{e9}", "a-long-shared-prefix-0010", "a-long-shared-prefix-0002",
+            "a-long-shared-prefix-0002x", "a-long-shared-prefix-00020", "a-long-shared-prefix-0001", "m", "n",
+        ]
+        for name in names + [".hidden", "m-sub/inner-2", "m-sub/inner-1"] {
+            try Data("not a document".utf8).write(to: folder.appendingPathComponent(name))
+        }
+        let output = CapturedOutput()
+        _ = await (try JWSVerifyCommand.parse([folder.path, "--root", workspace.root, "--json", "--jobs", "3"]))
+            .execute(output: output)
+        let read = try output.jsonObjects().map {
+            String(($0["file"] as? String ?? "?").dropFirst(folder.path.count + 1))
+        }
+        var expected = (names + ["m-sub"]).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        expected.replaceSubrange(
+            expected.firstIndex(of: "m-sub")!...expected.firstIndex(of: "m-sub")!,
+            with: ["m-sub/inner-1", "m-sub/inner-2"])
+        #expect(read == expected)
+        #expect(read.first == "Z" && read.last == "\u{e9}t\u{e9}")
+    }
+
     @Test func textOutputIsTheSameWithOneWorkerOrFour() async throws {
         let workspace = try Workspace()
         defer { workspace.remove() }

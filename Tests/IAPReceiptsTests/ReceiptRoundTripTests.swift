@@ -74,6 +74,9 @@ struct ReceiptRoundTripTests {
             let date = Date(timeIntervalSince1970: seconds)
             #expect(try ReceiptDate.parse(Array(ReceiptDate.format(date).utf8)) == date)
         }
+        #expect(ReceiptDate.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(ReceiptDate.format(Date(timeIntervalSince1970: 1_700_000_000.9)) == "2023-11-14T22:13:20Z")
+        #expect(ReceiptDate.format(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
     }
 
     @Test func receiptIntegers() {

@@ -252,25 +252,24 @@ final class DocumentSource {
         return nil
     }
 
-    /// A directory's entries in name order (by bytes), names starting with a dot left out, each with its type when the system
-    /// gives it (so a walk does not look up every file again).
+    /// A directory's entries in name order (by bytes), names starting with a dot left out, each with its type when the
+    /// system gives it (so a walk does not look up every file again). This runs before any document of the folder is
+    /// read, so it is kept cheap: the names are gathered in one buffer and sorted by ``NameOrder``.
     private static func list(_ path: String) -> [Entry]? {
         guard let directory = opendir(path) else { return nil }
         defer { closedir(directory) }
-        let base = path.hasSuffix("/") ? path : path + "/"
-        var entries: [(name: String, isDirectory: Bool?)] = []
+        var names = NameOrder()
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                UnsafeRawBufferPointer(start: raw.baseAddress, count: strnlen(raw.baseAddress!, raw.count))
             }
-            if name.hasPrefix(".") { continue }
+            guard let first = name.first, first != UInt8(ascii: ".") else { continue }
             // d_type: 4 a directory, 8 a regular file, anything else (links, unknown) looked up.
             let type = entry.pointee.d_type
-            entries.append((name, type == 4 ? true : type == 8 ? false : nil))
+            names.append(name, type == 4 ? true : type == 8 ? false : nil)
         }
-        // Byte order: the same on every system, and much cheaper than comparing as Unicode.
-        return entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-            .map { Entry(path: base + $0.name, isDirectory: $0.isDirectory) }
+        let base = path.hasSuffix("/") ? path : path + "/"
+        return names.sorted { name, isDirectory in Entry(path: base + name, isDirectory: isDirectory) }
     }
 
     private static func isDirectory(_ path: String) -> Bool {
@@ -376,6 +375,55 @@ final class LineReader {
             if count == 0 { finished = true }
             bytesRead += count
             return nil
+        }
+    }
+}
+
+/// The names of one directory in byte order. Sorting thousands of names one comparison at a time costs milliseconds
+/// before the first document can start; here each name gets a number made of its first eight bytes after the prefix all
+/// names share (for numbered files, the number), names are sorted by that, and only equal numbers compare their bytes.
+struct NameOrder {
+    private var bytes: [UInt8] = []
+    private var names: [(start: Int, count: Int, isDirectory: Bool?)] = []
+
+    mutating func append(_ name: UnsafeRawBufferPointer, _ isDirectory: Bool?) {
+        names.append((bytes.count, name.count, isDirectory))
+        bytes.append(contentsOf: name)
+    }
+
+    /// Every name in byte order, made into an element with `make`.
+    func sorted<Element>(_ make: (String, Bool?) -> Element) -> [Element] {
+        guard let first = names.first else { return [] }
+        return bytes.withUnsafeBufferPointer { bytes in
+            func name(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: bytes[names[index].start..<names[index].start + names[index].count])
+            }
+            // The prefix every name shares.
+            var shared = first.count
+            let firstName = name(0)
+            for index in names.indices.dropFirst() {
+                let other = name(index)
+                var common = 0
+                let limit = min(shared, other.count)
+                while common < limit, firstName[common] == other[common] { common += 1 }
+                shared = common
+            }
+            // Each name's next eight bytes, big-endian (a shorter name pads with zeros, and zero sorts first).
+            var keys: [(key: UInt64, index: Int)] = names.indices.map { index in
+                let bytes = name(index)
+                var key: UInt64 = 0
+                for offset in shared..<shared + 8 {
+                    key = key << 8 | UInt64(offset < bytes.count ? bytes[offset] : 0)
+                }
+                return (key, index)
+            }
+            keys.sort { left, right in
+                if left.key != right.key { return left.key < right.key }
+                let (a, b) = (name(left.index), name(right.index))
+                let order = memcmp(a.baseAddress!, b.baseAddress!, min(a.count, b.count))
+                return order != 0 ? order < 0 : a.count < b.count
+            }
+            return keys.map { make(String(decoding: name($0.index), as: UTF8.self), names[$0.index].isDirectory) }
         }
     }
 }

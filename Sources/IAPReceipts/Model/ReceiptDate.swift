@@ -104,13 +104,36 @@ public enum ReceiptDate {
             days -= 1
         }
         let (year, month, day) = CivilCalendar.date(fromDays: days)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        guard (0...9999).contains(year) else {
+            return String(year) + "-" + twoDigits(month) + "-" + twoDigits(day) + "T" + twoDigits(secondsOfDay / 3600)
+                + ":" + twoDigits(secondsOfDay / 60 % 60) + ":" + twoDigits(secondsOfDay % 60) + "Z"
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondsOfDay / 3600, 2)):"
-            + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2))Z"
+        // One string written in place: this runs once per document in bulk output.
+        return String(unsafeUninitializedCapacity: 20) { text in
+            func put(_ value: Int, _ width: Int, at start: Int) {
+                var value = value
+                for index in stride(from: start + width - 1, through: start, by: -1) {
+                    text[index] = UInt8(truncatingIfNeeded: 0x30 + value % 10)
+                    value /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            text[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            text[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            text[10] = UInt8(ascii: "T")
+            put(secondsOfDay / 3600, 2, at: 11)
+            text[13] = UInt8(ascii: ":")
+            put(secondsOfDay / 60 % 60, 2, at: 14)
+            text[16] = UInt8(ascii: ":")
+            put(secondsOfDay % 60, 2, at: 17)
+            text[19] = UInt8(ascii: "Z")
+            return 20
+        }
     }
+
+    private static func twoDigits(_ value: Int) -> String { value < 10 ? "0" + String(value) : String(value) }
 
     private static func invalid(_ text: UnsafeBufferPointer<UInt8>) -> ReceiptParsingError {
         let shown = String(decoding: text.prefix(40), as: UTF8.self)
