@@ -146,6 +146,7 @@ let package = Package(
                 "IAPServerAPI", "CSQLite3",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -155,6 +156,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            resources: [.copy("Pages")],
             swiftSettings: strictSettings
         ),
         // The app side: the Store (products, purchase flow, updates, restore, counts, offline cache) over a StoreKit-shaped

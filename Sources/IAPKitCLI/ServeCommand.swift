@@ -90,6 +90,7 @@ public struct ServeCommand: AsyncParsableCommand {
             let address = "http://\(server.host):\(channel.localAddress?.port ?? server.port)"
             let banner = """
                 IAPKit server on \(address)  (database: \(database); apps: \(served))
+                In a browser: \(address)/  (\(simulatorLine == nil ? "" : "\(address)/store to buy as a test customer, ")\(address)/inspector to check any receipt or JWS)
                 API key for the customer endpoints: \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
                 Try first:
                   curl \(address)/health

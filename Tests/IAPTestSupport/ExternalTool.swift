@@ -32,6 +32,15 @@ public enum ExternalTool {
         (try? runBlocking("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary"]))?.status == 0
     }()
 
+    /// Whether a headless browser can be driven here: Debian's chromium and chromium-driver, and selenium with
+    /// axe-selenium-python from PyPI (`.ci/run` installs them).
+    public static let hasBrowser: Bool = {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
+            && (try? runBlocking("/usr/bin/env", ["python3", "-c", "import selenium, axe_selenium_python"]))?.status
+                == 0
+    }()
+
     /// `Scripts/apple-verify.py`, our driver of Apple's library.
     public static let appleVerifyScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scripts/apple-verify.py").path

@@ -55,6 +55,8 @@ public func buildRouter(
             body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
     ServerRoutes(service: service, configuration: configuration).add(to: router)
+    ConsoleRoutes(service: service, configuration: configuration, admin: AdminCheck(token: adminToken)).add(to: router)
+    PageRoutes().add(to: router)
     if let simulator {
         let rateLimit = InAppsRateLimit()
         SimulatorRoutes(

@@ -164,14 +164,54 @@ extension OpenAPIDocument {
                 pending: { $ref: "#/components/schemas/Pending" }
             SimulatedAccount:
               type: object
-              required: [accountId, deviceIds, entitledProductIds, consumablesPurchased, transactions]
+              required: [accountId, deviceIds, entitledProductIds, consumablesPurchased, subscriptions, transactions]
               properties:
                 accountId: { type: string }
                 deviceIds: { type: array, items: { type: string } }
                 entitledProductIds: { type: array, items: { type: string } }
                 consumablesPurchased: { type: object, additionalProperties: { type: integer } }
+                subscriptions: { type: array, items: { $ref: "#/components/schemas/SimulatedSubscription" } }
                 transactions: { type: array, items: { $ref: "#/components/schemas/SimulatedTransaction" } }
+            SimulatedSubscription:
+              type: object
+              required: [groupId, state, productId, expiresDate, willAutoRenew, isFamilyShared, originalTransactionId]
+              properties:
+                groupId: { type: string }
+                groupName: { type: string }
+                state: { type: string, enum: [subscribed, inGracePeriod, inBillingRetry, expired, revoked] }
+                productId: { type: string }
+                expiresDate: { type: string, format: date-time }
+                willAutoRenew: { type: boolean }
+                renewsToProductId: { type: string, description: The product the next renewal brings, while auto-renew is on. }
+                gracePeriodExpiresDate: { type: string, format: date-time }
+                isFamilyShared: { type: boolean }
+                originalTransactionId: { type: string }
+            Inspection:
+              type: object
+              required: [kind, valid, checks, fields, nested]
+              properties:
+                kind: { type: string, enum: [receipt, transaction, renewalInfo, appTransaction, notification] }
+                valid: { type: boolean }
+                app: { type: [string, "null"], description: The bundle id whose rules checked it; null when no app of this server matches. }
+                checks:
+                  type: array
+                  items:
+                    type: object
+                    required: [name, status]
+                    properties:
+                      name: { type: string }
+                      status: { type: string, enum: [passed, failed, skipped] }
+                      code: { type: string }
+                      detail: { type: string }
+                chain: { type: object }
+                header: { type: object }
+                digest: { type: [string, "null"] }
+                fields: {}
+                nested: { type: array, items: { type: object } }
           responses:
+            Page:
+              description: An HTML page (its scripts and styles come from /assets; nothing from outside this server).
+              content: { text/html: { schema: { type: string } } }
             AppleError:
               description: Apple's error body; the HTTP status is the first three digits of errorCode.
               content:

@@ -38,6 +38,62 @@ extension OpenAPIDocument {
                 "200":
                   description: OpenAPI 3.1 YAML.
                   content: { application/yaml: { schema: { type: string } } }
+          /:
+            get:
+              summary: The home page (for people)
+              responses:
+                "200": { $ref: "#/components/responses/Page" }
+                "304": { description: Unchanged since the ETag given in If-None-Match. }
+          /store:
+            get:
+              summary: The storefront page, a client of /simulator like any app
+              responses:
+                "200": { $ref: "#/components/responses/Page" }
+                "304": { description: Unchanged since the ETag given in If-None-Match. }
+          /inspector:
+            get:
+              summary: The inspector page (decode and verify a pasted document)
+              responses:
+                "200": { $ref: "#/components/responses/Page" }
+                "304": { description: Unchanged since the ETag given in If-None-Match. }
+          /assets/{file}:
+            get:
+              summary: A stylesheet or script of the pages
+              parameters: [{ name: file, in: path, required: true, schema: { type: string } }]
+              responses:
+                "200":
+                  description: The file.
+                  content:
+                    text/css: { schema: { type: string } }
+                    text/javascript: { schema: { type: string } }
+                    image/svg+xml: { schema: { type: string } }
+                "304": { description: Unchanged since the ETag given in If-None-Match. }
+                "404": { $ref: "#/components/responses/NotFound" }
+          /console/inspect:
+            post:
+              summary: Decode and verify a receipt, a JWS, a notification body or a verifyReceipt body
+              description: >-
+                The inspector page's verification, with the rules of the app the document names. Behind the admin
+                guard of /simulator (open on loopback without an admin token).
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [document]
+                      additionalProperties: false
+                      properties: { document: { type: string } }
+              responses:
+                "200":
+                  description: The document's fields and the verdict of every check.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/Inspection" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
           /v1/transactions:
             post:
               summary: Verify and record a signed transaction; answer the customer's entitlements

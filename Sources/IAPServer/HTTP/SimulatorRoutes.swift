@@ -18,8 +18,8 @@ import IAPSimulator
 struct SimulatorRoutes: Sendable {
     let store: AppStoreSimulator
     let configuration: ServerConfiguration
-    /// The token's SHA-256, or nil when the control plane is open (loopback).
-    let adminTokenDigest: SHA256.Digest?
+    /// The admin-token guard (open on loopback without a token).
+    let admin: AdminCheck
     /// The simulated App Store Server API's rate limit, switched on and off here.
     let inAppsRateLimit: InAppsRateLimit
 
@@ -29,7 +29,7 @@ struct SimulatorRoutes: Sendable {
     ) {
         self.store = store
         self.configuration = configuration
-        adminTokenDigest = adminToken.map { SHA256.hash(data: Data($0.utf8)) }
+        admin = AdminCheck(token: adminToken)
         self.inAppsRateLimit = inAppsRateLimit
     }
 
@@ -245,18 +245,7 @@ struct SimulatorRoutes: Sendable {
         return try handler(body)
     }
 
-    private func check(_ request: Request) throws(APIError) {
-        guard let adminTokenDigest else { return }
-        let given = request.headers[.authorization].flatMap { header -> String? in
-            header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : nil
-        }
-        guard let given else {
-            throw APIError(401, "adminTokenMissing", "the simulator needs the admin token (Authorization: Bearer)")
-        }
-        guard SHA256.hash(data: Data(given.utf8)) == adminTokenDigest else {
-            throw APIError(403, "adminTokenInvalid", "the admin token is not this server's")
-        }
-    }
+    private func check(_ request: Request) throws(APIError) { try admin.check(request) }
 
     private func state() throws(APIError) -> Response {
         let now = try simulated { () throws(SimulatorError) in try store.now }
@@ -292,13 +281,23 @@ struct SimulatorRoutes: Sendable {
                 accountId: id, deviceIds: devices.map(\.uuidString),
                 entitledProductIds: view.entitledProductIDs.sorted(),
                 consumablesPurchased: view.consumablePurchased,
+                subscriptions: view.subscriptions.sorted { $0.key < $1.key }.map { group, subscription in
+                    Answers.SimulatedSubscription(
+                        groupId: group, subscription, groupName: store.catalog.group(group)?.name)
+                },
                 transactions: transactions.map(Answers.SimulatedTransaction.init)))
     }
 
     private func products(account: String, ids: [String]?) throws(APIError) -> Response {
         let wanted = ids ?? store.catalog.products.map(\.id)
         let products = try simulated { () throws(SimulatorError) in try store.products(wanted, account: account) }
-        return JSONBody.response(["products": products.map(Answers.SimulatedProduct.init)])
+        return JSONBody.response([
+            "products": products.map { product in
+                Answers.SimulatedProduct(
+                    product, groupName: product.subscriptionGroupID.flatMap { store.catalog.group($0)?.name },
+                    groupLevel: store.catalog.product(product.id)?.subscription?.level)
+            }
+        ])
     }
 
     private func purchase(account: String, _ body: RequestDocument) throws(APIError) -> Response {
@@ -453,7 +452,38 @@ extension Answers {
         var deviceIds: [String]
         var entitledProductIds: [String]
         var consumablesPurchased: [String: Int]
+        /// The account's subscriptions, one per group.
+        var subscriptions: [SimulatedSubscription]
         var transactions: [SimulatedTransaction]
+    }
+
+    /// One subscription group of an account, as the store sees it.
+    struct SimulatedSubscription: Encodable {
+        var groupId: String
+        var groupName: String?
+        /// `subscribed`, `inGracePeriod`, `inBillingRetry`, `expired` or `revoked`.
+        var state: String
+        var productId: String
+        var expiresDate: Date
+        var willAutoRenew: Bool
+        /// The product the next renewal brings (another level after an upgrade or a downgrade), while auto-renew is on.
+        var renewsToProductId: String?
+        var gracePeriodExpiresDate: Date?
+        var isFamilyShared: Bool
+        var originalTransactionId: String
+
+        init(groupId: String, _ subscription: SimulatorSubscription, groupName: String?) {
+            self.groupId = groupId
+            self.groupName = groupName
+            state = subscription.state.rawValue
+            productId = subscription.productID
+            expiresDate = subscription.expiresDate
+            willAutoRenew = subscription.willAutoRenew
+            renewsToProductId = subscription.renewsToProductID
+            gracePeriodExpiresDate = subscription.gracePeriodExpiresDate
+            isFamilyShared = subscription.isFamilyShared
+            originalTransactionId = subscription.originalTransactionID
+        }
     }
 
     struct SimulatedProduct: Encodable {
@@ -464,13 +494,18 @@ extension Answers {
         var price: Decimal
         var displayPrice: String
         var subscriptionGroupId: String?
+        var subscriptionGroupName: String?
+        /// The service level in its group: 1 is the highest (upgrades move towards 1).
+        var subscriptionGroupLevel: Int?
         /// ISO 8601 (`P1M`), for subscriptions.
         var subscriptionPeriod: String?
         var isFamilyShareable: Bool
         var isEligibleForIntroductoryOffer: Bool
 
-        init(_ product: SimulatorProduct) {
+        init(_ product: SimulatorProduct, groupName: String? = nil, groupLevel: Int? = nil) {
             id = product.id
+            subscriptionGroupName = groupName
+            subscriptionGroupLevel = groupLevel
             kind = product.kind.rawValue
             displayName = product.displayName
             description = product.description

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""The pages of a running `iapkit serve` in a real headless Chromium (selenium + Debian's chromium-driver).
+
+Usage: browser-tests.py BASE_URL SCREENSHOT_DIR
+
+Drives what a person does: buy in the store and see it purchased, an ask-to-buy purchase waiting then approved, a
+receipt and a JWS pasted into the inspector and verified (and a forged JWS refused). Every page is loaded at desktop
+and phone widths, scanned with axe-core (from axe-selenium-python), and its console and network logs are checked: no
+console error, no failed request, nothing fetched from outside the server. Prints one line per check and exits 1 on
+the first failure, 2 when the browser cannot be started.
+"""
+import json
+import os
+import sys
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+BASE = sys.argv[1].rstrip("/")
+SHOTS = sys.argv[2]
+PAGES = ["/", "/store", "/inspector"]
+WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
+
+
+def fail(message):
+    print(f"FAIL {message}", flush=True)
+    sys.exit(1)
+
+
+def ok(message):
+    print(f"ok   {message}", flush=True)
+
+
+def api(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(BASE + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"null")
+
+
+def start_browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--disable-default-apps"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    try:
+        return webdriver.Chrome(service=service, options=options)
+    except Exception as error:  # the browser itself is missing or broken: not a test failure of the pages
+        print(f"SKIP the browser could not start: {error}", flush=True)
+        sys.exit(2)
+
+
+def check_logs(driver, where):
+    """No console error; every request went to this server and none failed."""
+    for entry in driver.get_log("browser"):
+        if entry["level"] == "SEVERE":
+            fail(f"{where}: console error: {entry['message']}")
+    origin = BASE
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        method, params = message.get("method"), message.get("params", {})
+        if method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            if not (url.startswith(origin) or url.startswith("data:")):
+                fail(f"{where}: a request left the server: {url}")
+        elif method == "Network.loadingFailed":
+            fail(f"{where}: a request failed: {params.get('errorText')} ({params.get('type')})")
+        elif method == "Network.responseReceived":
+            status = params["response"]["status"]
+            if status >= 400:
+                fail(f"{where}: {params['response']['url']} answered {status}")
+
+
+def axe_scan(driver, where):
+    from axe_selenium_python import Axe
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    serious = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+    if serious:
+        details = "; ".join(f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]}"
+                            for v in serious)
+        fail(f"{where}: axe found {len(serious)} serious or critical violations: {details}")
+    ok(f"{where}: axe-core, no serious or critical violation ({len(results['violations'])} minor)")
+
+
+def wait_text(driver, selector, text, timeout=20):
+    try:
+        WebDriverWait(driver, timeout).until(conditions.text_to_be_present_in_element((By.CSS_SELECTOR, selector), text))
+    except Exception:
+        found = [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+        fail(f"'{text}' never appeared in {selector} (found {found})")
+
+
+def make_account(driver, name, ask_to_buy=False):
+    driver.find_element(By.ID, "new-id").send_keys(name)
+    if ask_to_buy:
+        driver.find_element(By.ID, "new-ask").click()
+    driver.find_element(By.ID, "create-account").click()
+    wait_text(driver, "#account-status", f"Account {name} made")
+    WebDriverWait(driver, 20).until(lambda d: not d.find_element(By.ID, "shop").get_attribute("hidden"))
+    WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-buy]"))
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    driver = start_browser()
+    try:
+        driver.set_window_size(*WIDTHS["desktop"])
+        # 1. Buy a consumable and a subscription in the store, and see them purchased.
+        driver.get(BASE + "/store")
+        make_account(driver, "ana")
+        catalog = api("GET", "/simulator/accounts/ana/products")["products"]
+        consumable = next(p for p in catalog if p["kind"] == "consumable")
+        subscription = next(p for p in catalog if p["kind"] == "autoRenewable")
+        for product in (consumable, subscription):
+            driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").click()
+            wait_text(driver, f"[data-state='{product['id']}']", "Purchased")
+        wait_text(driver, f"[data-product='{consumable['id']}'] .meta", "You have bought 1")
+        wait_text(driver, "#subscriptions", subscription["displayName"])
+        view = api("GET", "/simulator/accounts/ana")
+        if subscription["id"] not in view["entitledProductIds"]:
+            fail("the store said purchased but the simulator does not entitle the subscription")
+        ok("store: a consumable and a subscription bought and shown purchased, count and subscription shown")
+        driver.execute_script("window.scrollTo(0, document.getElementById('shop').offsetTop - 10)")
+        driver.save_screenshot(os.path.join(SHOTS, "store.png"))
+
+        # 2. Ask to buy: the purchase waits, is approved (as a parent would), and the store shows it purchased.
+        driver.get(BASE + "/store")
+        make_account(driver, "kid", ask_to_buy=True)
+        product = next(p for p in catalog if p["kind"] == "nonConsumable")
+        driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").click()
+        wait_text(driver, f"[data-state='{product['id']}']", "Waiting for approval")
+        pending = [p for p in api("GET", "/simulator")["pendingPurchases"] if p["accountId"] == "kid"]
+        if len(pending) != 1:
+            fail(f"expected one pending purchase for kid, found {pending}")
+        api("POST", f"/simulator/pending/{pending[0]['id']}/approve")
+        wait_text(driver, f"[data-state='{product['id']}']", "Purchased")
+        ok("store: an ask-to-buy purchase waited for approval, then showed purchased once approved")
+
+        # 3. The inspector: a receipt and a JWS verified, a forged JWS refused.
+        receipt = api("GET", "/simulator/accounts/ana/receipt")["receiptData"]
+        signed = view["transactions"][0]["signedTransaction"]
+        header, payload, signature = signed.split(".")
+        forged = ".".join([header, payload, ("A" if signature[0] != "A" else "B") + signature[1:]])
+        driver.get(BASE + "/inspector")
+        for name, document, valid in [("receipt", receipt, True), ("JWS", signed, True), ("forged JWS", forged, False)]:
+            area = driver.find_element(By.ID, "document")
+            area.clear()
+            driver.execute_script("arguments[0].value = arguments[1];", area, document)
+            driver.find_element(By.ID, "inspect").click()
+            wait_text(driver, "#verdict", "valid" if valid else "not valid")
+            verdict = driver.find_element(By.ID, "verdict").text
+            if (verdict == "valid") != valid:
+                fail(f"inspector: the {name} came out {verdict}")
+            failed = driver.find_elements(By.CSS_SELECTOR, "[data-check-status='failed']")
+            if valid and failed:
+                fail(f"inspector: the valid {name} shows failed checks")
+            if not valid and not failed:
+                fail(f"inspector: the {name} shows no failed check")
+            if name == "JWS":
+                driver.execute_script("window.scrollTo(0, document.getElementById('result').offsetTop - 10)")
+                driver.save_screenshot(os.path.join(SHOTS, "inspector.png"))
+        ok("inspector: a receipt and a JWS verified field by field, a forged JWS refused with its failed check")
+        check_logs(driver, "the flows above")
+
+        # 4. Every page at both widths: loads, accessible, nothing failed, nothing from outside.
+        for width_name, size in WIDTHS.items():
+            driver.set_window_size(*size)
+            for page in PAGES:
+                where = f"{page} at {width_name} width"
+                driver.get(BASE + page)
+                WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+                time.sleep(0.5)  # the page's first API calls
+                if not driver.find_elements(By.TAG_NAME, "h1"):
+                    fail(f"{where}: no heading")
+                axe_scan(driver, where)
+                check_logs(driver, where)
+                name = "home" if page == "/" else page.strip("/")
+                driver.save_screenshot(os.path.join(SHOTS, f"{name}-{width_name}.png"))
+        ok("every page loaded at desktop and phone widths, no console error, no failed or outside request")
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+import Foundation
+import Hummingbird
+import IAPSignedData
+
+/// The JSON the pages need beyond `/simulator` and `/v1`, under `/console`, behind the same guard as the simulator's
+/// control plane (open on loopback without an admin token): the inspector's verification of a pasted document.
+struct ConsoleRoutes: Sendable {
+    let service: ValidationService
+    let configuration: ServerConfiguration
+    let admin: AdminCheck
+
+    func add(to router: Router<ServerRequestContext>) {
+        let inspector = DocumentInspector(service: service)
+        router.post("/console/inspect") { request, _ in
+            try admin.check(request)
+            let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize)
+            let body = try RequestDocument(bytes: bytes, allowed: ["document"])
+            let answer = try await inspector.inspect(try body.requiredString("document"))
+            return JSONBody.response(bytes: answer.jsonBytes())
+        }
+    }
+}

@@ -1,0 +1,238 @@
+// The storefront: the catalog for one account, bought through /simulator as an app's StoreClient buys.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  const { api, el, fill, date, say } = IAPKit;
+  const accountSelect = document.getElementById("account");
+  const accountStatus = document.getElementById("account-status");
+  const shop = document.getElementById("shop");
+  const productsNode = document.getElementById("products");
+  const subscriptionsNode = document.getElementById("subscriptions");
+  const purchasesNode = document.getElementById("purchases");
+
+  let account = null;       // the account's id
+  let products = [];        // the catalog as this account's storefront prices it
+  let view = null;          // GET /simulator/accounts/{account}
+  let pending = [];         // this account's purchases waiting for approval or for the customer
+  const states = {};        // product id -> { text, tone } of the latest purchase attempt
+  const path = (id) => "/simulator/accounts/" + encodeURIComponent(id);
+
+  async function loadAccounts(select) {
+    const state = await api("GET", "/simulator");
+    fill(accountSelect, el("option", { value: "" }, state.accounts.length ? "Choose an account" : "No account yet"),
+      state.accounts.map((id) => el("option", { value: id }, id)));
+    const wanted = select || sessionStorage.getItem("iapkit.account");
+    if (wanted && state.accounts.includes(wanted)) {
+      accountSelect.value = wanted;
+      await choose(wanted);
+    }
+  }
+
+  async function choose(id) {
+    account = id || null;
+    shop.hidden = !account;
+    if (!account) return;
+    sessionStorage.setItem("iapkit.account", account);
+    products = (await api("GET", path(account) + "/products")).products;
+    await refresh();
+  }
+
+  async function refresh() {
+    if (!account) return;
+    // The pending list first, then the account: an approval records the purchase before it clears the request, so
+    // an account read after a pending list without the request has the purchase.
+    const state = await api("GET", "/simulator");
+    view = await api("GET", path(account));
+    pending = state.pendingPurchases.filter((item) => item.accountId === account);
+    for (const product of products) {
+      const waiting = pending.find((item) => item.productId === product.id);
+      const current = states[product.id];
+      if (waiting) {
+        states[product.id] = {
+          text: waiting.reason === "askToBuy" ? "Waiting for approval" : "Waiting for you to finish outside the app",
+          tone: "wait", since: waiting.requestedAt,
+        };
+      }
+      else if (current && current.tone === "wait") {
+        const bought = view.transactions.some((transaction) => transaction.productId === product.id &&
+          new Date(transaction.purchaseDate) >= new Date(current.since));
+        states[product.id] = bought ? { text: "Purchased", tone: "good" } : { text: "Declined", tone: "bad" };
+      }
+    }
+    render();
+  }
+
+  function render() {
+    renderSubscriptions();
+    renderProducts();
+    renderPurchases();
+  }
+
+  function owned(product) {
+    return view.entitledProductIds.includes(product.id);
+  }
+
+  function productCard(product) {
+    const state = states[product.id];
+    const count = view.consumablesPurchased[product.id];
+    const isOwned = owned(product);
+    const waiting = pending.some((item) => item.productId === product.id);
+    const meta = [];
+    if (product.kind === "consumable") meta.push(`You have bought ${count || 0}`);
+    if (product.subscriptionPeriod) meta.push(`Every ${period(product.subscriptionPeriod)}`);
+    if (product.isEligibleForIntroductoryOffer) meta.push("Introductory offer available");
+    if (product.isFamilyShareable) meta.push("Family Sharing");
+    const label = product.kind === "consumable" ? "Buy" : isOwned ? "Owned" : "Buy";
+    return el("article", { class: "card", "data-product": product.id, "aria-labelledby": "name-" + cssId(product.id) },
+      el("div", { class: "name", id: "name-" + cssId(product.id) }, product.displayName),
+      el("div", { class: "description" }, product.description),
+      el("div", { class: "meta" }, meta.join(" · ")),
+      el("div", { class: "actions" },
+        el("span", { class: "price" }, product.displayPrice),
+        el("button", {
+          type: "button", "data-buy": product.id, disabled: (isOwned && product.kind !== "consumable") || waiting,
+          "aria-label": `${label} ${product.displayName} for ${product.displayPrice}`,
+          onclick: () => buy(product),
+        }, label),
+      ),
+      el("p", { class: "status" + (state ? " " + state.tone : ""), role: "status", "aria-live": "polite", "data-state": product.id },
+        state ? state.text : isOwned && product.kind !== "consumable" ? "Purchased" : ""),
+    );
+  }
+
+  function renderProducts() {
+    const sections = [];
+    const add = (title, list) => {
+      if (!list.length) return;
+      const id = "section-" + sections.length;
+      sections.push(el("section", { class: "panel", "aria-labelledby": id },
+        el("h2", { id }, title), el("div", { class: "grid" }, list.map(productCard))));
+    };
+    add("Flowers and other consumables", products.filter((p) => p.kind === "consumable"));
+    add("Yours to keep", products.filter((p) => p.kind === "nonConsumable"));
+    const groups = new Map();
+    for (const product of products.filter((p) => p.kind === "autoRenewable")) {
+      const key = product.subscriptionGroupId;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(product);
+    }
+    for (const list of groups.values()) {
+      list.sort((a, b) => (a.subscriptionGroupLevel || 99) - (b.subscriptionGroupLevel || 99));
+      add(`Subscriptions: ${list[0].subscriptionGroupName || list[0].subscriptionGroupId} (best first)`, list);
+    }
+    add("Passes (non-renewing)", products.filter((p) => p.kind === "nonRenewable"));
+    fill(productsNode, sections);
+  }
+
+  function renderSubscriptions() {
+    if (!view.subscriptions.length) {
+      fill(subscriptionsNode, el("p", {}, "None yet."));
+      return;
+    }
+    const name = (id) => (products.find((p) => p.id === id) || { displayName: id }).displayName;
+    const tones = { subscribed: "good", inGracePeriod: "wait", inBillingRetry: "bad", expired: "bad", revoked: "bad" };
+    fill(subscriptionsNode, view.subscriptions.map((subscription) => {
+      const facts = [];
+      const change = subscription.renewsToProductId && subscription.renewsToProductId !== subscription.productId;
+      facts.push(el("dt", {}, "Plan"), el("dd", {}, name(subscription.productId), " ",
+        el("span", { class: "badge " + (tones[subscription.state] || "info") }, subscription.state)));
+      facts.push(el("dt", {}, subscription.willAutoRenew ? "Renews" : "Ends"), el("dd", {}, date(subscription.expiresDate)));
+      if (change) facts.push(el("dt", {}, "Next period"), el("dd", {}, name(subscription.renewsToProductId), " (pending change)"));
+      if (subscription.gracePeriodExpiresDate) facts.push(el("dt", {}, "Grace period until"), el("dd", {}, date(subscription.gracePeriodExpiresDate)));
+      if (subscription.isFamilyShared) facts.push(el("dt", {}, "Shared"), el("dd", {}, "through Family Sharing"));
+      const toggle = el("button", {
+        type: "button", class: "secondary", "data-auto-renew": subscription.groupId,
+        onclick: async () => {
+          try {
+            view = await api("POST", path(account) + "/auto-renew", { groupId: subscription.groupId, enabled: !subscription.willAutoRenew });
+            render();
+          } catch (error) { say(accountStatus, error.message, "bad"); }
+        },
+      }, subscription.willAutoRenew ? "Turn off auto-renew" : "Turn on auto-renew");
+      return el("div", { class: "card", "data-group": subscription.groupId },
+        el("div", { class: "name" }, subscription.groupName || subscription.groupId),
+        el("dl", { class: "fields" }, facts),
+        subscription.state === "subscribed" || subscription.state === "inGracePeriod" ? el("div", { class: "actions" }, toggle) : null);
+    }));
+  }
+
+  function renderPurchases() {
+    if (!view.transactions.length) {
+      fill(purchasesNode, el("p", {}, "Nothing bought yet."));
+      return;
+    }
+    const name = (id) => (products.find((p) => p.id === id) || { displayName: id }).displayName;
+    const rows = [...view.transactions].reverse().map((transaction) => el("tr", { "data-transaction": transaction.transactionId },
+      el("td", {}, name(transaction.productId)),
+      el("td", {}, date(transaction.purchaseDate)),
+      el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
+      el("td", {}, transaction.revocationDate ? el("span", { class: "badge bad" }, "refunded " + date(transaction.revocationDate)) : el("span", { class: "badge good" }, "ok")),
+      el("td", { class: "mono" }, transaction.transactionId)));
+    fill(purchasesNode, el("table", {},
+      el("caption", { class: "visually-hidden" }, "Purchases, newest first"),
+      el("thead", {}, el("tr", {}, ["Product", "Bought", "Expires", "State", "Transaction"].map((title) => el("th", { scope: "col" }, title)))),
+      el("tbody", {}, rows)));
+  }
+
+  async function buy(product) {
+    states[product.id] = { text: "Purchase in progress…", tone: "wait", since: new Date(0).toISOString() };
+    render();
+    try {
+      const deviceId = view.deviceIds[0];
+      const clock = await api("GET", "/simulator/clock");
+      const result = await api("POST", path(account) + "/purchases", { productId: product.id, deviceId });
+      if (result.outcome === "purchased") {
+        // Deliver, then finish, as an app must.
+        await api("POST", "/simulator/transactions/" + encodeURIComponent(result.transaction.transactionId) + "/finish");
+        states[product.id] = { text: "Purchased", tone: "good" };
+      } else if (result.outcome === "pending") {
+        states[product.id] = {
+          text: result.pending.reason === "askToBuy" ? "Waiting for approval" : "Waiting for you to finish outside the app",
+          tone: "wait", since: clock.now,
+        };
+      } else {
+        states[product.id] = { text: "Cancelled", tone: "bad" };
+      }
+    } catch (error) {
+      states[product.id] = { text: "Failed: " + error.message, tone: "bad" };
+    }
+    await refresh();
+  }
+
+  function period(iso) {
+    const match = /^P(\d+)([DWMY])$/.exec(iso || "");
+    if (!match) return iso;
+    const units = { D: "day", W: "week", M: "month", Y: "year" };
+    const count = Number(match[1]);
+    return count === 1 ? units[match[2]] : `${count} ${units[match[2]]}s`;
+  }
+
+  function cssId(text) { return text.replace(/[^A-Za-z0-9_-]/g, "_"); }
+
+  accountSelect.addEventListener("change", () => choose(accountSelect.value).catch((error) => say(accountStatus, error.message, "bad")));
+  document.getElementById("restore").addEventListener("click", async () => {
+    if (!account) return say(accountStatus, "Choose an account first.", "bad");
+    try {
+      const restored = await api("POST", path(account) + "/sync");
+      say(accountStatus, `Restored: ${restored.transactions.length} transactions.`, "good");
+      await refresh();
+    } catch (error) { say(accountStatus, error.message, "bad"); }
+  });
+  document.getElementById("new-account").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const id = document.getElementById("new-id").value.trim();
+    try {
+      await api("POST", "/simulator/accounts", {
+        accountId: id,
+        storefront: document.getElementById("new-storefront").value,
+        askToBuy: document.getElementById("new-ask").checked,
+      });
+      say(accountStatus, `Account ${id} made, with one device.`, "good");
+      await loadAccounts(id);
+    } catch (error) { say(accountStatus, error.message, "bad"); }
+  });
+
+  loadAccounts().catch((error) => say(accountStatus,
+    error.status === 404 ? "The simulator is off on this server: start iapkit serve with it on to sell." : error.message, "bad"));
+  setInterval(() => refresh().catch(() => {}), 3000);
+});

@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import IAPServer
+import IAPSignedData
+import IAPSimulator
+import IAPTestSupport
+import NIOCore
+import Testing
+
+/// The pages `iapkit serve` shows people, and the inspector's JSON behind them, through the router. The pages in a
+/// real browser are `PagesBrowserTests`.
+@Suite("Pages and the inspector")
+struct PagesTests {
+    @Test func pagesAndAssetsAreServedWithAStrictPolicyAndTags() async throws {
+        let runtime = try await SimulatorAPITests.runtime()
+        try await runtime.application().test(.router) { client in
+            for (path, marker) in [
+                ("/", "Three things to try"), ("/store", "Who is buying"), ("/inspector", "Inspector"),
+            ] {
+                try await client.execute(uri: path, method: .get) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+                    let policy = response.headers[HTTPField.Name("Content-Security-Policy")!] ?? ""
+                    #expect(policy.contains("default-src 'none'") && policy.contains("connect-src 'self'"))
+                    #expect(response.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+                    let html = String(buffer: response.body)
+                    #expect(html.contains(marker), "\(path)")
+                    // Everything a page loads is this server's own.
+                    for match in html.matches(of: /(?:src|href)="([^"#]*)"/) {
+                        let target = String(match.output.1)
+                        #expect(target.hasPrefix("/"), "\(path) loads \(target)")
+                    }
+                }
+            }
+            let etag = try await client.execute(uri: "/assets/app.css", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/css; charset=utf-8")
+                return try #require(response.headers[.eTag])
+            }
+            try await client.execute(uri: "/assets/app.css", method: .get, headers: [.ifNoneMatch: etag]) { response in
+                #expect(response.status == .notModified)
+                #expect(response.body.readableBytes == 0)
+            }
+            for script in ["common.js", "store.js", "inspector.js", "index.js"] {
+                try await client.execute(uri: "/assets/\(script)", method: .get) { response in
+                    #expect(response.status == .ok, "\(script)")
+                    #expect(response.headers[.contentType] == "text/javascript; charset=utf-8")
+                }
+            }
+            for missing in ["/assets/nothing.js", "/assets/index.html", "/assets/..%2FPackage.swift", "/nowhere"] {
+                try await client.execute(uri: missing, method: .get) { response in
+                    #expect(response.status == .notFound, "\(missing)")
+                }
+            }
+        }
+    }
+
+    /// Simulator-signed documents of every kind the inspector takes, each verified with the simulated app's rules.
+    @Test func theInspectorDecodesAndVerifiesWhatTheSimulatorSigned() async throws {
+        let runtime = try await SimulatorAPITests.runtime()
+        let store = try #require(runtime.simulator)
+        try store.createAccount("ana")
+        let device = try store.addDevice(account: "ana")
+        let inbox = SimulatorInbox(store)
+        guard case .purchased(let bought) = try store.purchase(FloristCatalog.gold, account: "ana", device: device)
+        else { Issue.record("not purchased"); return }
+        let receipt = Data(try store.receipt(account: "ana", device: device).bytes).base64EncodedString()
+        let notification = try #require(inbox.take().last)
+        let renewal = try #require(try store.renewalInfos(account: "ana").first)
+
+        try await runtime.application().test(.router) { client in
+            func inspect(_ document: String) async throws -> (HTTPResponse.Status, [String: Any]) {
+                try await client.post("/console/inspect", ["document": document])
+            }
+            let cases: [(String, String, String)] = [
+                (bought.jws, "transaction", "productId"),
+                (renewal, "renewalInfo", "autoRenewProductId"),
+                (notification.signedPayload, "notification", "notificationType"),
+                ("{\"signedPayload\": \"\(notification.signedPayload)\"}", "notification", "notificationType"),
+                (receipt, "receipt", "in_app"),
+                ("{\"receipt-data\": \"\(receipt)\"}", "receipt", "in_app"),
+                (receipt.chunked(every: 76), "receipt", "bundle_id"),
+            ]
+            for (document, kind, field) in cases {
+                let (status, answer) = try await inspect(document)
+                #expect(status == .ok, "\(kind): \(answer)")
+                #expect(answer["kind"] as? String == kind)
+                #expect(answer["valid"] as? Bool == true, "\(kind): \(answer["checks"] ?? "")")
+                #expect(answer["app"] as? String == store.configuration.bundleID)
+                #expect((answer["fields"] as? [String: Any])?[field] != nil, "\(kind) has no \(field)")
+                let checks = try #require(answer["checks"] as? [[String: Any]])
+                #expect(checks.count >= 6)
+                #expect(checks.allSatisfy { $0["status"] as? String != "failed" }, "\(checks)")
+                #expect(
+                    checks.contains {
+                        ($0["name"] as? String)?.hasPrefix("Signature") == true && $0["status"] as? String == "passed"
+                    })
+            }
+            // A notification's nested transaction is shown decoded and verified too.
+            let (_, nested) = try await inspect(notification.signedPayload)
+            let inner = try #require(nested["nested"] as? [[String: Any]])
+            #expect(inner.first?["field"] as? String == "data.signedTransactionInfo")
+            #expect(inner.first?["valid"] as? Bool == true)
+
+            // A forged signature: not valid, and the signature check says why.
+            let parts = bought.jws.split(separator: ".").map(String.init)
+            let forged = [parts[0], parts[1], (parts[2].first == "A" ? "B" : "A") + parts[2].dropFirst()]
+                .joined(separator: ".")
+            let (forgedStatus, refused) = try await inspect(forged)
+            #expect(forgedStatus == .ok)
+            #expect(refused["valid"] as? Bool == false)
+            let signature = (refused["checks"] as? [[String: Any]])?.first {
+                ($0["name"] as? String)?.hasPrefix("Signature") == true
+            }
+            #expect(signature?["status"] as? String == "failed")
+            #expect(signature?["code"] as? String == "signatureInvalid")
+
+            // Certificates that do not parse: the chain fails, and the signature is reported not made (no leaf key).
+            let junkHeader = Data(#"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#.utf8).base64EncodedString()
+                .replacingOccurrences(of: "=", with: "")
+            let (_, junk) = try await inspect([junkHeader, parts[1], parts[2]].joined(separator: "."))
+            let junkChecks = try #require(junk["checks"] as? [[String: Any]])
+            let junkSignature = junkChecks.first { ($0["name"] as? String)?.hasPrefix("Signature") == true }
+            #expect(junk["valid"] as? Bool == false)
+            #expect(junkSignature?["status"] as? String == "skipped", "\(junkChecks)")
+
+            // A document signed by another authority: checked with the only app's rules and refused for its chain,
+            // every field still decoded.
+            let stranger = try TestJWS.signer().sign(TestJWS.transaction())
+            let (_, unknown) = try await inspect(stranger)
+            #expect(unknown["valid"] as? Bool == false)
+            let failed = (unknown["checks"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "failed" }
+            #expect(failed.contains { ($0["code"] as? String)?.contains("chainUntrusted") == true }, "\(failed)")
+            #expect((unknown["fields"] as? [String: Any])?["productId"] != nil)
+
+            // What is no document gets a 400 with a stable code, never a 500.
+            for (body, code) in [
+                ("", "missingField"), ("   ", "missingDocument"), ("hello world", "unknownDocument"),
+                ("{\"a\": 1}", "unknownDocument"), ("{", "malformedJSON"), ("a.b.c", nil),
+                (Data("not a receipt".utf8).base64EncodedString(), nil),
+                ("{\"signedPayload\": 5}", "unknownDocument"),
+            ] as [(String, String?)] {
+                let (status, answer) = try await inspect(body)
+                #expect(status == .badRequest, "\(body): \(answer)")
+                if let code { #expect(answer["code"] as? String == code, "\(body): \(answer)") }
+            }
+            let (unknownField, _) = try await client.post("/console/inspect", ["document": "x", "extra": 1])
+            #expect(unknownField == .badRequest)
+        }
+    }
+
+    @Test(
+        "a real Apple receipt in the inspector, checked against Apple's root",
+        .enabled(if: SharedTestData.isAvailable, "\(SharedTestData.skipMessage)"))
+    func theInspectorVerifiesARealAppleReceipt() async throws {
+        try await ReceiptAPITests.revenueCatApplication().test(.router) { client in
+            let (status, answer) = try await client.post(
+                "/console/inspect", ["document": try ReceiptAPITests.revenueCatBase64()])
+            #expect(status == .ok)
+            #expect(answer["kind"] as? String == "receipt")
+            #expect(answer["valid"] as? Bool == true, "\(answer["checks"] ?? "")")
+            #expect(answer["app"] as? String == "com.revenuecat.sampleapp")
+            let chain = try #require(answer["chain"] as? [String: Any])
+            let names = (chain["certificates"] as? [[String: Any]])?.compactMap { $0["subject"] as? String }
+            #expect(names?.last == "Apple Root CA")
+            let fields = try #require(answer["fields"] as? [String: Any])
+            #expect(fields["bundle_id"] as? String == "com.revenuecat.sampleapp")
+            #expect((fields["in_app"] as? [Any])?.isEmpty == false)
+            let checks = try #require(answer["checks"] as? [[String: Any]])
+            #expect(checks.first { $0["name"] as? String == "Device hash" }?["status"] as? String == "skipped")
+        }
+    }
+
+    @Test func theInspectorIsBehindTheAdminTokenWhenOneIsSet() async throws {
+        let runtime = try await SimulatorAPITests.runtime(adminToken: "secret")
+        try await runtime.application().test(.router) { client in
+            let (missing, _) = try await client.post("/console/inspect", ["document": "x"])
+            #expect(missing == .unauthorized)
+            var headers = jsonHeaders
+            headers[.authorization] = "Bearer wrong"
+            let (wrong, _) = try await client.post("/console/inspect", ["document": "x"], headers: headers)
+            #expect(wrong == .forbidden)
+            headers[.authorization] = "Bearer secret"
+            let (right, answer) = try await client.post("/console/inspect", ["document": "x"], headers: headers)
+            #expect(right == .badRequest, "\(answer)")
+            // The pages themselves are public: they hold no data, and ask for the token when a call needs it.
+            try await client.execute(uri: "/inspector", method: .get) { #expect($0.status == .ok) }
+        }
+    }
+}
+
+extension String {
+    /// The string broken into lines of `width` characters, as base64 tools write it.
+    fileprivate func chunked(every width: Int) -> String {
+        var lines: [Substring] = []
+        var rest = self[...]
+        while !rest.isEmpty {
+            lines.append(rest.prefix(width))
+            rest = rest.dropFirst(width)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
