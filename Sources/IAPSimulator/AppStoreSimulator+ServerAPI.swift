@@ -99,6 +99,11 @@ extension AppStoreSimulator {
         try withCore { (core) throws(SimulatorError) in try core.notificationHistory(query) }
     }
 
+    /// The attempts recorded so far to deliver a notification to the developer's server, oldest first.
+    public func sendAttempts(notificationUUID: String) -> [NotificationSendAttempt] {
+        (try? withCore(catchingUp: false) { (core, _) in core.serverAPI.sendAttempts[notificationUUID] ?? [] }) ?? []
+    }
+
     /// Records an attempt to deliver a notification to the developer's server (`SUCCESS`, `TIMED_OUT`, ...); the
     /// notification history reports it. Apple keeps six attempts at most; later ones are not recorded.
     public func recordSendAttempt(notificationUUID: String, result: String) {

@@ -203,3 +203,78 @@ extension String {
         return lines.joined(separator: "\n")
     }
 }
+
+/// The `/simulator` operations the transaction manager page drives, through the router.
+@Suite("Transaction manager operations")
+struct ManagerOperationsTests {
+    @Test func billingClockDeleteClearAndTheServersAnswers() async throws {
+        let runtime = try await SimulatorAPITests.runtime()
+        try await runtime.application().test(.router) { client in
+            _ = try await client.post("/simulator/accounts", ["accountId": "ana"])
+            let (_, bought) = try await client.post(
+                "/simulator/accounts/ana/purchases", ["productId": FloristCatalog.gold])
+            let gold = try #require((bought["transaction"] as? [String: Any])?["transactionId"] as? String)
+            _ = try await client.post("/simulator/accounts/ana/purchases", ["productId": FloristCatalog.flowers])
+
+            // A failing card: the next renewal fails and the subscription goes to billing retry.
+            let (failing, failingAccount) = try await client.post(
+                "/simulator/accounts/ana/billing-issue", ["failing": true])
+            #expect(failing == .ok, "\(failingAccount)")
+            let (_, now) = try await client.get("/simulator/clock")
+            let start = try #require(DateParsing.iso(now["now"] as? String))
+            let target = start.addingTimeInterval(32 * 86_400)
+            let (jumped, clock) = try await client.post(
+                "/simulator/clock/jump", ["date": target.formatted(.iso8601)])
+            #expect(jumped == .ok, "\(clock)")
+            #expect(DateParsing.iso(clock["now"] as? String).map { abs($0.timeIntervalSince(target)) < 1 } == true)
+            let (_, account) = try await client.get("/simulator/accounts/ana")
+            let subscriptions = try #require(account["subscriptions"] as? [[String: Any]])
+            #expect(["inBillingRetry", "inGracePeriod"].contains(subscriptions.first?["state"] as? String ?? ""))
+            #expect(subscriptions.first?["groupName"] as? String == "VIP")
+
+            // The card works again: the subscription recovers.
+            let (_, recovered) = try await client.post("/simulator/accounts/ana/billing-issue", ["failing": false])
+            #expect((recovered["subscriptions"] as? [[String: Any]])?.first?["state"] as? String == "subscribed")
+
+            // Every notification reached the server, and the feed says what the server answered.
+            try await SimulatorAPITests.settle(runtime)
+            let (_, feed) = try await client.get("/simulator/notifications")
+            let notifications = try #require(feed["notifications"] as? [[String: Any]])
+            #expect(notifications.count >= 4)
+            for notification in notifications {
+                let answers = notification["serverAnswers"] as? [[String: Any]]
+                #expect(answers?.last?["result"] as? String == "SUCCESS", "\(notification["notificationType"] ?? "")")
+            }
+            #expect(notifications.contains { $0["notificationType"] as? String == "DID_FAIL_TO_RENEW" })
+
+            // Going back in time, or a date that is no date, is refused with a code.
+            let (back, backAnswer) = try await client.post("/simulator/clock/jump", ["date": "2020-01-01T00:00:00Z"])
+            #expect(back == .unprocessableContent, "\(backAnswer)")
+            let (bad, badAnswer) = try await client.post("/simulator/clock/jump", ["date": "tomorrow"])
+            #expect(bad == .badRequest && badAnswer["code"] as? String == "invalidField")
+
+            // Delete one transaction, then clear the rest.
+            try await client.execute(uri: "/simulator/transactions/\(gold)", method: .delete) { response in
+                #expect(response.status == .noContent)
+            }
+            try await client.execute(uri: "/simulator/transactions/\(gold)", method: .delete) { response in
+                #expect(response.status == .notFound)
+            }
+            let (_, afterDelete) = try await client.get("/simulator/accounts/ana")
+            let left = (afterDelete["transactions"] as? [[String: Any]])?.compactMap { $0["transactionId"] as? String }
+            #expect(left?.contains(gold) == false && left?.isEmpty == false)
+            let (cleared, afterClear) = try await client.post("/simulator/accounts/ana/clear", [:])
+            #expect(cleared == .ok)
+            #expect((afterClear["transactions"] as? [Any])?.isEmpty == true)
+        }
+    }
+}
+
+/// ISO 8601 dates as the server writes them.
+enum DateParsing {
+    static func iso(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        return (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
+}

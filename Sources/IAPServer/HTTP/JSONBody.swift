@@ -43,6 +43,12 @@ enum JSONBody {
 /// Dates in answers: ISO 8601 in UTC with milliseconds, as the App Store's dates have them
 /// (`2026-11-23T17:56:44.108Z`). Written by hand: Foundation's format style took a tenth of an answer's time.
 enum DateFormat {
+    /// An ISO 8601 date-time (`2027-01-31T09:00:00Z`, with or without fractional seconds, any offset); nil otherwise.
+    static func parse(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+    }
+
     static func text(_ date: Date) -> String {
         let millis = epochMilliseconds(date)
         let (days, dayMillis) = floorDivision(millis, 86_400_000)

@@ -349,6 +349,50 @@ extension OpenAPIDocument {
                 "413": { $ref: "#/components/responses/TooLarge" }
                 "415": { $ref: "#/components/responses/UnsupportedMediaType" }
                 "422": { $ref: "#/components/responses/Unprocessable" }
+          /simulator/accounts/{account}/billing-issue:
+            post:
+              summary: Make the account's renewals fail (a card expired) or succeed again (recovering those in retry)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [failing]
+                      additionalProperties: false
+                      properties: { failing: { type: boolean } }
+              responses: &accountChange
+                "200":
+                  description: The account after the change.
+                  content: { application/json: { schema: { $ref: "#/components/schemas/SimulatedAccount" } } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/clear:
+            post:
+              summary: Clear every transaction of the account (Xcode's "Clear Transactions"; no notification)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses: *accountChange
+          /simulator/transactions/{id}:
+            delete:
+              summary: Delete one transaction from history (Xcode's "Delete Transaction"; no notification)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              responses:
+                "204": { description: Deleted. }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
           /simulator/transactions/{id}/finish:
             post:
               summary: Finish a transaction (the app delivered it)
@@ -501,9 +545,47 @@ extension OpenAPIDocument {
                                 subtype: { type: string }
                                 signedDate: { type: string, format: date-time }
                                 accountId: { type: string }
+                                transactionId: { type: string }
+                                serverAnswers:
+                                  type: array
+                                  items:
+                                    type: object
+                                    required: [date, result]
+                                    properties:
+                                      date: { type: string, format: date-time }
+                                      result: { type: string }
                                 signedPayload: { type: string }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
+          /simulator/clock/jump:
+            post:
+              summary: Move the simulator's clock forward to a date (renewals, expiries and notifications happen on the way)
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [date]
+                      additionalProperties: false
+                      properties: { date: { type: string, format: date-time } }
+              responses:
+                "200":
+                  description: The new time.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [now]
+                        properties: { now: { type: string, format: date-time } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
+                "503": { $ref: "#/components/responses/Unavailable" }
           /simulator/inapps/rate-limit:
             put:
               summary: Switch on a rate limit for the simulated App Store Server API (/inApps), to exercise a client's retries

@@ -153,6 +153,31 @@ struct SimulatorRoutes: Sendable {
                 return try self.account(account)
             }
         }
+        group.post("accounts/:account/billing-issue") { request, context in
+            let account = try parameter("account", context)
+            return try await run(request, allowed: ["failing"]) { (body) throws(APIError) in
+                guard let failing = try body.bool("failing") else {
+                    throw .badRequest("missingField", "'failing' is required")
+                }
+                try simulated { () throws(SimulatorError) in
+                    try store.setBillingIssue(account: account, failing: failing)
+                }
+                return try self.account(account)
+            }
+        }
+        group.post("accounts/:account/clear") { request, context in
+            let account = try parameter("account", context)
+            return try await run(request, allowed: []) { (_) throws(APIError) in
+                try simulated { () throws(SimulatorError) in try store.clearTransactions(account: account) }
+                return try self.account(account)
+            }
+        }
+        group.delete("transactions/:id") { request, context in
+            try check(request)
+            let id = try parameter("id", context)
+            try simulated { () throws(SimulatorError) in try store.deleteTransaction(id) }
+            return Response(status: .noContent)
+        }
         group.post("transactions/:id/finish") { request, context in
             let id = try parameter("id", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
@@ -205,6 +230,16 @@ struct SimulatorRoutes: Sendable {
                 return JSONBody.response(["now": try simulated { () throws(SimulatorError) in try store.now }])
             }
         }
+        group.post("clock/jump") { request, _ in
+            try await run(request, allowed: ["date"]) { (body) throws(APIError) in
+                let text = try body.requiredString("date")
+                guard let date = DateFormat.parse(text) else {
+                    throw .badRequest("invalidField", "'date' must be an ISO 8601 date-time, like 2027-01-31T09:00:00Z")
+                }
+                try simulated { () throws(SimulatorError) in try store.advance(to: date) }
+                return JSONBody.response(["now": try simulated { () throws(SimulatorError) in try store.now }])
+            }
+        }
         group.put("inapps/rate-limit") { request, _ in
             try await run(request, allowed: ["requests", "windowSeconds"]) { (body) throws(APIError) in
                 guard let requests = try body.integer("requests", in: 0...1_000_000),
@@ -227,7 +262,10 @@ struct SimulatorRoutes: Sendable {
             let page = all[start..<min(start + 500, all.count)]
             return JSONBody.response(
                 Answers.SimulatedNotifications(
-                    notifications: page.enumerated().map { Answers.SimulatedNotification(index: start + $0, $1) },
+                    notifications: page.enumerated().map {
+                        Answers.SimulatedNotification(
+                            index: start + $0, $1, attempts: store.sendAttempts(notificationUUID: $1.uuid))
+                    },
                     next: start + page.count))
         }
     }
@@ -546,9 +584,20 @@ extension Answers {
         var signedDate: Date
         /// Absent for notifications about no customer (TEST, a mass extension's SUMMARY).
         var accountId: String?
+        var transactionId: String?
+        /// What this server answered each time the notification reached it (`SUCCESS`, or
+        /// `UNSUCCESSFUL_HTTP_RESPONSE_CODE` when it refused it), oldest first.
+        var serverAnswers: [Attempt]
         var signedPayload: String
 
-        init(index: Int, _ notification: SimulatorNotification) {
+        struct Attempt: Encodable {
+            var date: Date
+            var result: String
+        }
+
+        init(index: Int, _ notification: SimulatorNotification, attempts: [NotificationSendAttempt] = []) {
+            transactionId = notification.transactionID
+            serverAnswers = attempts.map { Attempt(date: $0.date, result: $0.result) }
             self.index = index
             notificationUUID = notification.uuid
             notificationType = notification.type.rawValue
