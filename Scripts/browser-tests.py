@@ -23,7 +23,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = sys.argv[1].rstrip("/")
 SHOTS = sys.argv[2]
-PAGES = ["/", "/store", "/inspector"]
+PAGES = ["/", "/store", "/manager", "/inspector"]
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 
 
@@ -136,20 +136,60 @@ def main():
         driver.execute_script("window.scrollTo(0, document.getElementById('shop').offsetTop - 10)")
         driver.save_screenshot(os.path.join(SHOTS, "store.png"))
 
-        # 2. Ask to buy: the purchase waits, is approved (as a parent would), and the store shows it purchased.
+        # 2. Ask to buy: the purchase waits, is approved in the transaction manager (another tab), and the store
+        #    shows it purchased.
         driver.get(BASE + "/store")
         make_account(driver, "kid", ask_to_buy=True)
+        store_tab = driver.current_window_handle
         product = next(p for p in catalog if p["kind"] == "nonConsumable")
         driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").click()
         wait_text(driver, f"[data-state='{product['id']}']", "Waiting for approval")
-        pending = [p for p in api("GET", "/simulator")["pendingPurchases"] if p["accountId"] == "kid"]
-        if len(pending) != 1:
-            fail(f"expected one pending purchase for kid, found {pending}")
-        api("POST", f"/simulator/pending/{pending[0]['id']}/approve")
+        driver.switch_to.new_window("tab")
+        manager_tab = driver.current_window_handle
+        driver.get(BASE + "/manager")
+        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-approve]"))
+        driver.find_element(By.CSS_SELECTOR, "[data-approve]").click()
+        wait_text(driver, "#action-status", f"Approved {product['id']} for kid")
+        driver.switch_to.window(store_tab)
         wait_text(driver, f"[data-state='{product['id']}']", "Purchased")
-        ok("store: an ask-to-buy purchase waited for approval, then showed purchased once approved")
+        ok("manager: an ask-to-buy purchase waited in the store, was approved in the manager, and the store showed it")
 
-        # 3. The inspector: a receipt and a JWS verified, a forged JWS refused.
+        # 3. A refund in the manager takes access away in the store.
+        kid = api("GET", "/simulator/accounts/kid")
+        bought = next(t for t in kid["transactions"] if t["productId"] == product["id"])
+        driver.switch_to.window(manager_tab)
+        button = WebDriverWait(driver, 20).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, f"[data-refund='{bought['transactionId']}']"))
+        button.click()
+        wait_text(driver, "#action-status", f"Refunded {product['id']}")
+        driver.switch_to.window(store_tab)
+        wait_text(driver, f"[data-state='{product['id']}']", "No access")
+        if not driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").is_enabled():
+            fail("store: the refunded product cannot be bought again")
+        if product["id"] in api("GET", "/simulator/accounts/kid")["entitledProductIds"]:
+            fail("the simulator still entitles the refunded product")
+        ok("manager: a refund took access away, and the store showed it")
+
+        # 4. A clock move in the manager renews ana's subscription: the move lists DID_RENEW, the store the new date.
+        before = api("GET", "/simulator/accounts/ana")["subscriptions"][0]["expiresDate"]
+        driver.switch_to.window(manager_tab)
+        driver.find_element(By.CSS_SELECTOR, "[data-advance='2678400']").click()
+        wait_text(driver, "#changes", "DID_RENEW")
+        after = api("GET", "/simulator/accounts/ana")["subscriptions"][0]
+        if after["expiresDate"] <= before or after["state"] != "subscribed":
+            fail(f"the subscription did not renew: {before} -> {after}")
+        wait_text(driver, "#notifications", "200 recorded")
+        driver.save_screenshot(os.path.join(SHOTS, "manager.png"))
+        driver.switch_to.window(store_tab)
+        Select(driver.find_element(By.ID, "account")).select_by_value("ana")
+        shown = after["expiresDate"].replace("T", " ")[:16] + " UTC"
+        wait_text(driver, "#subscriptions", shown)
+        ok(f"manager: +31 days renewed the subscription (DID_RENEW listed, answered 200), the store shows {shown}")
+        driver.switch_to.window(manager_tab)
+        driver.close()
+        driver.switch_to.window(store_tab)
+
+        # 5. The inspector: a receipt and a JWS verified, a forged JWS refused.
         receipt = api("GET", "/simulator/accounts/ana/receipt")["receiptData"]
         signed = view["transactions"][0]["signedTransaction"]
         header, payload, signature = signed.split(".")
@@ -175,7 +215,7 @@ def main():
         ok("inspector: a receipt and a JWS verified field by field, a forged JWS refused with its failed check")
         check_logs(driver, "the flows above")
 
-        # 4. Every page at both widths: loads, accessible, nothing failed, nothing from outside.
+        # 6. Every page at both widths: loads, accessible, nothing failed, nothing from outside.
         for width_name, size in WIDTHS.items():
             driver.set_window_size(*size)
             for page in PAGES:

@@ -414,6 +414,17 @@ public final class AppStoreSimulator: Sendable {
         try withCore { (core) throws(SimulatorError) in try core.account(account).devices.map(\.id) }
     }
 
+    /// How an account is set up: its storefront, whether a parent approves its purchases, whether its card fails,
+    /// and its family.
+    public func settings(account: String) throws(SimulatorError) -> SimulatorAccountSettings {
+        try withCore { (core) throws(SimulatorError) in
+            let account = try core.account(account)
+            return SimulatorAccountSettings(
+                storefront: account.storefront.countryCode, askToBuy: account.askToBuy,
+                billingFails: account.billingFails, familyID: account.familyID)
+        }
+    }
+
     // MARK: - Delivery
 
     /// Calls `sink` with every notification issued from now on, in order, after the simulator has released its state

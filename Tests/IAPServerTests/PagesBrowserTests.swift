@@ -26,8 +26,10 @@ import Testing
             ])
         #expect(status == 0, "\(output)")
         let passed = output.split(separator: "\n").filter { $0.hasPrefix("ok ") }
-        #expect(passed.count >= 10, "\(output)")
-        for name in ["store", "inspector", "home-desktop", "store-phone", "inspector-phone"] {
+        #expect(passed.count >= 14, "\(output)")
+        for name in [
+            "store", "manager", "inspector", "home-desktop", "store-phone", "manager-phone", "inspector-phone",
+        ] {
             #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(name).png").path))
         }
     }

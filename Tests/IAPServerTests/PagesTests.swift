@@ -17,7 +17,8 @@ struct PagesTests {
         let runtime = try await SimulatorAPITests.runtime()
         try await runtime.application().test(.router) { client in
             for (path, marker) in [
-                ("/", "Three things to try"), ("/store", "Who is buying"), ("/inspector", "Inspector"),
+                ("/", "Three things to try"), ("/store", "Who is buying"), ("/manager", "Transaction manager"),
+                ("/inspector", "Inspector"),
             ] {
                 try await client.execute(uri: path, method: .get) { response in
                     #expect(response.status == .ok, "\(path)")
@@ -43,7 +44,7 @@ struct PagesTests {
                 #expect(response.status == .notModified)
                 #expect(response.body.readableBytes == 0)
             }
-            for script in ["common.js", "store.js", "inspector.js", "index.js"] {
+            for script in ["common.js", "store.js", "manager.js", "inspector.js", "index.js"] {
                 try await client.execute(uri: "/assets/\(script)", method: .get) { response in
                     #expect(response.status == .ok, "\(script)")
                     #expect(response.headers[.contentType] == "text/javascript; charset=utf-8")

@@ -16,7 +16,9 @@ struct PageRoutes: Sendable {
     }
 
     /// The pages, by path.
-    static let pages = ["/": "index.html", "/store": "store.html", "/inspector": "inspector.html"]
+    static let pages = [
+        "/": "index.html", "/store": "store.html", "/manager": "manager.html", "/inspector": "inspector.html",
+    ]
 
     /// Everything in the resources' `Pages` folder, by file name; empty when the resources are missing.
     static let assets: [String: Asset] = {

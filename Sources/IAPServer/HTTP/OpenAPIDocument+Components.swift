@@ -164,9 +164,15 @@ extension OpenAPIDocument {
                 pending: { $ref: "#/components/schemas/Pending" }
             SimulatedAccount:
               type: object
-              required: [accountId, deviceIds, entitledProductIds, consumablesPurchased, subscriptions, transactions]
+              required:
+                [accountId, storefront, askToBuy, billingFails, deviceIds, entitledProductIds, consumablesPurchased,
+                 subscriptions, transactions]
               properties:
                 accountId: { type: string }
+                storefront: { type: string, description: "ISO 3166-1 alpha-3, like USA." }
+                askToBuy: { type: boolean }
+                billingFails: { type: boolean, description: Renewals fail, as with an expired card. }
+                familyId: { type: string }
                 deviceIds: { type: array, items: { type: string } }
                 entitledProductIds: { type: array, items: { type: string } }
                 consumablesPurchased: { type: object, additionalProperties: { type: integer } }

@@ -50,6 +50,12 @@ extension OpenAPIDocument {
               responses:
                 "200": { $ref: "#/components/responses/Page" }
                 "304": { description: Unchanged since the ETag given in If-None-Match. }
+          /manager:
+            get:
+              summary: The transaction manager page (approve, refund, billing, clock, notifications and answers)
+              responses:
+                "200": { $ref: "#/components/responses/Page" }
+                "304": { description: Unchanged since the ETag given in If-None-Match. }
           /inspector:
             get:
               summary: The inspector page (decode and verify a pasted document)

@@ -311,12 +311,16 @@ struct SimulatorRoutes: Sendable {
     }
 
     private func account(_ id: String) throws(APIError) -> Response {
-        let (devices, view, transactions) = try simulated { () throws(SimulatorError) in
-            (try store.devices(account: id), try store.view(account: id), try store.transactions(account: id))
+        let (devices, view, transactions, settings) = try simulated { () throws(SimulatorError) in
+            (
+                try store.devices(account: id), try store.view(account: id), try store.transactions(account: id),
+                try store.settings(account: id)
+            )
         }
         return JSONBody.response(
             Answers.SimulatedAccount(
-                accountId: id, deviceIds: devices.map(\.uuidString),
+                accountId: id, storefront: settings.storefront, askToBuy: settings.askToBuy,
+                billingFails: settings.billingFails, familyId: settings.familyID, deviceIds: devices.map(\.uuidString),
                 entitledProductIds: view.entitledProductIDs.sorted(),
                 consumablesPurchased: view.consumablePurchased,
                 subscriptions: view.subscriptions.sorted { $0.key < $1.key }.map { group, subscription in
@@ -487,6 +491,11 @@ extension Answers {
 
     struct SimulatedAccount: Encodable {
         var accountId: String
+        var storefront: String
+        var askToBuy: Bool
+        /// Renewals fail, as with an expired card.
+        var billingFails: Bool
+        var familyId: String?
         var deviceIds: [String]
         var entitledProductIds: [String]
         var consumablesPurchased: [String: Int]

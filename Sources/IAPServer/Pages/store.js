@@ -47,6 +47,10 @@ document.addEventListener("DOMContentLoaded", () => {
     for (const product of products) {
       const waiting = pending.find((item) => item.productId === product.id);
       const current = states[product.id];
+      if (current && current.text === "Purchased" && product.kind !== "consumable" && !owned(product)) {
+        states[product.id] = { text: "No access: refunded, revoked or expired", tone: "bad" };
+        continue;
+      }
       if (waiting) {
         states[product.id] = {
           text: waiting.reason === "askToBuy" ? "Waiting for approval" : "Waiting for you to finish outside the app",

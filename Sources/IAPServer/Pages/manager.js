@@ -1,0 +1,190 @@
+// The transaction manager: every account's transactions with the moves Xcode's window offers, the clock, and the
+// notifications each move sent with this server's answers. Sections re-render only when their data changed, so a
+// control keeps its focus between refreshes.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  const { api, el, fill, date, say } = IAPKit;
+  const nodes = {
+    now: document.getElementById("now"),
+    pending: document.getElementById("pending"),
+    accounts: document.getElementById("accounts"),
+    notifications: document.getElementById("notifications"),
+    changes: document.getElementById("changes"),
+    clockStatus: document.getElementById("clock-status"),
+    actionStatus: document.getElementById("action-status"),
+  };
+  const rendered = {};      // section -> the JSON it was last drawn from
+  let notifications = [];   // every notification so far, oldest first
+  let nextNotification = 0;
+  let now = null;
+  const path = (id) => "/simulator/accounts/" + encodeURIComponent(id);
+
+  function draw(section, data, render) {
+    const key = JSON.stringify(data);
+    if (rendered[section] === key) return;
+    rendered[section] = key;
+    render();
+  }
+
+  async function refresh() {
+    const state = await api("GET", "/simulator");
+    now = state.now;
+    nodes.now.textContent = date(now);
+    const accounts = await Promise.all(state.accounts.slice(0, 50).map((id) => api("GET", path(id))));
+    await loadNotifications();
+    draw("pending", state.pendingPurchases, () => renderPending(state.pendingPurchases));
+    draw("accounts", [accounts, now], () => renderAccounts(accounts));
+    draw("notifications", notifications.length + ":" + notifications.map((n) => n.serverAnswers.length).join(),
+      renderNotifications);
+  }
+
+  async function loadNotifications() {
+    for (;;) {
+      const page = await api("GET", "/simulator/notifications?since=" + nextNotification);
+      notifications.push(...page.notifications);
+      if (page.next === nextNotification || page.notifications.length === 0) break;
+      nextNotification = page.next;
+    }
+    // The latest answers of notifications already shown.
+    if (notifications.length) {
+      const start = Math.max(0, notifications.length - 50);
+      const recent = await api("GET", "/simulator/notifications?since=" + start);
+      for (const item of recent.notifications) notifications[item.index] = item;
+    }
+  }
+
+  function renderPending(pending) {
+    if (!pending.length) return fill(nodes.pending, el("p", {}, "Nothing waits: an Ask to Buy purchase or an interrupted one appears here."));
+    fill(nodes.pending, el("div", { class: "table-scroll" }, el("table", {},
+      el("caption", { class: "visually-hidden" }, "Purchases waiting"),
+      el("thead", {}, el("tr", {}, ["Account", "Product", "Why", "Asked", "Decide"].map((t) => el("th", { scope: "col" }, t)))),
+      el("tbody", {}, pending.map((item) => el("tr", { "data-pending": item.id },
+        el("td", {}, item.accountId),
+        el("td", {}, item.productId),
+        el("td", {}, item.reason === "askToBuy" ? "Ask to Buy: a parent decides" : "Interrupted: the customer must act"),
+        el("td", {}, date(item.requestedAt)),
+        el("td", {}, el("div", { class: "row" },
+          el("button", { type: "button", "data-approve": item.id, onclick: () => act(`Approved ${item.productId} for ${item.accountId}`, "POST", `/simulator/pending/${encodeURIComponent(item.id)}/approve`) },
+            item.reason === "askToBuy" ? "Approve" : "Complete"),
+          el("button", { type: "button", class: "secondary", "data-decline": item.id, onclick: () => act(`Declined ${item.productId} for ${item.accountId}`, "POST", `/simulator/pending/${encodeURIComponent(item.id)}/decline`) },
+            item.reason === "askToBuy" ? "Decline" : "Abandon"))),
+      ))))));
+  }
+
+  function transactionState(transaction) {
+    if (transaction.revocationDate) return { text: "refunded " + date(transaction.revocationDate), tone: "bad" };
+    if (transaction.expiresDate && now && new Date(transaction.expiresDate) <= new Date(now)) return { text: "expired", tone: "info" };
+    return { text: transaction.expiresDate ? "active" : "owned", tone: "good" };
+  }
+
+  function renderAccounts(accounts) {
+    if (!accounts.length) return fill(nodes.accounts, el("p", { class: "panel" }, "No account yet: make one in the store."));
+    fill(nodes.accounts, accounts.map((account) => {
+      const id = "account-" + account.accountId.replace(/[^A-Za-z0-9_-]/g, "_");
+      const subscriptions = account.subscriptions.map((subscription) => el("li", { "data-group": subscription.groupId },
+        `${subscription.groupName || subscription.groupId}: ${subscription.productId}, ${subscription.state}, `,
+        `${subscription.willAutoRenew ? "renews" : "ends"} ${date(subscription.expiresDate)} `,
+        el("button", {
+          type: "button", class: "secondary", "data-auto-renew": account.accountId + "/" + subscription.groupId,
+          onclick: () => act(`Auto-renew ${subscription.willAutoRenew ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/auto-renew",
+            { groupId: subscription.groupId, enabled: !subscription.willAutoRenew }),
+        }, subscription.willAutoRenew ? "Auto-renew off" : "Auto-renew on")));
+      const rows = [...account.transactions].reverse().map((transaction) => {
+        const state = transactionState(transaction);
+        const target = "/simulator/transactions/" + encodeURIComponent(transaction.transactionId);
+        return el("tr", { "data-transaction": transaction.transactionId },
+          el("td", {}, transaction.productId),
+          el("td", { class: "mono" }, transaction.transactionId),
+          el("td", {}, date(transaction.purchaseDate)),
+          el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
+          el("td", {}, el("span", { class: "badge " + state.tone }, state.text)),
+          el("td", {}, el("div", { class: "row" },
+            transaction.revocationDate ? null : el("button", { type: "button", "data-refund": transaction.transactionId,
+              onclick: () => act(`Refunded ${transaction.productId} (${transaction.transactionId})`, "POST", target + "/refund", {}) }, "Refund"),
+            transaction.revocationDate ? null : el("button", { type: "button", class: "secondary", "data-refund-request": transaction.transactionId,
+              onclick: () => act(`Refund requested for ${transaction.transactionId}`, "POST", target + "/refund-request", {}) }, "Request refund"),
+            el("button", { type: "button", class: "secondary", "data-delete": transaction.transactionId,
+              onclick: () => act(`Deleted ${transaction.transactionId}`, "DELETE", target) }, "Delete"))));
+      });
+      return el("section", { class: "panel", "aria-labelledby": id, "data-account": account.accountId },
+        el("h2", { id }, account.accountId),
+        el("div", { class: "row" },
+          el("button", { type: "button", class: "secondary", "data-billing": account.accountId,
+            onclick: () => act(`Billing issue ${account.billingFails ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/billing-issue",
+              { failing: !account.billingFails }) }, account.billingFails ? "Card works again" : "Card fails"),
+          el("button", { type: "button", class: "secondary", "data-clear": account.accountId,
+            onclick: () => act(`Cleared ${account.accountId}'s transactions`, "POST", path(account.accountId) + "/clear", {}) }, "Clear transactions")),
+        subscriptions.length ? el("ul", {}, subscriptions) : null,
+        rows.length ? el("div", { class: "table-scroll" }, el("table", {},
+          el("caption", { class: "visually-hidden" }, account.accountId + "'s transactions, newest first"),
+          el("thead", {}, el("tr", {}, ["Product", "Transaction", "Bought", "Expires", "State", "Actions"].map((t) => el("th", { scope: "col" }, t)))),
+          el("tbody", {}, rows))) : el("p", {}, "No transactions."));
+    }));
+  }
+
+  function renderNotifications() {
+    const latest = notifications.slice(-50).reverse();
+    if (!latest.length) return fill(nodes.notifications, el("p", {}, "None yet."));
+    fill(nodes.notifications, el("table", {},
+      el("caption", { class: "visually-hidden" }, "The latest notifications, newest first"),
+      el("thead", {}, el("tr", {}, ["Signed", "Type", "Account", "Transaction", "Server answered"].map((t) => el("th", { scope: "col" }, t)))),
+      el("tbody", {}, latest.map((item) => {
+        const answer = item.serverAnswers[item.serverAnswers.length - 1];
+        return el("tr", { "data-notification": item.notificationUUID },
+          el("td", {}, date(item.signedDate)),
+          el("td", {}, item.notificationType + (item.subtype ? " / " + item.subtype : "")),
+          el("td", {}, item.accountId || "-"),
+          el("td", { class: "mono" }, item.transactionId || "-"),
+          el("td", {}, answer ? el("span", { class: "badge " + (answer.result === "SUCCESS" ? "good" : "bad") }, answer.result === "SUCCESS" ? "200 recorded" : answer.result) : el("span", { class: "badge wait" }, "not yet")));
+      }))));
+  }
+
+  /** Runs one move, says what it did, then refreshes everything. */
+  async function act(done, method, target, body) {
+    try {
+      await api(method, target, body);
+      say(nodes.actionStatus, done + ".", "good");
+    } catch (error) {
+      say(nodes.actionStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+    }
+    await refresh();
+  }
+
+  /** Moves the clock, then lists what the move sent. */
+  async function move(target, body) {
+    const before = notifications.length;
+    try {
+      const answer = await api("POST", target, body);
+      say(nodes.clockStatus, "The store's clock is now " + date(answer.now) + ".", "good");
+    } catch (error) {
+      say(nodes.clockStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+      return;
+    }
+    await refresh();
+    const jump = document.getElementById("jump-date");
+    if (now && (!jump.value || new Date(jump.value + ":00Z") <= new Date(now))) {
+      jump.value = new Date(new Date(now).getTime() + 86400000).toISOString().slice(0, 16);
+    }
+    const sent = notifications.slice(before);
+    fill(nodes.changes, el("h3", {}, "What the move changed"),
+      sent.length ? el("ul", { id: "changes-list" }, sent.map((item) =>
+        el("li", {}, `${date(item.signedDate)}: ${item.notificationType}${item.subtype ? " / " + item.subtype : ""} for ${item.accountId || "the app"}`)))
+        : el("p", { id: "changes-list" }, "Nothing came due: no renewal, expiry or retry in that time."));
+  }
+
+  for (const button of document.querySelectorAll("[data-advance]")) {
+    button.addEventListener("click", () => move("/simulator/clock/advance", { seconds: Number(button.dataset.advance) }));
+  }
+  document.getElementById("jump-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const value = document.getElementById("jump-date").value;
+    if (value) move("/simulator/clock/jump", { date: value + ":00Z" });
+  });
+
+  refresh().then(() => {
+    if (now) document.getElementById("jump-date").value = new Date(new Date(now).getTime() + 86400000).toISOString().slice(0, 16);
+  }).catch((error) => say(nodes.actionStatus,
+    error.status === 404 ? "The simulator is off on this server." : error.message, "bad"));
+  setInterval(() => refresh().catch(() => {}), 2000);
+});
