@@ -23,7 +23,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = sys.argv[1].rstrip("/")
 SHOTS = sys.argv[2]
-PAGES = ["/", "/store", "/manager", "/inspector"]
+PAGES = ["/", "/store", "/manager", "/inspector", "/customers"]
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 
 
@@ -189,7 +189,19 @@ def main():
         driver.close()
         driver.switch_to.window(store_tab)
 
-        # 5. The inspector: a receipt and a JWS verified, a forged JWS refused.
+        # 5. The customers page: ana as the server stores her (the store gave her account an app account token).
+        driver.get(BASE + "/customers")
+        button = WebDriverWait(driver, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-customer='ana']"))
+        button.click()
+        wait_text(driver, "#owned", subscription["id"])
+        wait_text(driver, "#timeline", "gained")
+        served = api("GET", "/console/customers/" + api("GET", "/simulator/accounts/ana")["appAccountToken"])
+        if sorted(served["entitledProductIds"]) != sorted(api("GET", "/simulator/accounts/ana")["entitledProductIds"]):
+            fail(f"the server's entitlements differ from the store's: {served['entitledProductIds']}")
+        driver.save_screenshot(os.path.join(SHOTS, "customers.png"))
+        ok("customers: ana's entitlements, timeline and history as the server stores them, equal to the store's view")
+
+        # 6. The inspector: a receipt and a JWS verified, a forged JWS refused.
         receipt = api("GET", "/simulator/accounts/ana/receipt")["receiptData"]
         signed = view["transactions"][0]["signedTransaction"]
         header, payload, signature = signed.split(".")
@@ -215,7 +227,7 @@ def main():
         ok("inspector: a receipt and a JWS verified field by field, a forged JWS refused with its failed check")
         check_logs(driver, "the flows above")
 
-        # 6. Every page at both widths: loads, accessible, nothing failed, nothing from outside.
+        # 7. Every page at both widths: loads, accessible, nothing failed, nothing from outside.
         for width_name, size in WIDTHS.items():
             driver.set_window_size(*size)
             for page in PAGES:

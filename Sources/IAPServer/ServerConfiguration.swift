@@ -21,3 +21,10 @@ public struct ServerConfiguration: Sendable {
         self.updatesHeartbeat = updatesHeartbeat
     }
 }
+
+extension ServerConfiguration {
+    /// Whether the server listens on loopback only (so what is open to every caller is open to this machine only).
+    public var listensOnLoopbackOnly: Bool {
+        ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.")
+    }
+}

@@ -421,7 +421,8 @@ public final class AppStoreSimulator: Sendable {
             let account = try core.account(account)
             return SimulatorAccountSettings(
                 storefront: account.storefront.countryCode, askToBuy: account.askToBuy,
-                billingFails: account.billingFails, familyID: account.familyID)
+                billingFails: account.billingFails, familyID: account.familyID,
+                appAccountToken: account.appAccountToken)
         }
     }
 

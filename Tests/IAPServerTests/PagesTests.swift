@@ -44,7 +44,7 @@ struct PagesTests {
                 #expect(response.status == .notModified)
                 #expect(response.body.readableBytes == 0)
             }
-            for script in ["common.js", "store.js", "manager.js", "inspector.js", "index.js"] {
+            for script in ["common.js", "store.js", "manager.js", "inspector.js", "customers.js", "index.js"] {
                 try await client.execute(uri: "/assets/\(script)", method: .get) { response in
                     #expect(response.status == .ok, "\(script)")
                     #expect(response.headers[.contentType] == "text/javascript; charset=utf-8")
@@ -202,6 +202,55 @@ extension String {
             rest = rest.dropFirst(width)
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The customers page's JSON: a customer as the server stores them.
+@Suite("Customers console")
+struct CustomersConsoleTests {
+    @Test func aCustomersEntitlementsTransactionsAndTimeline() async throws {
+        let runtime = try await SimulatorAPITests.runtime()
+        try await runtime.application().test(.router) { client in
+            // One customer across purchases: the app account token ties them together.
+            let token = "6c1e5a8e-2f4b-4c3e-9d7a-0b1c2d3e4f50"
+            _ = try await client.post("/simulator/accounts", ["accountId": "ana"])
+            _ = try await client.post(
+                "/simulator/accounts/ana/purchases", ["productId": FloristCatalog.gold, "appAccountToken": token])
+            let (_, flowers) = try await client.post(
+                "/simulator/accounts/ana/purchases", ["productId": FloristCatalog.flowers, "appAccountToken": token])
+            let flowersID = try #require((flowers["transaction"] as? [String: Any])?["transactionId"] as? String)
+            _ = try await client.post("/simulator/clock/advance", ["seconds": 10 * 86_400])
+            _ = try await client.post("/simulator/transactions/\(flowersID)/refund", [:])
+            _ = try await client.post("/simulator/accounts/ana/auto-renew", ["groupId": "21000001", "enabled": false])
+            _ = try await client.post("/simulator/clock/advance", ["seconds": 40 * 86_400])
+            try await SimulatorAPITests.settle(runtime)
+
+            let (status, view) = try await client.get("/console/customers/\(token)", headers: jsonHeaders)
+            #expect(status == .ok, "\(view)")
+            #expect(view["entitledProductIds"] as? [String] == [])
+            let transactions = try #require(view["transactions"] as? [[String: Any]])
+            #expect(transactions.count >= 3)
+            #expect(
+                transactions.contains { $0["transactionId"] as? String == flowersID && $0["revocationDate"] != nil })
+            // Owned both, lost the flowers at the refund, then the subscription when it ran out.
+            let stretches = try #require((view["timeline"] as? [String: Any])?["stretches"] as? [[String: Any]])
+            let owned = stretches.map { $0["entitledProductIds"] as? [String] ?? [] }
+            #expect(owned.contains([FloristCatalog.flowers, FloristCatalog.gold].sorted()), "\(owned)")
+            #expect(stretches.contains { $0["lost"] as? [String] == [FloristCatalog.flowers] }, "\(stretches)")
+            #expect(owned.last == [], "\(owned)")
+
+            let (missing, answer) = try await client.get("/console/customers/nobody", headers: jsonHeaders)
+            #expect(missing == .notFound && answer["code"] as? String == "customerNotFound")
+        }
+    }
+
+    @Test func beyondLoopbackWithoutATokenTheConsoleIsNotServed() async throws {
+        let runtime = try await SimulatorAPITests.runtime(host: "0.0.0.0")
+        try await runtime.application().test(.router) { client in
+            try await client.execute(uri: "/console/customers/x", method: .get) { #expect($0.status == .notFound) }
+            let (status, _) = try await client.post("/console/inspect", ["document": "x"])
+            #expect(status == .notFound)
+        }
     }
 }
 

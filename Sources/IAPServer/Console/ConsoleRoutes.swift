@@ -3,7 +3,8 @@ import Hummingbird
 import IAPSignedData
 
 /// The JSON the pages need beyond `/simulator` and `/v1`, under `/console`, behind the same guard as the simulator's
-/// control plane (open on loopback without an admin token): the inspector's verification of a pasted document.
+/// control plane (open on loopback without an admin token): the inspector's verification of a pasted document, and a
+/// customer as the server stores them (entitlements, transactions, what they owned when).
 struct ConsoleRoutes: Sendable {
     let service: ValidationService
     let configuration: ServerConfiguration
@@ -17,6 +18,13 @@ struct ConsoleRoutes: Sendable {
             let body = try RequestDocument(bytes: bytes, allowed: ["document"])
             let answer = try await inspector.inspect(try body.requiredString("document"))
             return JSONBody.response(bytes: answer.jsonBytes())
+        }
+        router.get("/console/customers/:id") { request, context in
+            try admin.check(request)
+            let id = try context.parameters.require("id")
+            let customer = try await service.customer(
+                id.removingPercentEncoding ?? id, bundleID: request.uri.queryParameters.get("bundleId"))
+            return JSONBody.response(try await service.customerView(customer))
         }
     }
 }

@@ -18,6 +18,7 @@ struct PageRoutes: Sendable {
     /// The pages, by path.
     static let pages = [
         "/": "index.html", "/store": "store.html", "/manager": "manager.html", "/inspector": "inspector.html",
+        "/customers": "customers.html",
     ]
 
     /// Everything in the resources' `Pages` folder, by file name; empty when the resources are missing.

@@ -55,7 +55,11 @@ public func buildRouter(
             body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
     ServerRoutes(service: service, configuration: configuration).add(to: router)
-    ConsoleRoutes(service: service, configuration: configuration, admin: AdminCheck(token: adminToken)).add(to: router)
+    // /console shows stored customers: served on loopback, or beyond it only behind the admin token.
+    if adminToken != nil || configuration.listensOnLoopbackOnly {
+        ConsoleRoutes(service: service, configuration: configuration, admin: AdminCheck(token: adminToken))
+            .add(to: router)
+    }
     PageRoutes().add(to: router)
     if let simulator {
         let rateLimit = InAppsRateLimit()

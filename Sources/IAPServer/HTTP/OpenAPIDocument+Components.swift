@@ -173,6 +173,7 @@ extension OpenAPIDocument {
                 askToBuy: { type: boolean }
                 billingFails: { type: boolean, description: Renewals fail, as with an expired card. }
                 familyId: { type: string }
+                appAccountToken: { type: string, format: uuid }
                 deviceIds: { type: array, items: { type: string } }
                 entitledProductIds: { type: array, items: { type: string } }
                 consumablesPurchased: { type: object, additionalProperties: { type: integer } }

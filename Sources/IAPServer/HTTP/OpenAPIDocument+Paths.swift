@@ -75,6 +75,72 @@ extension OpenAPIDocument {
                     image/svg+xml: { schema: { type: string } }
                 "304": { description: Unchanged since the ETag given in If-None-Match. }
                 "404": { $ref: "#/components/responses/NotFound" }
+          /customers:
+            get:
+              summary: The customers page (entitlements, history and what a customer owned when)
+              responses:
+                "200": { $ref: "#/components/responses/Page" }
+                "304": { description: Unchanged since the ETag given in If-None-Match. }
+          /console/customers/{id}:
+            get:
+              summary: A customer as the server stores them, for the customers page
+              description: >-
+                Entitlements now, every stored transaction (newest first) and a timeline of what they owned when. Served
+                on loopback, or beyond it only behind the admin token.
+              security: [{}, { adminToken: [] }]
+              parameters:
+                - { name: id, in: path, required: true, schema: { type: string }, description: An app account token or an original transaction id. }
+                - { name: bundleId, in: query, required: false, schema: { type: string } }
+              responses:
+                "200":
+                  description: The customer.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [customerId, bundleId, entitledProductIds, entitlements, transactions, timeline]
+                        properties:
+                          customerId: { type: string }
+                          bundleId: { type: string }
+                          entitledProductIds: { type: array, items: { type: string } }
+                          entitlements: { type: object }
+                          transactions:
+                            type: array
+                            items:
+                              type: object
+                              required: [transactionId, originalTransactionId, productId, purchaseDate, ownership, source]
+                              properties:
+                                transactionId: { type: string }
+                                originalTransactionId: { type: string }
+                                productId: { type: string }
+                                kind: { type: string }
+                                purchaseDate: { type: string, format: date-time }
+                                expiresDate: { type: string, format: date-time }
+                                revocationDate: { type: string, format: date-time }
+                                revocationReason: { type: string }
+                                ownership: { type: string }
+                                source: { type: string }
+                                signedDate: { type: string, format: date-time }
+                          timeline:
+                            type: object
+                            required: [stretches, truncated]
+                            properties:
+                              truncated: { type: boolean }
+                              stretches:
+                                type: array
+                                items:
+                                  type: object
+                                  required: [from, entitledProductIds, gained, lost]
+                                  properties:
+                                    from: { type: string, format: date-time }
+                                    entitledProductIds: { type: array, items: { type: string } }
+                                    gained: { type: array, items: { type: string } }
+                                    lost: { type: array, items: { type: string } }
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "404": { $ref: "#/components/responses/NotFound" }
+                "503": { $ref: "#/components/responses/Unavailable" }
           /console/inspect:
             post:
               summary: Decode and verify a receipt, a JWS, a notification body or a verifyReceipt body

@@ -40,6 +40,7 @@ extension OpenAPIDocument {
                         accountId: { type: string, pattern: "^[A-Za-z0-9_-]{1,64}$" }
                         storefront: { type: string }
                         askToBuy: { type: boolean }
+                        appAccountToken: { type: string, format: uuid, description: Carried by every purchase of the account. }
               responses:
                 "201":
                   description: Opened.

@@ -39,7 +39,9 @@ struct SimulatorRoutes: Sendable {
             try check(request); return try state()
         }
         group.post("accounts") { request, _ in
-            try await run(request) { (body) throws(APIError) in try createAccount(body) }
+            try await run(request, allowed: ["accountId", "storefront", "askToBuy", "appAccountToken"]) {
+                (body) throws(APIError) in try createAccount(body)
+            }
         }
         group.get("accounts/:account") { request, context in
             try check(request)
@@ -303,8 +305,14 @@ struct SimulatorRoutes: Sendable {
         }
         let storefront = try body.string("storefront") ?? "USA"
         let askToBuy = try body.bool("askToBuy") ?? false
+        let token = try body.string("appAccountToken").map { (text) throws(APIError) in
+            guard let uuid = UUID(uuidString: text) else {
+                throw .badRequest("invalidAppAccountToken", "appAccountToken must be a UUID")
+            }
+            return uuid
+        }
         let device = try simulated { () throws(SimulatorError) in
-            try store.createAccount(id, storefront: storefront, askToBuy: askToBuy)
+            try store.createAccount(id, storefront: storefront, appAccountToken: token, askToBuy: askToBuy)
             return try store.addDevice(account: id)
         }
         return JSONBody.response(["accountId": id, "deviceId": device.uuidString], status: .created)
@@ -320,7 +328,9 @@ struct SimulatorRoutes: Sendable {
         return JSONBody.response(
             Answers.SimulatedAccount(
                 accountId: id, storefront: settings.storefront, askToBuy: settings.askToBuy,
-                billingFails: settings.billingFails, familyId: settings.familyID, deviceIds: devices.map(\.uuidString),
+                billingFails: settings.billingFails, familyId: settings.familyID,
+                appAccountToken: settings.appAccountToken?.uuidString.lowercased(),
+                deviceIds: devices.map(\.uuidString),
                 entitledProductIds: view.entitledProductIDs.sorted(),
                 consumablesPurchased: view.consumablePurchased,
                 subscriptions: view.subscriptions.sorted { $0.key < $1.key }.map { group, subscription in
@@ -496,6 +506,8 @@ extension Answers {
         /// Renewals fail, as with an expired card.
         var billingFails: Bool
         var familyId: String?
+        /// The token the account's purchases carry, when it has one: the validation server's customer id.
+        var appAccountToken: String?
         var deviceIds: [String]
         var entitledProductIds: [String]
         var consumablesPurchased: [String: Int]

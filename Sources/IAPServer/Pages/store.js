@@ -228,6 +228,8 @@ document.addEventListener("DOMContentLoaded", () => {
     try {
       await api("POST", "/simulator/accounts", {
         accountId: id,
+        // As an app does for its signed-in user: every purchase carries it, and the server knows the customer by it.
+        appAccountToken: crypto.randomUUID(),
         storefront: document.getElementById("new-storefront").value,
         askToBuy: document.getElementById("new-ask").checked,
       });

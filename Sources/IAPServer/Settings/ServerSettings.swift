@@ -51,9 +51,7 @@ public struct ServerSettings: Sendable {
     }
 
     /// Whether `/simulator` is open to anyone who can connect: the server listens on loopback only.
-    public var listensOnLoopbackOnly: Bool {
-        ["127.0.0.1", "::1", "localhost"].contains(server.host) || server.host.hasPrefix("127.")
-    }
+    public var listensOnLoopbackOnly: Bool { server.listensOnLoopbackOnly }
 
     /// Reads and checks every key.
     /// - Parameters:

@@ -1,0 +1,87 @@
+// The customers page: one customer as the server stores them (GET /console/customers/{id}).
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  const { api, el, fill, date, say } = IAPKit;
+  const input = document.getElementById("customer-id");
+  const status = document.getElementById("lookup-status");
+  const result = document.getElementById("customer");
+
+  async function lookUp(id) {
+    input.value = id;
+    say(status, "Looking up…", "wait");
+    try {
+      const customer = await api("GET", "/console/customers/" + encodeURIComponent(id));
+      say(status, `Customer ${customer.customerId} of ${customer.bundleId}.`, "good");
+      fill(result, render(customer));
+    } catch (error) {
+      fill(result);
+      say(status, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+    }
+  }
+
+  function render(customer) {
+    const owned = customer.entitledProductIds;
+    const groups = (customer.entitlements.subscriptionGroups || []).map((group) =>
+      el("li", {}, `${group.groupID || group.key}: ${group.currentProductID || "-"}, ${group.state}` +
+        (group.expiresDate ? `, until ${date(group.expiresDate)}` : "") +
+        (group.willAutoRenew === false ? ", auto-renew off" : "")));
+    const consumables = (customer.entitlements.consumables || []).map((item) =>
+      el("li", {}, `${item.productID}: ${item.balance} left (${item.purchased} bought, ${item.consumed} used, ${item.refunded} refunded)`));
+    return [
+      el("section", { class: "panel", "aria-labelledby": "owns-title" },
+        el("h2", { id: "owns-title" }, "Owns now"),
+        el("p", { id: "owned" }, owned.length ? owned.map((id) => el("span", { class: "badge good" }, id)).flatMap((badge) => [badge, " "]) : "Nothing."),
+        groups.length ? [el("h3", {}, "Subscriptions"), el("ul", {}, groups)] : null,
+        consumables.length ? [el("h3", {}, "Consumables"), el("ul", {}, consumables)] : null),
+      el("section", { class: "panel", "aria-labelledby": "timeline-title" },
+        el("h2", { id: "timeline-title" }, "What they owned when"),
+        customer.timeline.truncated ? el("p", {}, "Only the latest moments are shown.") : null,
+        customer.timeline.stretches.length ? el("ol", { id: "timeline" }, customer.timeline.stretches.map((stretch) =>
+          el("li", {},
+            el("strong", {}, date(stretch.from)), ": ",
+            stretch.entitledProductIds.length ? "owns " + stretch.entitledProductIds.join(", ") : "owns nothing",
+            stretch.gained.length ? el("span", { class: "badge good" }, "gained " + stretch.gained.join(", ")) : null, " ",
+            stretch.lost.length ? el("span", { class: "badge bad" }, "lost " + stretch.lost.join(", ")) : null)))
+          : el("p", {}, "No purchase yet.")),
+      el("section", { class: "panel", "aria-labelledby": "history-title" },
+        el("h2", { id: "history-title" }, "Stored transactions"),
+        el("div", { class: "table-scroll" }, el("table", {},
+          el("caption", { class: "visually-hidden" }, "Stored transactions, newest first"),
+          el("thead", {}, el("tr", {}, ["Product", "Transaction", "Bought", "Expires", "Revoked", "From"].map((t) => el("th", { scope: "col" }, t)))),
+          el("tbody", {}, customer.transactions.map((transaction) => el("tr", {},
+            el("td", {}, transaction.productId),
+            el("td", { class: "mono" }, transaction.transactionId),
+            el("td", {}, date(transaction.purchaseDate)),
+            el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
+            el("td", {}, transaction.revocationDate ? date(transaction.revocationDate) + (transaction.revocationReason ? ` (${transaction.revocationReason})` : "") : "-"),
+            el("td", {}, transaction.source + (transaction.ownership === "familyShared" ? ", family" : "")))))))),
+    ];
+  }
+
+  document.getElementById("lookup-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    lookUp(input.value.trim());
+  });
+
+  // The simulator's accounts, each with the id the server knows them by: their app account token, else the original
+  // transaction id of their first purchase.
+  (async () => {
+    const known = document.getElementById("known");
+    try {
+      const state = await api("GET", "/simulator");
+      const accounts = await Promise.all(state.accounts.slice(0, 50).map((id) =>
+        api("GET", "/simulator/accounts/" + encodeURIComponent(id))));
+      const items = accounts.filter((account) => account.transactions.length).map((account) => {
+        const id = account.appAccountToken || account.transactions[0].originalTransactionId;
+        return el("li", {}, el("button", { type: "button", class: "secondary", "data-customer": account.accountId, onclick: () => lookUp(id) },
+          `${account.accountId} (${id})`));
+      });
+      fill(known, items.length ? el("ul", { class: "row" }, items) : el("p", {}, "No account has bought anything yet: buy in the store first."));
+    } catch (error) {
+      fill(known, el("p", {}, error.status === 404 ? "The simulator is off: type a customer's id." : error.message));
+    }
+    const wanted = new URLSearchParams(location.search).get("id");
+    if (wanted) lookUp(wanted);
+  })();
+});
