@@ -201,6 +201,35 @@ def main():
         driver.save_screenshot(os.path.join(SHOTS, "customers.png"))
         ok("customers: ana's entitlements, timeline and history as the server stores them, equal to the store's view")
 
+        # 5b. The clock pauses and resumes from the manager; an interrupted purchase waits and is completed there.
+        driver.switch_to.new_window("tab")
+        driver.get(BASE + "/manager")
+        WebDriverWait(driver, 20).until(lambda d: d.find_element(By.ID, "pause").text == "Pause")
+        driver.find_element(By.ID, "pause").click()
+        wait_text(driver, "#clock-mode", "paused")
+        if api("GET", "/simulator/clock").get("paused") is not True:
+            fail("the manager said paused, the simulator's clock is not")
+        driver.find_element(By.ID, "pause").click()
+        wait_text(driver, "#clock-mode", "running")
+        manager_tab = driver.current_window_handle
+        driver.switch_to.window(store_tab)
+        driver.get(BASE + "/store")
+        Select(driver.find_element(By.ID, "account")).select_by_value("ana")
+        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-buy]"))
+        driver.find_element(By.ID, "interrupted").click()
+        driver.find_element(By.CSS_SELECTOR, f"[data-buy='{consumable['id']}']").click()
+        wait_text(driver, f"[data-state='{consumable['id']}']", "Waiting for you")
+        driver.switch_to.window(manager_tab)
+        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-approve]"))
+        driver.find_element(By.CSS_SELECTOR, "[data-approve]").click()
+        driver.switch_to.window(store_tab)
+        wait_text(driver, f"[data-state='{consumable['id']}']", "Purchased")
+        wait_text(driver, f"[data-product='{consumable['id']}'] .meta", "You have bought 2")
+        driver.switch_to.window(manager_tab)
+        driver.close()
+        driver.switch_to.window(store_tab)
+        ok("manager: the clock paused and resumed; an interrupted purchase waited and was completed in the manager")
+
         # 6. The inspector: a receipt and a JWS verified, a forged JWS refused.
         receipt = api("GET", "/simulator/accounts/ana/receipt")["receiptData"]
         signed = view["transactions"][0]["signedTransaction"]

@@ -70,6 +70,20 @@ struct RequestDocument {
         }
     }
 
+    /// A number (whole or not) that is finite and within `range`.
+    func number(_ key: String, in range: ClosedRange<Double>) throws(APIError) -> Double? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .number(let number)?:
+            guard let value = number.doubleValue, value.isFinite, range.contains(value) else {
+                throw .badRequest(
+                    "invalidField", "'\(key)' must be a number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        default: throw .badRequest("invalidField", "'\(key)' must be a number")
+        }
+    }
+
     func integer(_ key: String, in range: ClosedRange<Int64>) throws(APIError) -> Int64? {
         switch object[key] {
         case nil, .null?: return nil

@@ -24,9 +24,36 @@ public final class AppStoreSimulator: Sendable {
     public enum Clock: Sendable {
         /// Time stands still at the configured start until advanced.
         case frozen
-        /// Time runs with the given wall clock from the configured start (jumps add to it).
+        /// Time runs with the given wall clock from the configured start (jumps add to it); it can be paused and
+        /// sped up (``setClock(paused:speed:)``).
         case running(wallClock: @Sendable () -> Date)
     }
+
+    /// How a running clock goes: paused or not, and how many simulated seconds pass per wall-clock second.
+    public struct ClockSetting: Hashable, Sendable {
+        public var paused: Bool
+        public var speed: Double
+
+        public init(paused: Bool, speed: Double) {
+            self.paused = paused
+            self.speed = speed
+        }
+    }
+
+    /// The running clock's dial: simulated time from an anchor on the wall clock, at a speed, unless paused.
+    struct ClockDial: Sendable {
+        var wallAnchor: Date
+        var simulatedAnchor: Date
+        var speed: Double = 1
+        var paused = false
+
+        func simulated(at wall: Date) -> Date {
+            paused ? simulatedAnchor : simulatedAnchor + wall.timeIntervalSince(wallAnchor) * speed
+        }
+    }
+
+    /// The fastest a running clock may go: a simulated year in about half a minute.
+    public static let maximumClockSpeed: Double = 1_000_000
 
     /// The PKI every artifact is signed with; give its roots (``SimulatorPKI/trustStore``) to a verifier.
     public let pki: SimulatorPKI
@@ -35,8 +62,7 @@ public final class AppStoreSimulator: Sendable {
     /// A verifier configured as a server of this app would be, with the simulator's roots (its chain cache is kept).
     let signedDataVerifier: SignedDataVerifier
     private let clock: Clock
-    private let wallStart: Date?
-    private let state: Mutex<(core: SimulatorCore, jump: TimeInterval)>
+    private let state: Mutex<(core: SimulatorCore, dial: ClockDial)>
 
     /// A simulator selling `catalog`, signing with `pki`. `keepsRecords` keeps every event, artifact and notification
     /// in memory for ``events``, ``artifacts`` and ``notifications`` (turn it off for very long simulations; sinks and
@@ -54,10 +80,10 @@ public final class AppStoreSimulator: Sendable {
             configuration: .init(
                 bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
                 environments: [configuration.environment]))
-        if case .running(let wall) = clock { wallStart = wall() } else { wallStart = nil }
+        let wallStart = if case .running(let wall) = clock { wall() } else { configuration.start }
         let core = try SimulatorCore(
             catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords)
-        state = Mutex((core, 0))
+        state = Mutex((core, ClockDial(wallAnchor: wallStart, simulatedAnchor: configuration.start)))
     }
 
     /// A simulator selling the products of a `.storekit` file or `Products.plist`.
@@ -74,15 +100,15 @@ public final class AppStoreSimulator: Sendable {
     /// it queued for sinks and update streams once the lock is released (even when `body` throws: what happened before
     /// the error happened).
     func withCore<T: Sendable>(
-        catchingUp: Bool = true, _ body: (inout SimulatorCore, inout TimeInterval) throws(SimulatorError) -> T
+        catchingUp: Bool = true, _ body: (inout SimulatorCore, inout ClockDial) throws(SimulatorError) -> T
     ) throws(SimulatorError) -> T {
         let (result, batch) = state.withLock { state -> (Result<T, SimulatorError>, [Outbox.Delivery]) in
             let result = Result { () throws(SimulatorError) -> T in
-                if catchingUp, case .running(let wall) = clock, let wallStart {
-                    let target = configuration.start + wall().timeIntervalSince(wallStart) + state.jump
+                if catchingUp, case .running(let wall) = clock {
+                    let target = state.dial.simulated(at: wall())
                     if target > state.core.now { try state.core.advance(to: target) }
                 }
-                return try body(&state.core, &state.jump)
+                return try body(&state.core, &state.dial)
             }
             return (result, state.core.outbox.takeFirstBatch())
         }
@@ -117,11 +143,37 @@ public final class AppStoreSimulator: Sendable {
     /// Moves the clock forward by `seconds`, running everything due on the way.
     public func advance(by seconds: TimeInterval) throws(SimulatorError) {
         guard seconds >= 0 else { throw SimulatorError(.timeGoesForward, "the clock cannot go back") }
-        try withCore(catchingUp: false) { (core, jump) throws(SimulatorError) in
+        try withCore(catchingUp: false) { (core, dial) throws(SimulatorError) in
             try core.advance(to: core.now + seconds)
-            jump += seconds
+            dial.simulatedAnchor += seconds
         }
         try withCore { _ in }
+    }
+
+    /// How the running clock goes now; nil for a frozen clock (it moves only when advanced).
+    public var clockSetting: ClockSetting? {
+        guard case .running = clock else { return nil }
+        return state.withLock { ClockSetting(paused: $0.dial.paused, speed: $0.dial.speed) }
+    }
+
+    /// Pauses or resumes the running clock, or changes its speed (simulated seconds per wall-clock second, above 0 and
+    /// at most ``maximumClockSpeed``). Time due until now runs first, at the old setting.
+    public func setClock(paused: Bool? = nil, speed: Double? = nil) throws(SimulatorError) {
+        guard case .running(let wall) = clock else {
+            throw SimulatorError(.invalidArgument, "this simulator's clock is frozen: it moves only when advanced")
+        }
+        if let speed, !(speed > 0 && speed <= Self.maximumClockSpeed) {
+            throw SimulatorError(
+                .invalidArgument, "the clock's speed must be above 0 and at most \(Int(Self.maximumClockSpeed))")
+        }
+        try withCore(catchingUp: false) { (core, dial) throws(SimulatorError) in
+            let moment = wall()
+            let target = dial.simulated(at: moment)
+            if target > core.now { try core.advance(to: target) }
+            dial = ClockDial(
+                wallAnchor: moment, simulatedAnchor: core.now, speed: speed ?? dial.speed, paused: paused ?? dial.paused
+            )
+        }
     }
 
     /// Moves the clock forward by calendar periods (real-time calendar arithmetic, whatever the time rate).

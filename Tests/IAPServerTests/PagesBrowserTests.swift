@@ -26,7 +26,7 @@ import Testing
             ])
         #expect(status == 0, "\(output)")
         let passed = output.split(separator: "\n").filter { $0.hasPrefix("ok ") }
-        #expect(passed.count >= 17, "\(output)")
+        #expect(passed.count >= 18, "\(output)")
         for name in [
             "store", "manager", "inspector", "home-desktop", "store-phone", "manager-phone", "inspector-phone",
         ] {

@@ -303,6 +303,37 @@ struct ManagerOperationsTests {
             let (bad, badAnswer) = try await client.post("/simulator/clock/jump", ["date": "tomorrow"])
             #expect(bad == .badRequest && badAnswer["code"] as? String == "invalidField")
 
+            // The clock: paused, sped up, and refused a speed it cannot have.
+            let (paused, pausedClock) = try await client.put("/simulator/clock", ["paused": true])
+            #expect(paused == .ok && pausedClock["paused"] as? Bool == true, "\(pausedClock)")
+            let (fast, fastClock) = try await client.put("/simulator/clock", ["paused": false, "speed": 3600])
+            #expect(fast == .ok && fastClock["speed"] as? Double == 3600 && fastClock["paused"] as? Bool == false)
+            for body in [[:], ["speed": 0], ["speed": 2e6], ["paused": "yes"]] as [[String: Any]] {
+                let (refused, answer) = try await client.put("/simulator/clock", body)
+                #expect(refused == .badRequest, "\(body): \(answer)")
+            }
+
+            // Family sharing: kid joins ana's family and gets the flowers; leaving revokes them (REVOKE).
+            _ = try await client.post("/simulator/accounts", ["accountId": "kid"])
+            let (joined, _) = try await client.put("/simulator/accounts/ana/family", ["familyId": "home"])
+            #expect(joined == .ok)
+            let (_, kidInFamily) = try await client.put("/simulator/accounts/kid/family", ["familyId": "home"])
+            #expect(kidInFamily["familyId"] as? String == "home")
+            #expect((kidInFamily["entitledProductIds"] as? [String])?.contains(FloristCatalog.flowers) == true)
+            let (leftFamily, kidAlone) = try await client.execute(
+                uri: "/simulator/accounts/kid/family", method: .delete
+            ) {
+                ($0.status, try object($0))
+            }
+            #expect(leftFamily == .ok)
+            #expect((kidAlone["entitledProductIds"] as? [String])?.contains(FloristCatalog.flowers) == false)
+            #expect(kidAlone["familyId"] == nil)
+            let (_, revoked) = try await client.get("/simulator/notifications")
+            #expect(
+                (revoked["notifications"] as? [[String: Any]])?.contains {
+                    $0["notificationType"] as? String == "REVOKE" && $0["accountId"] as? String == "kid"
+                } == true)
+
             // Delete one transaction, then clear the rest.
             try await client.execute(uri: "/simulator/transactions/\(gold)", method: .delete) { response in
                 #expect(response.status == .noContent)

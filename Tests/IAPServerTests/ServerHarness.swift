@@ -70,6 +70,15 @@ extension TestClientProtocol {
         }
     }
 
+    /// Puts a JSON body and returns the status and the JSON answer.
+    func put(_ uri: String, _ body: [String: Any], headers: HTTPFields = jsonHeaders) async throws -> (
+        HTTPResponse.Status, [String: Any]
+    ) {
+        try await execute(uri: uri, method: .put, headers: headers, body: json(body)) { response in
+            (response.status, try object(response))
+        }
+    }
+
     func get(_ uri: String, headers: HTTPFields = keyHeaders) async throws -> (HTTPResponse.Status, [String: Any]) {
         try await execute(uri: uri, method: .get, headers: headers) { response in
             (response.status, try object(response))

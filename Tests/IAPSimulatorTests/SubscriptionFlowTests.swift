@@ -289,4 +289,37 @@ struct SubscriptionFlowTests {
         #expect(try store.now == start + 301 + 3600)
         #expect((#expect(throws: SimulatorError.self) { try store.advance(to: start) })?.code == .timeGoesForward)
     }
+
+    @Test func aRunningClockPausesResumesAndChangesSpeed() throws {
+        final class Wall: @unchecked Sendable { var now = Date(timeIntervalSince1970: 0) }
+        let wall = Wall()
+        let store = try AppStoreSimulator(
+            catalog: FloristCatalog.catalog, configuration: SimulatorConfiguration(start: start),
+            pki: SimulatorTestKeys.pki, clock: .running(wallClock: { wall.now }))
+        #expect(store.clockSetting == .init(paused: false, speed: 1))
+        wall.now += 10
+        try store.setClock(paused: true)
+        wall.now += 1000
+        #expect(try store.now == start + 10, "paused: the wall clock moves, the store's does not")
+        try store.advance(by: 50)
+        #expect(try store.now == start + 60, "a paused clock still moves when told")
+        try store.setClock(paused: false, speed: 3600)
+        wall.now += 2
+        #expect(try store.now == start + 60 + 7200, "an hour a second")
+        try store.createAccount("ana")
+        _ = try store.purchase(F.silver, account: "ana")
+        wall.now += 24 * 30 + 12  // a month and a half at an hour a second
+        #expect(try store.transactions(account: "ana").count == 2, "the renewal came due while the clock ran fast")
+        try store.setClock(speed: 1)
+        let settled = try store.now
+        wall.now += 5
+        #expect(try store.now == settled + 5)
+        #expect(store.clockSetting == .init(paused: false, speed: 1))
+        for bad in [0, -1, .infinity, .nan, AppStoreSimulator.maximumClockSpeed * 2] {
+            #expect((#expect(throws: SimulatorError.self) { try store.setClock(speed: bad) })?.code == .invalidArgument)
+        }
+        let frozen = try AppStoreSimulator(catalog: FloristCatalog.catalog, pki: SimulatorTestKeys.pki)
+        #expect(frozen.clockSetting == nil)
+        #expect((#expect(throws: SimulatorError.self) { try frozen.setClock(paused: true) })?.code == .invalidArgument)
+    }
 }

@@ -376,6 +376,26 @@ extension OpenAPIDocument {
                 "415": { $ref: "#/components/responses/UnsupportedMediaType" }
                 "422": { $ref: "#/components/responses/Unprocessable" }
                 "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/accounts/{account}/family:
+            put:
+              summary: Join a family group (made on first use); shareable purchases are shared both ways
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [familyId]
+                      additionalProperties: false
+                      properties: { familyId: { type: string, maxLength: 64 } }
+              responses: *accountChange
+            delete:
+              summary: Leave the family; what was shared is revoked (REVOKE notifications)
+              security: [{}, { adminToken: [] }]
+              parameters: [{ $ref: "#/components/parameters/account" }]
+              responses: *accountChange
           /simulator/accounts/{account}/clear:
             post:
               summary: Clear every transaction of the account (Xcode's "Clear Transactions"; no notification)
@@ -475,19 +495,44 @@ extension OpenAPIDocument {
               responses: *simulatorAction
           /simulator/clock:
             get:
-              summary: The simulator's current time
+              summary: The simulator's current time, and how its clock goes
               security: [{}, { adminToken: [] }]
               responses:
-                "200":
-                  description: The time.
+                "200": &clockAnswer
+                  description: The time; paused and speed when the clock runs with the wall clock.
                   content:
                     application/json:
                       schema:
                         type: object
                         required: [now]
-                        properties: { now: { type: string, format: date-time } }
+                        properties:
+                          now: { type: string, format: date-time }
+                          paused: { type: boolean }
+                          speed: { type: number, description: Simulated seconds per wall-clock second. }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
+                "503": { $ref: "#/components/responses/Unavailable" }
+            put:
+              summary: Pause or resume the running clock, or change its speed
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: false
+                      properties:
+                        paused: { type: boolean }
+                        speed: { type: number, minimum: 0.001, maximum: 1000000 }
+              responses:
+                "200": *clockAnswer
+                "400": { $ref: "#/components/responses/BadRequest" }
+                "401": { $ref: "#/components/responses/Unauthorized" }
+                "403": { $ref: "#/components/responses/Forbidden" }
+                "413": { $ref: "#/components/responses/TooLarge" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+                "422": { $ref: "#/components/responses/Unprocessable" }
                 "503": { $ref: "#/components/responses/Unavailable" }
           /simulator/clock/advance:
             post:

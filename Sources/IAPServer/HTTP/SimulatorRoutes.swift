@@ -167,6 +167,21 @@ struct SimulatorRoutes: Sendable {
                 return try self.account(account)
             }
         }
+        group.put("accounts/:account/family") { request, context in
+            let account = try parameter("account", context)
+            return try await run(request, allowed: ["familyId"]) { (body) throws(APIError) in
+                let family = try body.requiredString("familyId")
+                guard family.count <= 64 else { throw .badRequest("invalidField", "'familyId' is longer than 64") }
+                try simulated { () throws(SimulatorError) in try store.joinFamily(family, account: account) }
+                return try self.account(account)
+            }
+        }
+        group.delete("accounts/:account/family") { request, context in
+            try check(request)
+            let account = try parameter("account", context)
+            try simulated { () throws(SimulatorError) in try store.leaveFamily(account: account) }
+            return try self.account(account)
+        }
         group.post("accounts/:account/clear") { request, context in
             let account = try parameter("account", context)
             return try await run(request, allowed: []) { (_) throws(APIError) in
@@ -221,7 +236,18 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("clock") { request, _ in
             try check(request)
-            return JSONBody.response(["now": try simulated { () throws(SimulatorError) in try store.now }])
+            return try clockAnswer()
+        }
+        group.put("clock") { request, _ in
+            try await run(request, allowed: ["paused", "speed"]) { (body) throws(APIError) in
+                let paused = try body.bool("paused")
+                let speed = try body.number("speed", in: 0.001...AppStoreSimulator.maximumClockSpeed)
+                guard paused != nil || speed != nil else {
+                    throw .badRequest("missingField", "give 'paused', 'speed' or both")
+                }
+                try simulated { () throws(SimulatorError) in try store.setClock(paused: paused, speed: speed) }
+                return try clockAnswer()
+            }
         }
         group.post("clock/advance") { request, _ in
             try await run(request, allowed: ["seconds"]) { (body) throws(APIError) in
@@ -286,6 +312,13 @@ struct SimulatorRoutes: Sendable {
     }
 
     private func check(_ request: Request) throws(APIError) { try admin.check(request) }
+
+    /// The simulated moment, and how the clock goes when it runs with the wall clock.
+    private func clockAnswer() throws(APIError) -> Response {
+        let now = try simulated { () throws(SimulatorError) in try store.now }
+        return JSONBody.response(
+            Answers.SimulatedClock(now: now, paused: store.clockSetting?.paused, speed: store.clockSetting?.speed))
+    }
 
     private func state() throws(APIError) -> Response {
         let now = try simulated { () throws(SimulatorError) in try store.now }
@@ -457,6 +490,14 @@ extension Answers {
         var pendingPurchases: [Pending]
         var notifications: Int
         var transactions: Int
+    }
+
+    struct SimulatedClock: Encodable {
+        var now: Date
+        /// Absent for a clock that moves only when told.
+        var paused: Bool?
+        /// Simulated seconds per wall-clock second; absent for a clock that moves only when told.
+        var speed: Double?
     }
 
     struct Pending: Encodable {

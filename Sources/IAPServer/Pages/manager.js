@@ -27,10 +27,14 @@ document.addEventListener("DOMContentLoaded", () => {
     render();
   }
 
+  let clock = null;
+
   async function refresh() {
     const state = await api("GET", "/simulator");
     now = state.now;
     nodes.now.textContent = date(now);
+    clock = await api("GET", "/simulator/clock");
+    draw("clock", [clock.paused, clock.speed], renderClock);
     const accounts = await Promise.all(state.accounts.slice(0, 50).map((id) => api("GET", path(id))));
     await loadNotifications();
     draw("pending", state.pendingPurchases, () => renderPending(state.pendingPurchases));
@@ -52,6 +56,24 @@ document.addEventListener("DOMContentLoaded", () => {
       const recent = await api("GET", "/simulator/notifications?since=" + start);
       for (const item of recent.notifications) notifications[item.index] = item;
     }
+  }
+
+  function renderClock() {
+    const pause = document.getElementById("pause");
+    const speed = document.getElementById("speed");
+    const running = clock.paused !== undefined;
+    pause.disabled = !running;
+    speed.disabled = !running;
+    if (!running) {
+      document.getElementById("clock-mode").textContent = "(moves only when you move it)";
+      return;
+    }
+    pause.textContent = clock.paused ? "Resume" : "Pause";
+    if (![...speed.options].some((option) => Number(option.value) === clock.speed)) {
+      speed.append(el("option", { value: String(clock.speed) }, `${clock.speed}× real time`));
+    }
+    speed.value = String(clock.speed);
+    document.getElementById("clock-mode").textContent = clock.paused ? "(paused)" : clock.speed === 1 ? "(running)" : `(running ${clock.speed}× faster)`;
   }
 
   function renderPending(pending) {
@@ -89,7 +111,22 @@ document.addEventListener("DOMContentLoaded", () => {
           type: "button", class: "secondary", "data-auto-renew": account.accountId + "/" + subscription.groupId,
           onclick: () => act(`Auto-renew ${subscription.willAutoRenew ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/auto-renew",
             { groupId: subscription.groupId, enabled: !subscription.willAutoRenew }),
-        }, subscription.willAutoRenew ? "Auto-renew off" : "Auto-renew on")));
+        }, subscription.willAutoRenew ? "Auto-renew off" : "Auto-renew on"), " ",
+        subscription.state === "subscribed" && subscription.willAutoRenew ? el("button", {
+          type: "button", class: "secondary", "data-renew": account.accountId + "/" + subscription.groupId,
+          title: "Moves the store's clock to the renewal date: everything due by then happens too",
+          onclick: () => move("/simulator/clock/jump", { date: subscription.expiresDate }),
+        }, "Renew now") : null, " ",
+        subscription.state === "subscribed" || subscription.state === "inGracePeriod" ? el("button", {
+          type: "button", class: "secondary", "data-expire": account.accountId + "/" + subscription.groupId,
+          title: "Turns auto-renew off, then moves the store's clock to the end of the period",
+          onclick: async () => {
+            if (subscription.willAutoRenew) {
+              await api("POST", path(account.accountId) + "/auto-renew", { groupId: subscription.groupId, enabled: false });
+            }
+            await move("/simulator/clock/jump", { date: subscription.expiresDate });
+          },
+        }, "Expire") : null));
       const rows = [...account.transactions].reverse().map((transaction) => {
         const state = transactionState(transaction);
         const target = "/simulator/transactions/" + encodeURIComponent(transaction.transactionId);
@@ -113,6 +150,13 @@ document.addEventListener("DOMContentLoaded", () => {
           el("button", { type: "button", class: "secondary", "data-billing": account.accountId,
             onclick: () => act(`Billing issue ${account.billingFails ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/billing-issue",
               { failing: !account.billingFails }) }, account.billingFails ? "Card works again" : "Card fails"),
+          account.familyId
+            ? el("button", { type: "button", class: "secondary", "data-leave-family": account.accountId,
+              onclick: () => act(`${account.accountId} left family ${account.familyId}: shared purchases revoked`, "DELETE", path(account.accountId) + "/family") },
+              `Leave family ${account.familyId} (revoke sharing)`)
+            : el("button", { type: "button", class: "secondary", "data-join-family": account.accountId,
+              onclick: () => act(`${account.accountId} joined family "family"`, "PUT", path(account.accountId) + "/family", { familyId: "family" }) },
+              "Join the family"),
           el("button", { type: "button", class: "secondary", "data-clear": account.accountId,
             onclick: () => act(`Cleared ${account.accountId}'s transactions`, "POST", path(account.accountId) + "/clear", {}) }, "Clear transactions")),
         subscriptions.length ? el("ul", {}, subscriptions) : null,
@@ -172,6 +216,21 @@ document.addEventListener("DOMContentLoaded", () => {
         el("li", {}, `${date(item.signedDate)}: ${item.notificationType}${item.subtype ? " / " + item.subtype : ""} for ${item.accountId || "the app"}`)))
         : el("p", { id: "changes-list" }, "Nothing came due: no renewal, expiry or retry in that time."));
   }
+
+  document.getElementById("pause").addEventListener("click", async () => {
+    try {
+      clock = await api("PUT", "/simulator/clock", { paused: !clock.paused });
+      say(nodes.clockStatus, clock.paused ? "The store's clock is paused." : "The store's clock runs again.", "good");
+    } catch (error) { say(nodes.clockStatus, error.message, "bad"); }
+    await refresh();
+  });
+  document.getElementById("speed").addEventListener("change", async (event) => {
+    try {
+      clock = await api("PUT", "/simulator/clock", { speed: Number(event.target.value) });
+      say(nodes.clockStatus, `The store's clock runs at ${clock.speed}× real time.`, "good");
+    } catch (error) { say(nodes.clockStatus, error.message, "bad"); }
+    await refresh();
+  });
 
   for (const button of document.querySelectorAll("[data-advance]")) {
     button.addEventListener("click", () => move("/simulator/clock/advance", { seconds: Number(button.dataset.advance) }));

@@ -37,6 +37,18 @@ document.addEventListener("DOMContentLoaded", () => {
     await refresh();
   }
 
+  const deviceSelect = document.getElementById("device");
+
+  function renderDevices() {
+    const chosen = deviceSelect.value;
+    const key = view.deviceIds.join();
+    if (deviceSelect.dataset.devices !== key) {
+      deviceSelect.dataset.devices = key;
+      fill(deviceSelect, view.deviceIds.map((id, index) => el("option", { value: id }, `Device ${index + 1} (${id.slice(0, 8)})`)));
+    }
+    if (view.deviceIds.includes(chosen)) deviceSelect.value = chosen;
+  }
+
   async function refresh() {
     if (!account) return;
     // The pending list first, then the account: an approval records the purchase before it clears the request, so
@@ -67,6 +79,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   function render() {
+    renderDevices();
     renderSubscriptions();
     renderProducts();
     renderPurchases();
@@ -182,9 +195,11 @@ document.addEventListener("DOMContentLoaded", () => {
     states[product.id] = { text: "Purchase in progress…", tone: "wait", since: new Date(0).toISOString() };
     render();
     try {
-      const deviceId = view.deviceIds[0];
+      const deviceId = deviceSelect.value || view.deviceIds[0];
       const clock = await api("GET", "/simulator/clock");
-      const result = await api("POST", path(account) + "/purchases", { productId: product.id, deviceId });
+      const result = await api("POST", path(account) + "/purchases", {
+        productId: product.id, deviceId, interrupted: document.getElementById("interrupted").checked,
+      });
       if (result.outcome === "purchased") {
         // Deliver, then finish, as an app must.
         await api("POST", "/simulator/transactions/" + encodeURIComponent(result.transaction.transactionId) + "/finish");
@@ -214,6 +229,15 @@ document.addEventListener("DOMContentLoaded", () => {
   function cssId(text) { return text.replace(/[^A-Za-z0-9_-]/g, "_"); }
 
   accountSelect.addEventListener("change", () => choose(accountSelect.value).catch((error) => say(accountStatus, error.message, "bad")));
+  document.getElementById("add-device").addEventListener("click", async () => {
+    if (!account) return say(accountStatus, "Choose an account first.", "bad");
+    try {
+      const added = await api("POST", path(account) + "/devices");
+      await refresh();
+      deviceSelect.value = added.deviceId;
+      say(accountStatus, `Signed in on a new device (${added.deviceId.slice(0, 8)}): its receipt is its own.`, "good");
+    } catch (error) { say(accountStatus, error.message, "bad"); }
+  });
   document.getElementById("restore").addEventListener("click", async () => {
     if (!account) return say(accountStatus, "Choose an account first.", "bad");
     try {
