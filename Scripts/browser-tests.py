@@ -264,6 +264,7 @@ def main():
                 driver.get(BASE + page)
                 WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
                 time.sleep(0.5)  # the page's first API calls
+                driver.execute_script("window.scrollTo(0, 0)")
                 if not driver.find_elements(By.TAG_NAME, "h1"):
                     fail(f"{where}: no heading")
                 axe_scan(driver, where)

@@ -14,6 +14,7 @@ document.addEventListener("DOMContentLoaded", () => {
   let products = [];        // the catalog as this account's storefront prices it
   let view = null;          // GET /simulator/accounts/{account}
   let pending = [];         // this account's purchases waiting for approval or for the customer
+  let storeNow = null;      // the store's clock at the last refresh
   const states = {};        // product id -> { text, tone } of the latest purchase attempt
   const path = (id) => "/simulator/accounts/" + encodeURIComponent(id);
 
@@ -54,6 +55,7 @@ document.addEventListener("DOMContentLoaded", () => {
     // The pending list first, then the account: an approval records the purchase before it clears the request, so
     // an account read after a pending list without the request has the purchase.
     const state = await api("GET", "/simulator");
+    storeNow = state.now;
     view = await api("GET", path(account));
     pending = state.pendingPurchases.filter((item) => item.accountId === account);
     for (const product of products) {
@@ -183,7 +185,9 @@ document.addEventListener("DOMContentLoaded", () => {
       el("td", {}, name(transaction.productId)),
       el("td", {}, date(transaction.purchaseDate)),
       el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
-      el("td", {}, transaction.revocationDate ? el("span", { class: "badge bad" }, "refunded " + date(transaction.revocationDate)) : el("span", { class: "badge good" }, "ok")),
+      el("td", {}, transaction.revocationDate ? el("span", { class: "badge bad" }, "refunded " + date(transaction.revocationDate))
+        : transaction.expiresDate && storeNow && new Date(transaction.expiresDate) <= new Date(storeNow) ? el("span", { class: "badge info" }, "period over")
+        : el("span", { class: "badge good" }, transaction.expiresDate ? "current" : "ok")),
       el("td", { class: "mono" }, transaction.transactionId)));
     fill(purchasesNode, el("table", {},
       el("caption", { class: "visually-hidden" }, "Purchases, newest first"),
