@@ -28,6 +28,9 @@ struct PagesTests {
                     #expect(response.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
                     let html = String(buffer: response.body)
                     #expect(html.contains(marker), "\(path)")
+                    #expect(html.hasPrefix("<!doctype html>") && !html.contains("{{"), "\(path) is not laid out")
+                    #expect(html.contains("<a href=\"\(path)\" aria-current=\"page\">"), "\(path)")
+                    #expect(html.components(separatedBy: "aria-current").count == 2, "\(path)")
                     // Everything a page loads is this server's own.
                     for match in html.matches(of: /(?:src|href)="([^"#]*)"/) {
                         let target = String(match.output.1)
@@ -50,7 +53,10 @@ struct PagesTests {
                     #expect(response.headers[.contentType] == "text/javascript; charset=utf-8")
                 }
             }
-            for missing in ["/assets/nothing.js", "/assets/index.html", "/assets/..%2FPackage.swift", "/nowhere"] {
+            for missing in [
+                "/assets/nothing.js", "/assets/index.html", "/assets/layout.html", "/assets/..%2FPackage.swift",
+                "/nowhere",
+            ] {
                 try await client.execute(uri: missing, method: .get) { response in
                     #expect(response.status == .notFound, "\(missing)")
                 }
@@ -245,7 +251,7 @@ struct CustomersConsoleTests {
     }
 
     @Test func beyondLoopbackWithoutATokenTheConsoleIsNotServed() async throws {
-        let runtime = try await SimulatorAPITests.runtime(host: "0.0.0.0")
+        let runtime = try await SimulatorAPITests.runtime(host: "192.0.2.10")
         try await runtime.application().test(.router) { client in
             try await client.execute(uri: "/console/customers/x", method: .get) { #expect($0.status == .notFound) }
             let (status, _) = try await client.post("/console/inspect", ["document": "x"])

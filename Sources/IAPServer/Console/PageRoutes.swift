@@ -15,21 +15,29 @@ struct PageRoutes: Sendable {
         let etag: String
     }
 
-    /// The pages, by path.
+    /// The pages in the order the navigation lists them: path, label, and the fragment in the resources.
     static let pages = [
-        "/": "index.html", "/store": "store.html", "/manager": "manager.html", "/inspector": "inspector.html",
-        "/customers": "customers.html",
+        (path: "/", label: "Home", file: "index.html"), (path: "/store", label: "Store", file: "store.html"),
+        (path: "/manager", label: "Manager", file: "manager.html"),
+        (path: "/inspector", label: "Inspector", file: "inspector.html"),
+        (path: "/customers", label: "Customers", file: "customers.html"),
     ]
 
-    /// Everything in the resources' `Pages` folder, by file name; empty when the resources are missing.
+    /// Everything in the resources' `Pages` folder, by file name, each page put in the layout; empty when the
+    /// resources are missing.
     static let assets: [String: Asset] = {
         guard let folder = Bundle.module.url(forResource: "Pages", withExtension: nil),
             let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
         else { return [:] }
+        func read(_ name: String) -> Data? {
+            FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
+        }
+        let layout = read("layout.html").map { String(decoding: $0, as: UTF8.self) } ?? ""
         var assets: [String: Asset] = [:]
-        for name in names {
-            guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else {
-                continue
+        for name in names where name != "layout.html" {
+            guard var data = read(name) else { continue }
+            if let page = pages.first(where: { $0.file == name }) {
+                data = Data(laidOut(String(decoding: data, as: UTF8.self), path: page.path, layout: layout).utf8)
             }
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             assets[name] = Asset(
@@ -37,6 +45,25 @@ struct PageRoutes: Sendable {
         }
         return assets
     }()
+
+    /// A page fragment (a first line `<!-- title: ...; script: ... -->`, then its `<main>`) put in the layout, with
+    /// the navigation marking the page's own link.
+    static func laidOut(_ fragment: String, path: String, layout: String) -> String {
+        let header = fragment.prefix { $0 != "\n" }
+        var fields: [String: String] = [:]
+        for part in header.dropFirst(4).dropLast(3).split(separator: ";") {
+            let pair = part.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2 { fields[pair[0]] = pair[1] }
+        }
+        let navigation = pages.map { page in
+            let current = page.path == path ? " aria-current=\"page\"" : ""
+            return "        <li><a href=\"\(page.path)\"\(current)>\(page.label)</a></li>"
+        }.joined(separator: "\n")
+        return layout.replacingOccurrences(of: "{{title}}", with: fields["title"] ?? "IAPKit")
+            .replacingOccurrences(of: "{{script}}", with: fields["script"] ?? "common.js")
+            .replacingOccurrences(of: "{{nav}}", with: navigation)
+            .replacingOccurrences(of: "{{main}}", with: String(fragment.dropFirst(header.count + 1)))
+    }
 
     static let securityHeaders: HTTPFields = [
         HTTPField.Name("Content-Security-Policy")!:
@@ -48,12 +75,12 @@ struct PageRoutes: Sendable {
     ]
 
     func add(to router: Router<ServerRequestContext>) {
-        for (path, file) in Self.pages {
-            router.get(RouterPath(path)) { request, _ in try Self.serve(file, request) }
+        for page in Self.pages {
+            router.get(RouterPath(page.path)) { request, _ in try Self.serve(page.file, request) }
         }
         router.get("/assets/:file") { request, context in
             let file = try context.parameters.require("file")
-            guard !file.hasSuffix(".html") else { throw APIError(404, "notFound", "no such file") }
+            guard !file.hasSuffix(".html") else { throw APIError(404, "notFound", "no such file: \(file)") }
             return try Self.serve(file, request)
         }
     }
