@@ -105,7 +105,8 @@ public final class AppStoreSimulator: Sendable {
         let (result, batch) = state.withLock { state -> (Result<T, SimulatorError>, [Outbox.Delivery]) in
             let result = Result { () throws(SimulatorError) -> T in
                 if catchingUp, case .running(let wall) = clock {
-                    let target = state.dial.simulated(at: wall())
+                    // A fast clock left running reaches the simulator's last date and stays there.
+                    let target = min(state.dial.simulated(at: wall()), SimulatorConfiguration.latestDate)
                     if target > state.core.now { try state.core.advance(to: target) }
                 }
                 return try body(&state.core, &state.dial)
@@ -157,7 +158,8 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// Pauses or resumes the running clock, or changes its speed (simulated seconds per wall-clock second, above 0 and
-    /// at most ``maximumClockSpeed``). Time due until now runs first, at the old setting.
+    /// at most ``maximumClockSpeed``). Time due until now runs first, at the old setting, as far as it can in one move
+    /// (``SimulatorConfiguration/maximumEventsPerAdvance``); the clock goes on from where that stopped.
     public func setClock(paused: Bool? = nil, speed: Double? = nil) throws(SimulatorError) {
         guard case .running(let wall) = clock else {
             throw SimulatorError(.invalidArgument, "this simulator's clock is frozen: it moves only when advanced")
@@ -168,8 +170,10 @@ public final class AppStoreSimulator: Sendable {
         }
         try withCore(catchingUp: false) { (core, dial) throws(SimulatorError) in
             let moment = wall()
-            let target = dial.simulated(at: moment)
-            if target > core.now { try core.advance(to: target) }
+            let target = min(dial.simulated(at: moment), SimulatorConfiguration.latestDate)
+            // Catch up as far as the clock can; when it cannot go all the way (too many events due at once), it stops
+            // where it got to, so a pause or a slower speed always takes hold.
+            if target > core.now { try? core.advance(to: target) }
             dial = ClockDial(
                 wallAnchor: moment, simulatedAnchor: core.now, speed: speed ?? dial.speed, paused: paused ?? dial.paused
             )

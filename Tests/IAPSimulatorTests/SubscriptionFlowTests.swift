@@ -318,6 +318,14 @@ struct SubscriptionFlowTests {
         for bad in [0, -1, .infinity, .nan, AppStoreSimulator.maximumClockSpeed * 2] {
             #expect((#expect(throws: SimulatorError.self) { try store.setClock(speed: bad) })?.code == .invalidArgument)
         }
+        // Left running at full speed past the last date, the clock waits there, and a pause still takes hold.
+        try store.setClock(speed: AppStoreSimulator.maximumClockSpeed)
+        wall.now += 1_000_000
+        #expect(try store.now == SimulatorConfiguration.latestDate)
+        try store.setClock(paused: true)
+        #expect(store.clockSetting?.paused == true)
+        #expect(try store.transactions(account: "ana").count > 2)
+
         let frozen = try AppStoreSimulator(catalog: FloristCatalog.catalog, pki: SimulatorTestKeys.pki)
         #expect(frozen.clockSetting == nil)
         #expect((#expect(throws: SimulatorError.self) { try frozen.setClock(paused: true) })?.code == .invalidArgument)
