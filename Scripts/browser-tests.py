@@ -17,6 +17,8 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import (ElementClickInterceptedException, NoSuchElementException,
+                                        StaleElementReferenceException)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -103,6 +105,20 @@ def wait_text(driver, selector, text, timeout=20):
         fail(f"'{text}' never appeared in {selector} (found {found})")
 
 
+def click(driver, selector, timeout=20):
+    """Clicks the element when it is there; pages redraw sections when their data change, so an element found a moment
+    ago may have been replaced: find it again."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            driver.find_element(By.CSS_SELECTOR, selector).click()
+            return
+        except (StaleElementReferenceException, NoSuchElementException, ElementClickInterceptedException):
+            if time.time() > deadline:
+                fail(f"could not click {selector}")
+            time.sleep(0.1)
+
+
 def make_account(driver, name, ask_to_buy=False):
     driver.find_element(By.ID, "new-id").send_keys(name)
     if ask_to_buy:
@@ -125,7 +141,7 @@ def main():
         consumable = next(p for p in catalog if p["kind"] == "consumable")
         subscription = next(p for p in catalog if p["kind"] == "autoRenewable")
         for product in (consumable, subscription):
-            driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").click()
+            click(driver, f"[data-buy='{product['id']}']")
             wait_text(driver, f"[data-state='{product['id']}']", "Purchased")
         wait_text(driver, f"[data-product='{consumable['id']}'] .meta", "You have bought 1")
         wait_text(driver, "#subscriptions", subscription["displayName"])
@@ -142,13 +158,12 @@ def main():
         make_account(driver, "kid", ask_to_buy=True)
         store_tab = driver.current_window_handle
         product = next(p for p in catalog if p["kind"] == "nonConsumable")
-        driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").click()
+        click(driver, f"[data-buy='{product['id']}']")
         wait_text(driver, f"[data-state='{product['id']}']", "Waiting for approval")
         driver.switch_to.new_window("tab")
         manager_tab = driver.current_window_handle
         driver.get(BASE + "/manager")
-        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-approve]"))
-        driver.find_element(By.CSS_SELECTOR, "[data-approve]").click()
+        click(driver, "[data-approve]")
         wait_text(driver, "#action-status", f"Approved {product['id']} for kid")
         driver.switch_to.window(store_tab)
         wait_text(driver, f"[data-state='{product['id']}']", "Purchased")
@@ -158,13 +173,14 @@ def main():
         kid = api("GET", "/simulator/accounts/kid")
         bought = next(t for t in kid["transactions"] if t["productId"] == product["id"])
         driver.switch_to.window(manager_tab)
-        button = WebDriverWait(driver, 20).until(
-            lambda d: d.find_element(By.CSS_SELECTOR, f"[data-refund='{bought['transactionId']}']"))
-        button.click()
+        click(driver, f"[data-refund='{bought['transactionId']}']")
         wait_text(driver, "#action-status", f"Refunded {product['id']}")
         driver.switch_to.window(store_tab)
         wait_text(driver, f"[data-state='{product['id']}']", "No access")
-        if not driver.find_element(By.CSS_SELECTOR, f"[data-buy='{product['id']}']").is_enabled():
+        try:
+            WebDriverWait(driver, 20).until(
+                conditions.element_to_be_clickable((By.CSS_SELECTOR, f"[data-buy='{product['id']}']")))
+        except Exception:
             fail("store: the refunded product cannot be bought again")
         if product["id"] in api("GET", "/simulator/accounts/kid")["entitledProductIds"]:
             fail("the simulator still entitles the refunded product")
@@ -173,7 +189,7 @@ def main():
         # 4. A clock move in the manager renews ana's subscription: the move lists DID_RENEW, the store the new date.
         before = api("GET", "/simulator/accounts/ana")["subscriptions"][0]["expiresDate"]
         driver.switch_to.window(manager_tab)
-        driver.find_element(By.CSS_SELECTOR, "[data-advance='2678400']").click()
+        click(driver, "[data-advance='2678400']")
         wait_text(driver, "#changes", "DID_RENEW")
         after = api("GET", "/simulator/accounts/ana")["subscriptions"][0]
         if after["expiresDate"] <= before or after["state"] != "subscribed":
@@ -191,8 +207,7 @@ def main():
 
         # 5. The customers page: ana as the server stores her (the store gave her account an app account token).
         driver.get(BASE + "/customers")
-        button = WebDriverWait(driver, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-customer='ana']"))
-        button.click()
+        click(driver, "[data-customer='ana']")
         wait_text(driver, "#owned", subscription["id"])
         wait_text(driver, "#timeline", "gained")
         served = api("GET", "/console/customers/" + api("GET", "/simulator/accounts/ana")["appAccountToken"])
@@ -205,23 +220,22 @@ def main():
         driver.switch_to.new_window("tab")
         driver.get(BASE + "/manager")
         WebDriverWait(driver, 20).until(lambda d: d.find_element(By.ID, "pause").text == "Pause")
-        driver.find_element(By.ID, "pause").click()
+        click(driver, "#pause")
         wait_text(driver, "#clock-mode", "paused")
         if api("GET", "/simulator/clock").get("paused") is not True:
             fail("the manager said paused, the simulator's clock is not")
-        driver.find_element(By.ID, "pause").click()
+        click(driver, "#pause")
         wait_text(driver, "#clock-mode", "running")
         manager_tab = driver.current_window_handle
         driver.switch_to.window(store_tab)
         driver.get(BASE + "/store")
         Select(driver.find_element(By.ID, "account")).select_by_value("ana")
         WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-buy]"))
-        driver.find_element(By.ID, "interrupted").click()
-        driver.find_element(By.CSS_SELECTOR, f"[data-buy='{consumable['id']}']").click()
+        click(driver, "#interrupted")
+        click(driver, f"[data-buy='{consumable['id']}']")
         wait_text(driver, f"[data-state='{consumable['id']}']", "Waiting for you")
         driver.switch_to.window(manager_tab)
-        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-approve]"))
-        driver.find_element(By.CSS_SELECTOR, "[data-approve]").click()
+        click(driver, "[data-approve]")
         driver.switch_to.window(store_tab)
         wait_text(driver, f"[data-state='{consumable['id']}']", "Purchased")
         wait_text(driver, f"[data-product='{consumable['id']}'] .meta", "You have bought 2")

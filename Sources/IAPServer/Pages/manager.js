@@ -38,7 +38,10 @@ document.addEventListener("DOMContentLoaded", () => {
     const accounts = await Promise.all(state.accounts.slice(0, 50).map((id) => api("GET", path(id))));
     await loadNotifications();
     draw("pending", state.pendingPurchases, () => renderPending(state.pendingPurchases));
-    draw("accounts", [accounts, now], () => renderAccounts(accounts));
+    // Keyed on what is shown, not on the clock (which moves at every refresh): the section redraws, and a control
+    // loses its focus, only when a transaction, a subscription or an account setting changed.
+    draw("accounts", [accounts, accounts.map((account) => account.transactions.map((t) => transactionState(t).text))],
+      () => renderAccounts(accounts));
     draw("notifications", notifications.length + ":" + notifications.map((n) => n.serverAnswers.length).join(),
       renderNotifications);
   }

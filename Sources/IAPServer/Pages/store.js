@@ -80,7 +80,14 @@ document.addEventListener("DOMContentLoaded", () => {
     render();
   }
 
+  let drawn = null;
+
+  /** Redraws when what is shown changed (not at every refresh: a redraw loses the keyboard focus). */
   function render() {
+    const key = JSON.stringify([view, pending.map((item) => item.id), states, products.length,
+      view.transactions.map((t) => Boolean(t.expiresDate && storeNow && new Date(t.expiresDate) <= new Date(storeNow)))]);
+    if (key === drawn) return;
+    drawn = key;
     renderDevices();
     renderSubscriptions();
     renderProducts();
