@@ -120,7 +120,7 @@ extension OpenAPIDocument {
                       required: [seconds]
                       additionalProperties: false
                       properties: { seconds: { type: integer, minimum: 1, maximum: 158112000 } }
-              responses:
+              responses: &clockMove
                 "200":
                   description: The new time.
                   content:
@@ -136,6 +136,20 @@ extension OpenAPIDocument {
                 "415": { $ref: "#/components/responses/UnsupportedMediaType" }
                 "422": { $ref: "#/components/responses/Unprocessable" }
                 "503": { $ref: "#/components/responses/Unavailable" }
+          /simulator/clock/jump:
+            post:
+              summary: Move the simulator's clock forward to a date (renewals, expiries and notifications happen on the way)
+              security: [{}, { adminToken: [] }]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [date]
+                      additionalProperties: false
+                      properties: { date: { type: string, format: date-time } }
+              responses: *clockMove
           /simulator/notifications:
             get:
               summary: The notifications the simulator sent, 500 at a time
@@ -176,34 +190,5 @@ extension OpenAPIDocument {
                                 signedPayload: { type: string }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
-          /simulator/clock/jump:
-            post:
-              summary: Move the simulator's clock forward to a date (renewals, expiries and notifications happen on the way)
-              security: [{}, { adminToken: [] }]
-              requestBody:
-                required: true
-                content:
-                  application/json:
-                    schema:
-                      type: object
-                      required: [date]
-                      additionalProperties: false
-                      properties: { date: { type: string, format: date-time } }
-              responses:
-                "200":
-                  description: The new time.
-                  content:
-                    application/json:
-                      schema:
-                        type: object
-                        required: [now]
-                        properties: { now: { type: string, format: date-time } }
-                "400": { $ref: "#/components/responses/BadRequest" }
-                "401": { $ref: "#/components/responses/Unauthorized" }
-                "403": { $ref: "#/components/responses/Forbidden" }
-                "413": { $ref: "#/components/responses/TooLarge" }
-                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
-                "422": { $ref: "#/components/responses/Unprocessable" }
-                "503": { $ref: "#/components/responses/Unavailable" }
         """#
 }
