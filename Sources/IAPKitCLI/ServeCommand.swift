@@ -71,7 +71,7 @@ public struct ServeCommand: AsyncParsableCommand {
     }
 
     public func run() async throws {
-        var logger = Logger(label: "iapkit")
+        var logger = Logger(label: "iapkit", factory: ServerLogHandler.standardOutput)
         logger.logLevel = .info
         var settings = try await loadSettings()
         let generatedKey = settings.server.apiKeys.isEmpty

@@ -1,6 +1,7 @@
 import Foundation
 import IAPEntitlements
 import IAPServer
+import Synchronization
 import Testing
 
 /// The rules of ``ServerStorage``, run against every backend: memory, an SQLite file, and PostgreSQL when
@@ -18,12 +19,19 @@ struct StorageConformanceTests {
 
     /// A fresh, empty storage of the backend, or nil (with a note) when it is not available here.
     static func storage(_ backend: Backend) async throws -> (any ServerStorage)? {
+        if backend == .memory { return MemoryStorage() }
+        guard let database = try await database(backend) else { return nil }
+        return try await SQLStorage(database: database)
+    }
+
+    /// A fresh, empty database of an SQL backend, or nil (with a note) when it is not available here.
+    static func database(_ backend: Backend) async throws -> (any SQLDatabase)? {
         switch backend {
         case .memory:
-            return MemoryStorage()
+            return nil
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
-            return try await SQLStorage(database: try SQLiteDatabase(path: path))
+            return try SQLiteDatabase(path: path)
         case .postgres:
             guard let url = postgresURL else {
                 print("note: PostgreSQL conformance skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
@@ -36,7 +44,7 @@ struct StorageConformanceTests {
             ] {
                 try await database.execute(SQLStatement("DROP TABLE IF EXISTS \(table)"))
             }
-            return try await SQLStorage(database: database)
+            return database
         }
     }
 
@@ -159,6 +167,56 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    /// Apps post the same transaction at every launch: a batch that would change nothing is answered as a recording
+    /// is (the owner's records), and on SQL backends without a write transaction; anything that changes something
+    /// (a newer version, a first claim, a refused claim) still takes the writer's turn.
+    @Test(arguments: [Backend.sqlite, .postgres]) func aPostOfWhatIsStoredIsAnsweredWithoutWriting(_ backend: Backend)
+        async throws
+    {
+        guard let database = try await Self.database(backend) else { return }
+        let counting = TransactionCountingDatabase(database)
+        let storage = try await SQLStorage(database: counting)
+        let ana = CustomerKey(bundleID: Self.bundle, id: "ana")
+        /// What recording answered, and how many write transactions it took.
+        func record(_ claimant: String?, _ transaction: StoredTransaction, renewals: [StoredRenewal] = [])
+            async throws -> (outcome: RecordOutcome, writes: Int)
+        {
+            let before = counting.transactions.withLock { $0 }
+            let outcome = try await storage.record(
+                PurchaseBatch(claimant: claimant, transactions: [transaction], renewals: renewals))
+            return (outcome, counting.transactions.withLock { $0 } - before)
+        }
+        let bought = Self.transaction("t1", signed: 1)
+        let renewal = StoredRenewal(
+            bundleID: Self.bundle, originalTransactionID: "t1", signedDate: Date(timeIntervalSince1970: 1_700_000_001),
+            document: "renewal-1",
+            record: RenewalRecord(originalTransactionID: "t1", productID: "p.lifetime", source: .signedTransaction))
+        #expect(try await record("ana", bought, renewals: [renewal]).writes == 1)
+        let stored = RecordOutcome.recorded(owners: ["ana"], records: try await storage.records(of: ana))
+        let again = try await record("ana", bought, renewals: [renewal])
+        #expect(again.outcome == stored && again.writes == 0)
+        let unclaimed = try await record(nil, bought)
+        #expect(unclaimed.outcome == stored && unclaimed.writes == 0)
+        // An older version of what is stored changes nothing either.
+        let older = try await record("ana", Self.transaction("t1", signed: 0, document: "older"))
+        #expect(older.outcome == stored && older.writes == 0)
+        // A newer version is written.
+        let newer = Self.transaction("t1", signed: 5, revoked: true)
+        #expect(try await record("ana", newer).writes == 1)
+        #expect(try await storage.records(of: ana).transactions.map(\.document) == [newer.document])
+        // Another customer's claim goes to the writer, which refuses it.
+        let refused = try await record("eve", newer)
+        #expect(refused.outcome == .claimedByAnother(originalTransactionID: "t1", owner: "ana") && refused.writes == 1)
+        // An owner the server made up gives way to the first claim, through the writer.
+        let other = Self.transaction("t9", signed: 1)
+        _ = try await storage.record(
+            notification: Self.notification("n9"), applying: PurchaseBatch(claimant: nil, transactions: [other]))
+        #expect(try await record(nil, other).writes == 0)
+        #expect(try await record("bo", other).writes == 1)
+        #expect(try await storage.customer(matching: "t9", bundleID: Self.bundle)?.id == "bo")
+        try await storage.shutdown()
+    }
+
     @Test func anSQLiteFileKeepsWhatWasCommittedAcrossReopening() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
         let first = try await SQLStorage(database: try SQLiteDatabase(path: path))
@@ -176,4 +234,27 @@ struct StorageConformanceTests {
             receivedAt: Date(timeIntervalSince1970: 1_700_000_001),
             body: #"{"signedPayload":"x"}"#)
     }
+}
+
+/// A database that counts the write transactions run through it.
+final class TransactionCountingDatabase: SQLDatabase {
+    let database: any SQLDatabase
+    let transactions = Mutex(0)
+
+    init(_ database: any SQLDatabase) { self.database = database }
+
+    var engine: SQLEngine { database.engine }
+
+    func transaction<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool))
+        async throws -> R
+    {
+        transactions.withLock { $0 += 1 }
+        return try await database.transaction(body)
+    }
+
+    func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
+        try await database.read(body)
+    }
+
+    func close() async throws { try await database.close() }
 }

@@ -44,6 +44,8 @@ struct StreamingJSONEncoderTests {
                 "\(date.timeIntervalSince1970)")
         }
         #expect(DateFormat.text(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
+        #expect(DateFormat.text(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00.000Z")
+        #expect(DateFormat.text(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00.000Z")
     }
 
     @Test func aServersAnswersAndRecordsMatchFoundation() async throws {
@@ -93,6 +95,32 @@ struct StreamingJSONEncoderTests {
                 PurchaseRecord.self, from: Data(try storing.encode(transaction.record)))
             #expect(decoded == transaction.record)
         }
+    }
+
+    /// Integers are written digit by digit and strings copied whole unless they need an escape: every width at its
+    /// limits, every ASCII character and some beyond come out as Foundation writes them.
+    @Test func integersAndStringsAreWhatFoundationWrites() throws {
+        struct Widths: Encodable {  // declared in key order, so Foundation's sorted keys are our order
+            var flags = [true, false]
+            var int = [Int.min, -1, 0, 7, Int.max]
+            var int16 = [Int16.min, Int16.max]
+            var int32 = [Int32.min, Int32.max]
+            var int64 = [Int64.min, Int64.max]
+            var int8 = [Int8.min, Int8.max]
+            var uint = [UInt.min, UInt.max]
+            var uint16 = [UInt16.max]
+            var uint32 = [UInt32.max]
+            var uint64 = [UInt64.max, 10, 9]
+            var uint8 = [UInt8.max]
+        }
+        let foundation = JSONEncoder()
+        foundation.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        #expect(try StreamingJSONEncoder().encode(Widths()) == Array(try foundation.encode(Widths())))
+        let every = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
+        let strings = [every, "", "plain", "é 🌸 \u{2063}", String(repeating: "\\\"", count: 100)]
+        let ours = try StreamingJSONEncoder().encode(strings)
+        #expect(try Self.parsed(ours) == Self.parsed(try foundation.encode(strings)))
+        #expect(String(decoding: try StreamingJSONEncoder().encode(["a\u{1}"]), as: UTF8.self) == #"["a\u0001"]"#)
     }
 
     @Test func numbersThatJSONCannotHoldAreRefused() {

@@ -50,30 +50,45 @@ enum DateFormat {
     }
 
     static func text(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        append(date, to: &bytes, quoted: false)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes `2027-01-31T09:00:00.000Z` (UTC, milliseconds), in quotes when asked, at the end of `bytes`.
+    static func append(_ date: Date, to bytes: inout [UInt8], quoted: Bool) {
         let millis = epochMilliseconds(date)
         let (days, dayMillis) = floorDivision(millis, 86_400_000)
         let (year, month, day) = CivilCalendar.date(fromDays: Int(days))
-        var text = year < 0 ? "-" : ""
-        text.reserveCapacity(24)
-        func append(_ value: Int64, digits: Int) {
-            let written = String(value)
-            text += String(repeating: "0", count: max(digits - written.count, 0)) + written
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var value = value
+            // A value wider than `count` digits (a year past 9999) is written whole.
+            while divisor * 10 <= value { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor))
+                value %= divisor
+                divisor /= 10
+            }
         }
-        append(Int64(abs(year)), digits: 4)
-        text += "-"
-        append(Int64(month), digits: 2)
-        text += "-"
-        append(Int64(day), digits: 2)
-        text += "T"
-        append(dayMillis / 3_600_000, digits: 2)
-        text += ":"
-        append(dayMillis / 60_000 % 60, digits: 2)
-        text += ":"
-        append(dayMillis / 1000 % 60, digits: 2)
-        text += "."
-        append(dayMillis % 1000, digits: 3)
-        text += "Z"
-        return text
+        if quoted { bytes.append(UInt8(ascii: "\"")) }
+        if year < 0 { bytes.append(UInt8(ascii: "-")) }
+        digits(Int64(abs(year)), 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int64(month), 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int64(day), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(dayMillis / 3_600_000, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(dayMillis / 60_000 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(dayMillis / 1000 % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(dayMillis % 1000, 3)
+        bytes.append(UInt8(ascii: "Z"))
+        if quoted { bytes.append(UInt8(ascii: "\"")) }
     }
 
     private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {

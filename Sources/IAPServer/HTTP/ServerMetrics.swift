@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 public import Prometheus
+import Synchronization
 
 /// The server's metrics, in Prometheus text at `GET /metrics`: requests by route, method and status with latency
 /// histograms (Hummingbird's metrics middleware), verifications by document and verdict, notifications by type and
@@ -27,15 +28,27 @@ public enum ServerMetrics {
     /// Counts one document checked: `document` is transaction, renewal, notification or receipt; `verdict` is
     /// valid, refused (a check failed) or malformed (not a document at all).
     static func verification(_ document: String, _ verdict: String) {
-        _ = registry
-        Counter(label: "iapkit_verifications_total", dimensions: [("document", document), ("verdict", verdict)])
-            .increment()
+        counter("iapkit_verifications_total", ("document", document), ("verdict", verdict)).increment()
     }
 
     /// Counts one notification received: its type and whether it was applied, a duplicate or refused.
     static func notification(_ type: String, _ outcome: String) {
+        counter("iapkit_notifications_total", ("type", type), ("outcome", outcome)).increment()
+    }
+
+    /// The counters made so far, by label and dimension values: making one asks the registry under its lock and
+    /// sanitizes every name, which at load cost more than counting.
+    private static let counters = Mutex<[[String]: Metrics.Counter]>([:])
+
+    private static func counter(_ label: String, _ first: (String, String), _ second: (String, String))
+        -> Metrics.Counter
+    {
+        let key = [label, first.1, second.1]
+        if let known = counters.withLock({ $0[key] }) { return known }
         _ = registry
-        Counter(label: "iapkit_notifications_total", dimensions: [("type", type), ("outcome", outcome)]).increment()
+        let made = Metrics.Counter(label: label, dimensions: [first, second])
+        counters.withLock { $0[key] = made }
+        return made
     }
 
     private static func sanitized(_ name: String) -> String {

@@ -39,56 +39,94 @@ final class JSONStreamWriter {
     var depth: Int { open.count }
 
     /// Writes one value whole: containers it opens are closed when it returns; a value that wrote nothing is `{}`.
+    ///
+    /// Leaf types are recognised by comparing metatypes, not by casting the value: a failed cast of a struct to a
+    /// protocol copies it into a box first, and every nested value of an answer went through a dozen of them.
     func write<T: Encodable>(_ value: T) throws {
-        switch value {
-        case let text as String: return writeString(text)
-        case let flag as Bool: return bytes += flag ? Array("true".utf8) : Array("false".utf8)
-        case let number as Int: return bytes += Array(String(number).utf8)
-        case let number as Double: return try writeDouble(number)
-        case let number as Float: return try writeDouble(Double(number))
-        case let number as any BinaryInteger: return bytes += Array(String(describing: number).utf8)
-        case let date as Date where !datesAsReferenceSeconds: return writeString(DateFormat.text(date))
-        case let decimal as Decimal: return bytes += Array(decimal.description.utf8)
-        case let url as URL: return writeString(url.absoluteString)
-        case let data as Data: return writeString(data.base64EncodedString())
-        case let dictionary as any StringKeyedEncodable: return try dictionary.writeSorted(to: self)
+        switch ObjectIdentifier(T.self) {
+        case ObjectIdentifier(String.self): return writeString(value as! String)
+        case ObjectIdentifier(Int.self): return writeInteger(value as! Int)
+        case ObjectIdentifier(Bool.self): return bytes.append(contentsOf: (value as! Bool) ? "true".utf8 : "false".utf8)
+        case ObjectIdentifier(Double.self): return try writeDouble(value as! Double)
+        case ObjectIdentifier(Date.self) where !datesAsReferenceSeconds:
+            return DateFormat.append(value as! Date, to: &bytes, quoted: true)
+        case ObjectIdentifier(Int64.self): return writeInteger(value as! Int64)
+        case ObjectIdentifier(Int32.self): return writeInteger(value as! Int32)
+        case ObjectIdentifier(Int16.self): return writeInteger(value as! Int16)
+        case ObjectIdentifier(Int8.self): return writeInteger(value as! Int8)
+        case ObjectIdentifier(UInt.self): return writeInteger(value as! UInt)
+        case ObjectIdentifier(UInt64.self): return writeInteger(value as! UInt64)
+        case ObjectIdentifier(UInt32.self): return writeInteger(value as! UInt32)
+        case ObjectIdentifier(UInt16.self): return writeInteger(value as! UInt16)
+        case ObjectIdentifier(UInt8.self): return writeInteger(value as! UInt8)
+        case ObjectIdentifier(Float.self): return try writeDouble(Double(value as! Float))
+        case ObjectIdentifier(Decimal.self): return bytes.append(contentsOf: (value as! Decimal).description.utf8)
+        case ObjectIdentifier(URL.self): return writeString((value as! URL).absoluteString)
+        case ObjectIdentifier(Data.self): return writeString((value as! Data).base64EncodedString())
         default: break
+        }
+        if T.self is any StringKeyedEncodable.Type, let dictionary = value as? any StringKeyedEncodable {
+            return try dictionary.writeSorted(to: self)
         }
         let depth = open.count
         let start = bytes.count
         try value.encode(to: JSONStreamEncoder(writer: self))
         close(downTo: depth)
-        if bytes.count == start { bytes += Array("{}".utf8) }
+        if bytes.count == start { bytes.append(contentsOf: "{}".utf8) }
     }
 
     func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: bytes.append(byte)
+        let utf8 = text.utf8
+        // Most strings (keys, identifiers, dates) need no escape: copied whole.
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: utf8)
+        } else {
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): bytes.append(contentsOf: "\\\\".utf8)
+                case UInt8(ascii: "\n"): bytes.append(contentsOf: "\\n".utf8)
+                case UInt8(ascii: "\r"): bytes.append(contentsOf: "\\r".utf8)
+                case UInt8(ascii: "\t"): bytes.append(contentsOf: "\\t".utf8)
+                case 0..<0x20:
+                    let hex: StaticString = "0123456789abcdef"
+                    bytes.append(contentsOf: "\\u00".utf8)
+                    bytes.append(hex.utf8Start[Int(byte >> 4)])
+                    bytes.append(hex.utf8Start[Int(byte & 0xF)])
+                default: bytes.append(byte)
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))
     }
 
-    func writeDouble(_ number: Double) throws {
-        guard number.isFinite else { throw JSONStreamError(description: "\(number) is not a JSON number") }
-        if number == number.rounded(), abs(number) < 1e15 {
-            bytes += Array(String(Int64(number)).utf8)
-        } else {
-            bytes += Array(String(number).utf8)
+    /// Writes an integer's decimal digits straight into the bytes.
+    func writeInteger(_ number: some BinaryInteger) {
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = UInt64(number.magnitude)
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, written from the end
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[index...])
         }
     }
 
-    func writeNull() { bytes += Array("null".utf8) }
+    func writeDouble(_ number: Double) throws {
+        guard number.isFinite else { throw JSONStreamError(description: "\(number) is not a JSON number") }
+        if number == number.rounded(), abs(number) < 1e15 {
+            writeInteger(Int64(number))
+        } else {
+            bytes.append(contentsOf: String(number).utf8)
+        }
+    }
+
+    func writeNull() { bytes.append(contentsOf: "null".utf8) }
 
     /// Opens an object or an array where the writer stands (after a key, an array's comma, or at the top).
     func openContainer(object: Bool) {
@@ -171,10 +209,16 @@ private struct KeyedJSONStream<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func encode(_ value: Bool, forKey key: Key) throws { try member(value, key) }
-    mutating func encode(_ value: String, forKey key: Key) throws { try member(value, key) }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        writer.key(key.stringValue, at: depth)
+        writer.writeString(value)
+    }
     mutating func encode(_ value: Double, forKey key: Key) throws { try member(value, key) }
     mutating func encode(_ value: Float, forKey key: Key) throws { try member(value, key) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try member(value, key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        writer.key(key.stringValue, at: depth)
+        writer.writeInteger(value)
+    }
     mutating func encode(_ value: Int8, forKey key: Key) throws { try member(value, key) }
     mutating func encode(_ value: Int16, forKey key: Key) throws { try member(value, key) }
     mutating func encode(_ value: Int32, forKey key: Key) throws { try member(value, key) }

@@ -22,6 +22,7 @@ public final class SQLStorage: ServerStorage {
     public func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome {
         let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? ""
+        if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
         // The owner's rows are read in the transaction and decoded after it, outside the writer's turn.
         let written: Written = try await inTransaction { db in
             var owners: [String] = []
@@ -45,6 +46,55 @@ public final class SQLStorage: ServerStorage {
         guard let owner = written.owners.first else { return .recorded(owners: [], records: CustomerRecords()) }
         let key = CustomerKey(bundleID: bundleID, id: owner)
         return .recorded(owners: written.owners, records: try records(of: key, from: written.ownerRows, written: rows))
+    }
+
+    /// The answer to a batch that would change nothing, read without taking the writer's turn; nil when it may change
+    /// something. Apps post the same transaction at every launch: once it is stored, a post of it finds one owner who
+    /// stays (the claimant, when there is one, already holds the claim) and, for each document, the same one or a
+    /// newer one stored, which is exactly when the writes would leave every row as it is.
+    private func alreadyRecorded(_ batch: PurchaseBatch, rows: EncodedRows, bundleID: String) async throws(StorageError)
+        -> RecordOutcome?
+    {
+        guard !batch.transactions.isEmpty else { return nil }
+        let found: (owner: String, rows: [SQLRow])? = try await read { db in
+            var owner: String?
+            for transaction in batch.transactions {
+                guard let row = try await db.rows(Self.ownerQuery(transaction)).first else { return nil }
+                let customer = try row.text("customer_id")
+                if let claimant = batch.claimant, try row.integer("claimed") != 1 || customer != claimant {
+                    return nil
+                }
+                guard owner == nil || owner == customer else { return nil }
+                owner = customer
+            }
+            guard let owner else { return nil }
+            return (owner, try await db.rows(Self.recordsQuery(CustomerKey(bundleID: bundleID, id: owner))))
+        }
+        guard let found else { return nil }
+        let unchanged = try Self.decoding {
+            func keeps(_ row: SQLRow?, signedDate: Date, document: String) throws -> Bool {
+                guard let row else { return false }
+                return try row.text("document") == document || row.integer("signed_date") > Self.millis(signedDate)
+            }
+            for transaction in batch.transactions {
+                let row = try found.rows.first {
+                    try $0.integer("kind") == 0 && $0.text("transaction_id") == transaction.transactionID
+                }
+                guard try keeps(row, signedDate: transaction.signedDate, document: transaction.document) else {
+                    return false
+                }
+            }
+            for renewal in batch.renewals {
+                let row = try found.rows.first {
+                    try $0.integer("kind") == 1 && $0.text("original_transaction_id") == renewal.originalTransactionID
+                }
+                guard try keeps(row, signedDate: renewal.signedDate, document: renewal.document) else { return false }
+            }
+            return true
+        }
+        guard unchanged else { return nil }
+        let key = CustomerKey(bundleID: bundleID, id: found.owner)
+        return .recorded(owners: [found.owner], records: try records(of: key, from: found.rows, written: rows))
     }
 
     /// What a batch's transaction did: refused, or recorded with the first owner's rows.
@@ -210,6 +260,15 @@ public final class SQLStorage: ServerStorage {
             ORDER BY rank LIMIT 1
             """,
             [.text(bundleID), .text(id)])
+    }
+
+    /// The owner of a transaction's original transaction, and whether a customer claimed it.
+    static func ownerQuery(_ transaction: StoredTransaction) -> SQLStatement {
+        SQLStatement(
+            """
+            SELECT customer_id, claimed FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2
+            """,
+            [.text(transaction.bundleID), .text(transaction.originalTransactionID)])
     }
 
     /// A customer's rows in one statement: kind 0 transactions, 1 renewals, 2 consumptions. The owner's rows come
