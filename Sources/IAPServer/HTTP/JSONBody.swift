@@ -8,7 +8,7 @@ import NIOCore
 enum JSONBody {
     /// The body's bytes, at most `limit` of them (413 past it); a declared content type must be JSON (415).
     static func bytes(of request: Request, limit: Int, requireJSON: Bool = true) async throws(APIError) -> [UInt8] {
-        if requireJSON, let type = request.headers[.contentType] {
+        if requireJSON, let type = request.headers[.contentType], type != "application/json" {
             let essence = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard essence == "application/json" else {
                 throw APIError(415, "unsupportedMediaType", "send the body as application/json, not \(type)")
