@@ -11,6 +11,9 @@ final class AsyncLock: Sendable {
         return try await body()
     }
 
+    /// Whether tasks are queued for the lock now (asked by its holder).
+    var hasWaiters: Bool { state.withLock { !$0.waiters.isEmpty } }
+
     private func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in

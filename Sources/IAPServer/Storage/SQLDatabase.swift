@@ -85,7 +85,8 @@ extension SQLStatementRunner {
 public protocol SQLDatabase: Sendable {
     var engine: SQLEngine { get }
     /// Runs `body` in one transaction: committed when it returns `commit: true`, rolled back when it returns false or
-    /// throws. Nobody else writes meanwhile.
+    /// throws. Nobody else writes meanwhile, and the call returns only once what it kept is committed (SQLite may
+    /// commit the writes that queued together at once, each still all or nothing).
     func transaction<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool))
         async throws -> R
     /// Runs `body` on a connection that sees committed state.

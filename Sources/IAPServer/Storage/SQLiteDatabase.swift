@@ -13,6 +13,16 @@ public final class SQLiteDatabase: SQLDatabase {
     private let path: String
     private let writer: SQLiteConnection
     private let writerLock = AsyncLock()
+    /// Writes that came while others waited for the writer share one transaction (each in a savepoint) and one
+    /// commit: a commit appends every page it changed to the WAL, and writes in a row change the same index pages.
+    /// A write is answered only once its group committed. Not for `:memory:`, whose reads share the writer.
+    private let groupsWrites: Bool
+    /// The group open on the writer; touched only by the holder of `writerLock`.
+    nonisolated(unsafe) private var group = WriteGroup()
+    /// The most writes one commit carries, so none waits long for the others.
+    static let groupLimit = 32
+    /// How many transactions were committed: fewer than the writes when writes came together.
+    let commits = Atomic<Int>(0)
     /// Readers not in use, and whether the database was closed (readers handed back afterwards are closed).
     private let idleReaders = Mutex<(connections: [SQLiteConnection], closed: Bool)>(([], false))
     /// How many idle readers are kept open; more are opened while reads overlap, and closed when handed back.
@@ -22,6 +32,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// written through one connection.
     public init(path: String) throws(StorageError) {
         self.path = path
+        groupsWrites = path != ":memory:"
         do {
             writer = try SQLiteConnection(path: path, readOnly: false)
             if path != ":memory:" {
@@ -36,17 +47,72 @@ public final class SQLiteDatabase: SQLDatabase {
     public func transaction<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws -> R {
-        try await writerLock.withLock {
-            try writer.execute("BEGIN IMMEDIATE")
+        let (result, ticket) = try await writerLock.withLock { () async throws -> (R, CommitTicket?) in
+            guard groupsWrites else {
+                try writer.execute("BEGIN IMMEDIATE")
+                do {
+                    let (result, commit) = try await body(SQLiteRunner(connection: writer))
+                    try writer.execute(commit ? "COMMIT" : "ROLLBACK")
+                    if commit { commits.add(1, ordering: .relaxed) }
+                    return (result, nil)
+                } catch {
+                    try? writer.execute("ROLLBACK")
+                    throw error
+                }
+            }
+            return try await member(body)
+        }
+        try await ticket?.committed()
+        return result
+    }
+
+    /// Runs one write as a member of the open group (opening one if none is): in a savepoint, kept or undone as the
+    /// body says. The last member before nobody waits (or the group's limit) commits the group; a member that does
+    /// not commit it gets a ticket that tells when that commit happened.
+    private func member<R: Sendable>(
+        _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
+    ) async throws -> (R, CommitTicket?) {
+        if group.members == 0 { try writer.execute("BEGIN IMMEDIATE") }
+        group.members += 1
+        let outcome: Result<R, any Error>
+        do {
+            try writer.execute("SAVEPOINT member")
+            let (result, commit) = try await body(SQLiteRunner(connection: writer))
+            if !commit { try writer.execute("ROLLBACK TO member") }
+            try writer.execute("RELEASE member")
+            outcome = .success(result)
+        } catch {
+            // A failed statement undoes itself; SQLite ends the whole transaction only on I/O, disk-full or memory
+            // errors, and then the group fails with it.
+            if (try? writer.execute("ROLLBACK TO member")) == nil || (try? writer.execute("RELEASE member")) == nil
+                || writer.isAutocommit
+            {
+                endGroup(failing: error)
+            }
+            outcome = .failure(error)
+        }
+        if group.members > 0, group.members >= Self.groupLimit || !writerLock.hasWaiters {
             do {
-                let (result, commit) = try await body(SQLiteRunner(connection: writer))
-                try writer.execute(commit ? "COMMIT" : "ROLLBACK")
-                return result
+                try writer.execute("COMMIT")
+                commits.add(1, ordering: .relaxed)
+                endGroup(failing: nil)
             } catch {
-                try? writer.execute("ROLLBACK")
+                endGroup(failing: error)
                 throw error
             }
+            return (try outcome.get(), nil)
         }
+        let result = try outcome.get()
+        let ticket = CommitTicket()
+        group.tickets.append(ticket)
+        return (result, ticket)
+    }
+
+    /// Closes the open group: its tickets learn the commit happened, or the error that undid it.
+    private func endGroup(failing error: (any Error)?) {
+        if error != nil, !writer.isAutocommit { try? writer.execute("ROLLBACK") }
+        for ticket in group.tickets { ticket.settle(error) }
+        group = WriteGroup()
     }
 
     public func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
@@ -65,7 +131,18 @@ public final class SQLiteDatabase: SQLDatabase {
             return state.connections
         }
         for reader in idle { reader.close() }
-        try await writerLock.withLock { writer.close() }
+        try await writerLock.withLock {
+            // A group left open by a write that saw this close waiting commits before the connection goes.
+            if group.members > 0 {
+                do {
+                    try writer.execute("COMMIT")
+                    endGroup(failing: nil)
+                } catch {
+                    endGroup(failing: error)
+                }
+            }
+            writer.close()
+        }
     }
 
     private func takeReader() throws -> SQLiteConnection {
@@ -84,6 +161,45 @@ public final class SQLiteDatabase: SQLDatabase {
             return true
         }
         if !kept { reader.close() }
+    }
+}
+
+/// The writes sharing the writer's open transaction, and the tickets of those that wait for its commit.
+private struct WriteGroup {
+    var members = 0
+    var tickets: [CommitTicket] = []
+}
+
+/// Tells a write whose group another write committed when that happened, or why it failed.
+private final class CommitTicket: Sendable {
+    private let state = Mutex<(settled: Bool, error: (any Error)?, waiter: CheckedContinuation<Void, any Error>?)>(
+        (false, nil, nil))
+
+    func settle(_ error: (any Error)?) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.settled = true
+            state.error = error
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        if let error { waiter?.resume(throwing: error) } else { waiter?.resume() }
+    }
+
+    func committed() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let settled = state.withLock { state -> (any Error)?? in
+                guard state.settled else {
+                    state.waiter = continuation
+                    return nil
+                }
+                return .some(state.error)
+            }
+            switch settled {
+            case .none: break
+            case .some(.none): continuation.resume()
+            case .some(.some(let error)): continuation.resume(throwing: error)
+            }
+        }
     }
 }
 
@@ -190,6 +306,9 @@ final class SQLiteConnection: @unchecked Sendable {
         }
         return rows
     }
+
+    /// Whether no transaction is open on the connection.
+    var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 
     /// Finalizes every statement and closes the connection (SQLite checkpoints the WAL when the last one closes).
     func close() {
