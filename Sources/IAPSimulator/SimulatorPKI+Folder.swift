@@ -1,5 +1,4 @@
 public import Foundation
-import IAPSimulator
 
 extension SimulatorPKI {
     /// The authority saved in `folder` (made and saved there with its keys when the folder holds none), or a new one
