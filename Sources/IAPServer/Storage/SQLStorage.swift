@@ -71,24 +71,34 @@ public final class SQLStorage: ServerStorage {
             return (owner, try await db.rows(Self.recordsQuery(CustomerKey(bundleID: bundleID, id: owner))))
         }
         guard let found else { return nil }
+        // The stored versions by id, so a receipt's thousand purchases cost a thousand lookups, not a million.
         let unchanged = try Self.decoding {
+            var transactions: [String: SQLRow] = [:]
+            var renewals: [String: SQLRow] = [:]
+            for row in found.rows {
+                switch try row.integer("kind") {
+                case 0: transactions[try row.text("transaction_id")] = row
+                case 1: renewals[try row.text("original_transaction_id")] = row
+                default: break
+                }
+            }
             func keeps(_ row: SQLRow?, signedDate: Date, document: String) throws -> Bool {
                 guard let row else { return false }
                 return try row.text("document") == document || row.integer("signed_date") > Self.millis(signedDate)
             }
             for transaction in batch.transactions {
-                let row = try found.rows.first {
-                    try $0.integer("kind") == 0 && $0.text("transaction_id") == transaction.transactionID
-                }
-                guard try keeps(row, signedDate: transaction.signedDate, document: transaction.document) else {
-                    return false
-                }
+                guard
+                    try keeps(
+                        transactions[transaction.transactionID], signedDate: transaction.signedDate,
+                        document: transaction.document)
+                else { return false }
             }
             for renewal in batch.renewals {
-                let row = try found.rows.first {
-                    try $0.integer("kind") == 1 && $0.text("original_transaction_id") == renewal.originalTransactionID
-                }
-                guard try keeps(row, signedDate: renewal.signedDate, document: renewal.document) else { return false }
+                guard
+                    try keeps(
+                        renewals[renewal.originalTransactionID], signedDate: renewal.signedDate,
+                        document: renewal.document)
+                else { return false }
             }
             return true
         }
