@@ -193,17 +193,28 @@ public struct Catalog: Hashable, Sendable {
     /// The subscription group with this identifier.
     public func group(_ id: String) -> SubscriptionGroup? { subscriptionGroups.first { $0.id == id } }
 
-    /// Reads a `.storekit` file (JSON) or a `Products.plist` (property list), by content.
+    /// The largest configuration file read: Xcode's `.storekit` files for hundreds of products are well under 1 MiB.
+    public static let maximumFileSize = 4 << 20
+
+    /// Reads a `.storekit` file (JSON) or a `Products.plist` (property list), by content. Errors name the file as
+    /// given, so a user sees which path was tried.
     public static func load(contentsOfFile path: String) throws(CatalogError) -> Catalog {
-        let name = URL(fileURLWithPath: path).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CatalogError(.unreadableFile, file: name, keyPath: "", "cannot read the file")
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = attributes?[.size] as? Int, size > maximumFileSize {
+            throw CatalogError(.limitExceeded, file: path, keyPath: "", "larger than \(maximumFileSize >> 20) MiB")
         }
-        return try load(data, fileName: name)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
+            throw CatalogError(.unreadableFile, file: path, keyPath: "", reason)
+        }
+        return try load(data, fileName: path)
     }
 
     /// Reads configuration bytes: JSON as a `.storekit` file, a property list as a `Products.plist`.
     public static func load(_ data: Data, fileName: String) throws(CatalogError) -> Catalog {
+        guard data.count <= maximumFileSize else {
+            throw CatalogError(.limitExceeded, file: fileName, keyPath: "", "larger than \(maximumFileSize >> 20) MiB")
+        }
         let first = data.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
         if first == UInt8(ascii: "{") {
             return try StoreKitConfigurationReader(fileName: fileName).read(data)

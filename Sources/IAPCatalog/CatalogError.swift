@@ -19,8 +19,13 @@ public struct CatalogError: CodedError, Sendable {
         public static let invalidValue = Code(rawValue: "invalidValue")
         /// Two products share an identifier.
         public static let duplicateProduct = Code(rawValue: "duplicateProduct")
-        /// A format version this reader does not know (it reads 1 to 5).
+        /// A format version this reader does not know (it reads 1 to 5; `bplist00` for binary property lists).
         public static let unsupportedVersion = Code(rawValue: "unsupportedVersion")
+        /// A property-list value of a kind no catalog uses: a set, a keyed-archiver UID.
+        public static let unsupportedValue = Code(rawValue: "unsupportedValue")
+        /// The file is larger, nests deeper or stands for more values (shared references expanded) than a catalog
+        /// ever needs.
+        public static let limitExceeded = Code(rawValue: "limitExceeded")
     }
 
     public let code: Code

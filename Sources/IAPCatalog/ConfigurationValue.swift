@@ -1,8 +1,10 @@
 import Foundation
+import IAPCore
 
 /// A value from a parsed configuration file, with the key path that leads to it, so every error names file and key.
 struct ConfigurationValue {
-    let value: Any?
+    /// The value, or nil where the key is absent.
+    let value: ConfigurationNode?
     let path: String
     let file: String
 
@@ -11,15 +13,25 @@ struct ConfigurationValue {
     }
 
     subscript(key: String) -> ConfigurationValue {
-        let child = (value as? [String: Any])?[key]
+        WorkMeter.tick()
+        guard case .dictionary(let entries) = value else {
+            return ConfigurationValue(value: nil, path: path.isEmpty ? key : "\(path).\(key)", file: file)
+        }
+        let child = entries[key]
         return ConfigurationValue(value: child, path: path.isEmpty ? key : "\(path).\(key)", file: file)
     }
 
-    var isPresent: Bool { value != nil && !(value is NSNull) }
+    /// Whether the key is there with a value other than null.
+    var isPresent: Bool {
+        switch value {
+        case nil, .null?: false
+        default: true
+        }
+    }
 
     func string() throws(CatalogError) -> String {
         guard isPresent else { throw error(.missingKey, "required") }
-        guard let text = value as? String else { throw error(.invalidValue, "must be a string") }
+        guard case .string(let text) = value else { throw error(.invalidValue, "must be a string") }
         return text
     }
 
@@ -29,10 +41,8 @@ struct ConfigurationValue {
 
     func bool(default defaultValue: Bool) throws(CatalogError) -> Bool {
         guard isPresent else { return defaultValue }
-        guard let number = value as? NSNumber, isBoolean(number) else {
-            throw error(.invalidValue, "must be true or false")
-        }
-        return number.boolValue
+        guard case .bool(let flag) = value else { throw error(.invalidValue, "must be true or false") }
+        return flag
     }
 
     func int(default defaultValue: Int? = nil) throws(CatalogError) -> Int {
@@ -40,21 +50,23 @@ struct ConfigurationValue {
             if let defaultValue { return defaultValue }
             throw error(.missingKey, "required")
         }
-        guard let number = value as? NSNumber, !isBoolean(number), let integer = Int(exactly: number.doubleValue)
-        else { throw error(.invalidValue, "must be a whole number") }
-        return integer
+        switch value {
+        case .integer(let integer)?: return integer
+        case .real(let real)?: if let integer = Int(exactly: real) { return integer }
+        default: break
+        }
+        throw error(.invalidValue, "must be a whole number")
     }
 
     /// A price written as a decimal string ("4.99"), kept exactly.
     func price() throws(CatalogError) -> Decimal? {
         guard isPresent else { return nil }
         let text: String
-        if let string = value as? String {
-            text = string
-        } else if let number = value as? NSNumber, !isBoolean(number) {
-            text = number.stringValue
-        } else {
-            throw error(.invalidValue, "must be a price such as \"4.99\"")
+        switch value {
+        case .string(let string)?: text = string
+        case .integer(let integer)?: text = String(integer)
+        case .real(let real)?: text = String(real)
+        default: throw error(.invalidValue, "must be a price such as \"4.99\"")
         }
         guard let price = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !price.isNaN, price >= 0,
             text.allSatisfy({ $0.isNumber || $0 == "." })
@@ -72,13 +84,8 @@ struct ConfigurationValue {
 
     func array() throws(CatalogError) -> [ConfigurationValue] {
         guard isPresent else { return [] }
-        guard let elements = value as? [Any] else { throw error(.invalidValue, "must be an array") }
+        guard case .array(let elements) = value else { throw error(.invalidValue, "must be an array") }
+        WorkMeter.tick(elements.count)
         return elements.enumerated().map { ConfigurationValue(value: $1, path: "\(path)[\($0)]", file: file) }
     }
-}
-
-/// Whether Foundation's number came from a JSON or property-list boolean (both bridge to NSNumber; booleans have the
-/// Objective-C type "c").
-private func isBoolean(_ number: NSNumber) -> Bool {
-    String(cString: number.objCType) == "c"
 }

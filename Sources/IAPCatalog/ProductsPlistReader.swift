@@ -8,18 +8,13 @@ struct ProductsPlistReader {
     let fileName: String
 
     func read(_ data: Data) throws(CatalogError) -> Catalog {
-        let parsed: Any
-        do {
-            parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
-        } catch {
-            throw CatalogError(.malformedFile, file: fileName, keyPath: "", "neither JSON nor a property list")
-        }
-        let root = ConfigurationValue(value: parsed, path: "", file: fileName)
+        let root = ConfigurationValue(value: try parse(data), path: "", file: fileName)
         var products: [CatalogProduct] = []
         var groups: [SubscriptionGroup] = []
-        if parsed is [Any] {
+        switch root.value {
+        case .array?:
             products = try ids(root).map { CatalogProduct(id: $0, kind: nil) }
-        } else if parsed is [String: Any] {
+        case .dictionary?:
             if root["Products"].isPresent {
                 products += try ids(root["Products"]).map { CatalogProduct(id: $0, kind: nil) }
             }
@@ -41,7 +36,7 @@ struct ProductsPlistReader {
                             subscription: SubscriptionInfo(groupID: name, level: index + 1, period: nil)))
                 }
             }
-        } else {
+        default:
             throw root.error(.malformedFile, "the top level is neither an array nor a dictionary")
         }
         var seen = Set<String>()
@@ -50,6 +45,20 @@ struct ProductsPlistReader {
                 .duplicateProduct, file: fileName, keyPath: "", "the product id \(product.id) appears twice")
         }
         return Catalog(products: products, subscriptionGroups: groups)
+    }
+
+    /// The property list as nodes: binary ones by IAPKit's own reader, XML and text ones by Foundation's.
+    private func parse(_ data: Data) throws(CatalogError) -> ConfigurationNode {
+        if BinaryPropertyListReader.isBinary(data) {
+            return try BinaryPropertyListReader(bytes: Array(data), file: fileName).read()
+        }
+        let parsed: Any
+        do {
+            parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
+        } catch {
+            throw CatalogError(.malformedFile, file: fileName, keyPath: "", "neither JSON nor a property list")
+        }
+        return try ConfigurationNode(foundation: parsed, file: fileName)
     }
 
     private func ids(_ list: ConfigurationValue) throws(CatalogError) -> [String] {

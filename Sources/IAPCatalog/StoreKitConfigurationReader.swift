@@ -15,8 +15,8 @@ struct StoreKitConfigurationReader {
         } catch {
             throw CatalogError(.malformedFile, file: fileName, keyPath: "", "not JSON: \(error.localizedDescription)")
         }
-        let root = ConfigurationValue(value: parsed, path: "", file: fileName)
-        guard parsed is [String: Any] else { throw root.error(.malformedFile, "the top level is not an object") }
+        let root = ConfigurationValue(value: try ConfigurationNode(foundation: parsed, file: fileName), path: "", file: fileName)
+        guard case .dictionary = root.value else { throw root.error(.malformedFile, "the top level is not an object") }
 
         let version = root["version"]
         let major = try version["major"].int(default: 1)
@@ -117,8 +117,8 @@ struct StoreKitConfigurationReader {
     private func settings(_ block: ConfigurationValue) throws(CatalogError) -> StoreKitSettings {
         var errors: [[String: String]] = []
         for entry in try block["_storeKitErrors"].array() {
-            guard let object = entry.value as? [String: Any] else { continue }
-            errors.append(object.compactMapValues { "\($0)" })
+            guard case .dictionary(let object) = entry.value else { continue }
+            errors.append(object.compactMapValues(\.scalarText))
         }
         return StoreKitSettings(
             storefront: try block["_storefront"].optionalString(), locale: try block["_locale"].optionalString(),

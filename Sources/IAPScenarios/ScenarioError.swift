@@ -16,6 +16,13 @@ public struct ScenarioError: CodedError, Sendable {
         public static let missingValue = Code(rawValue: "missingValue")
         /// A name refers to nothing: a product, a group, a label, a pending purchase, a key.
         public static let unknownName = Code(rawValue: "unknownName")
+        /// The file is larger, nests deeper, uses more aliases or stands for more values (aliases expanded) than a
+        /// scenario ever needs.
+        public static let limitExceeded = Code(rawValue: "limitExceeded")
+        /// A mapping key that is a list or a mapping: scenario keys are plain text.
+        public static let complexKey = Code(rawValue: "complexKey")
+        /// A mapping gives the same key twice.
+        public static let duplicateKey = Code(rawValue: "duplicateKey")
         /// The simulator could not be started with the scenario's configuration.
         public static let simulatorUnavailable = Code(rawValue: "simulatorUnavailable")
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Yams
 
 /// One step of a scenario: exactly one action key, and the options it takes.
 public struct ScenarioStep: Sendable, Decodable {

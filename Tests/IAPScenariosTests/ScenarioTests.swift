@@ -115,9 +115,9 @@ struct ScenarioTests {
             ("name: x\nsteps:\n  - buy: flowers\n    refund: flowers", "exactly one action"),
             ("name: x\nsteps:\n  - account: ana", "exactly one action"),
             ("name: x\nsteps:\n  - buy: [1, 2]", "takes a text value"),
-            ("name: x\nsteps: 3", "wrong type"),
-            ("{{{{", "not valid YAML"),
-            ("", "the top level"),
+            ("name: x\nsteps: 3", "line 2: steps must be a list"),
+            ("{{{{", "not YAML"),
+            ("", "no YAML document"),
         ]
         for (text, message) in cases {
             do {
