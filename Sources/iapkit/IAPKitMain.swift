@@ -5,6 +5,6 @@ import IAPKitCLI
 @main
 struct IAPKitMain {
     static func main() async {
-        await IAPKitCommand.main()
+        await IAPKitCommand.mainSplittingPaths()
     }
 }
