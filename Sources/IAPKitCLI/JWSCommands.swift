@@ -64,7 +64,7 @@ public struct JWSDecodeCommand: AsyncParsableCommand {
         let json = self.json
         return await input.run(output: output, passed: "decoded", failed: "failed", summaryToStandardError: true) {
             item in
-            await CommandText.result(of: item, json: json, failure: "cannot decode") { bytes in
+            await CommandText.result(of: item, json: json, failure: "cannot decode", expecting: .jws) { bytes in
                 let report = DecodedJWSReport(
                     file: item.name, field: nil, jws: try CompactJWS(bytes: JWSInput.document(in: bytes)))
                 return .passed(json ? JSONLine.encode(report) : Self.describe(report, indent: ""))
@@ -144,7 +144,7 @@ public struct JWSVerifyCommand: AsyncParsableCommand {
         let json = self.json
         return await input.run(output: output, passed: "valid", failed: "invalid", summaryToStandardError: json) {
             item in
-            await CommandText.result(of: item, json: json, failure: "INVALID") { bytes async throws in
+            await CommandText.result(of: item, json: json, failure: "INVALID", expecting: .jws) { bytes async throws in
                 let verdict = try await verifier.verify(bytes: JWSInput.document(in: bytes), as: kind)
                 let text =
                     json

@@ -88,7 +88,7 @@ public struct ReceiptVerifyCommand: AsyncParsableCommand {
         return await input.run(output: output, passed: "valid", failed: "invalid", summaryToStandardError: json) {
             item in
             await CommandText.result(
-                of: item, json: json, failure: "INVALID",
+                of: item, json: json, failure: "INVALID", expecting: .receipt,
                 errorJSON: { JSONLine.encode(VerdictReport(file: $0, parseFailure: $1)) }
             ) { bytes async throws in
                 let verdict = try await verifier.verify(

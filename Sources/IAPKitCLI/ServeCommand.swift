@@ -86,7 +86,7 @@ public struct ServeCommand: AsyncParsableCommand {
         let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
-        try await runtime.run { channel in
+        let banner: @Sendable (any Channel) async -> Void = { channel in
             let address = "http://\(server.host):\(channel.localAddress?.port ?? server.port)"
             let banner = """
                 IAPKit server on \(address)  (database: \(database); apps: \(served))
@@ -102,6 +102,21 @@ public struct ServeCommand: AsyncParsableCommand {
             // Written at once and unbuffered, so a script reading the output sees the address immediately.
             FileHandle.standardOutput.write(Data(banner.utf8))
         }
+        do {
+            try await runtime.run(onServerRunning: banner)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EADDRNOTAVAIL {
+            throw ServeFailure(
+                error.errnoCode == EADDRINUSE
+                    ? "port \(server.port) on \(server.host) is already in use (another iapkit serve?): choose another "
+                        + "with --port, or stop what listens there"
+                    : "cannot listen on \(server.host): no interface of this machine has that address (--host)")
+        }
+    }
+
+    /// A reason `serve` could not start, said in the terms of its flags.
+    struct ServeFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     /// The settings from the configuration file, the environment (`IAPKIT_...`) and the flags, in rising precedence.

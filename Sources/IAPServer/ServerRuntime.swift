@@ -1,6 +1,6 @@
 public import Foundation
 public import Hummingbird
-import IAPCatalog
+public import IAPCatalog
 import IAPSignedData
 public import IAPSimulator
 public import Logging
@@ -31,7 +31,9 @@ public struct ServerRuntime: Sendable {
         var simulator: AppStoreSimulator?
         if let simulated = settings.simulator {
             let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
-            let catalog = try Catalog.load(contentsOfFile: simulated.catalogPath)
+            let catalog = try simulated.catalogPath.map { path throws(CatalogError) in
+                try Catalog.load(contentsOfFile: path)
+            } ?? Catalog.floristExample()
             var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
             configuration.serverAPIKeys = simulated.serverAPIKeys
             configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
@@ -147,4 +149,18 @@ final class NotificationFeed: Sendable {
     func send(_ notification: SimulatorNotification) { continuation.yield(notification) }
     func finish() { continuation.finish() }
     func drained() async { await worker.value }
+}
+
+extension Catalog {
+    /// The florist example's catalog, shipped as a resource of this package: what `iapkit serve` sells by default.
+    public static func floristExample() throws(CatalogError) -> Catalog {
+        guard let url = Bundle.module.url(forResource: "Florist", withExtension: "storekit"),
+            let data = try? Data(contentsOf: url)
+        else {
+            throw CatalogError(
+                .unreadableFile, file: "Florist.storekit", keyPath: "",
+                "the example catalog is missing from the package's resources; pass --catalog FILE")
+        }
+        return try load(data, fileName: "Florist.storekit")
+    }
 }

@@ -26,7 +26,8 @@ public enum TrustAnchorLoader {
                     .filter { $0.discriminator == "CERTIFICATE" }
                     .map { try Certificate(derEncoded: $0.derBytes) }
             } catch {
-                throw TrustError(.notACertificate, "PEM text without a readable CERTIFICATE block (\(error))")
+                throw TrustError(
+                    .notACertificate, "PEM text whose CERTIFICATE block is no readable X.509 certificate")
             }
             guard !parsed.isEmpty else {
                 throw TrustError(.notACertificate, "PEM text without a CERTIFICATE block")
@@ -35,7 +36,12 @@ public enum TrustAnchorLoader {
             do {
                 parsed = [try Certificate(derEncoded: bytes)]
             } catch {
-                throw TrustError(.notACertificate, "not a DER certificate (\(error))")
+                let looksLikeText = String(validating: bytes, as: UTF8.self) != nil
+                throw TrustError(
+                    .notACertificate,
+                    looksLikeText
+                        ? "a text file, not a certificate: give a DER (.cer, .der) or PEM (-----BEGIN CERTIFICATE-----) file"
+                        : "neither a DER nor a PEM certificate")
             }
         }
         for certificate in parsed {

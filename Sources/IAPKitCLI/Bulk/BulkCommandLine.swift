@@ -108,6 +108,10 @@ extension IAPKitCommand {
     /// ArgumentParser (``BulkCommandLine`` says why).
     public static func mainSplittingPaths() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if let suggestion = SubcommandSuggestion(arguments) {
+            FileHandle.standardError.write(Data("Error: \(suggestion.message)\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         guard let line = BulkCommandLine(arguments) else {
             await main(arguments)
             return

@@ -260,19 +260,48 @@ extension CommandText {
     /// What `body` makes of a document's bytes; a document that cannot be read, or that `body` throws on, becomes its
     /// coded error in place: `NAME: FAILURE` and `  code: reason`, or `errorJSON`'s line with `json`.
     static func result(
-        of item: BulkItem, json: Bool, failure: String,
+        of item: BulkItem, json: Bool, failure: String, expecting expected: DocumentKind? = nil,
         errorJSON: (String, ErrorReport.Detail) -> String = { JSONLine.encode(ErrorReport(file: $0, error: $1)) },
         _ body: ([UInt8]) async throws -> BulkResult
     ) async -> BulkResult {
+        var bytes: [UInt8] = []
         do {
-            return try await body(try item.bytes())
+            bytes = try item.bytes()
+            return try await body(bytes)
         } catch {
-            let (code, reason) = codeAndReason(of: error)
+            var (code, reason) = codeAndReason(of: error)
+            if let expected, let hint = DocumentKind.hint(for: bytes, expected: expected) { reason += "; \(hint)" }
             let text =
                 json
                 ? errorJSON(item.name, .init(code: code, reason: reason))
                 : "\(item.name): \(failure)\n  \(code): \(reason)"
             return BulkResult(text: text, failureCodes: [code])
+        }
+    }
+}
+
+/// The two kinds of document the bulk commands read, told apart by their first bytes, so a document given to the
+/// wrong command gets a pointer to the right one.
+enum DocumentKind {
+    case receipt
+    case jws
+
+    /// What `bytes` look like: a DER SEQUENCE or its base64 (`MII...`) is a receipt; compact JWS text or a
+    /// notification body is a JWS.
+    static func guess(_ bytes: [UInt8]) -> DocumentKind? {
+        if JWSInput.text(from: bytes) != nil { return .jws }
+        if bytes.count > 2, bytes[0] == 0x30, [0x80, 0x81, 0x82, 0x83].contains(bytes[1]) { return .receipt }
+        let start = bytes.prefix(64).drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0x22 }
+        if start.starts(with: Array("MII".utf8)) { return .receipt }
+        return nil
+    }
+
+    /// The command to use instead, when a document given where `expected` was wanted looks like the other kind.
+    static func hint(for bytes: [UInt8], expected: DocumentKind) -> String? {
+        switch (expected, guess(bytes)) {
+        case (.jws, .receipt?): "this looks like an App Store receipt: try `iapkit receipt inspect` or `receipt verify`"
+        case (.receipt, .jws?): "this looks like a signed document (JWS): try `iapkit jws decode` or `jws verify`"
+        default: nil
         }
     }
 }

@@ -116,7 +116,7 @@ struct DocumentInspector: Sendable {
         var answer = JSONObject()
         answer["kind"] = .string(kind.rawValue)
         answer["header"] = Self.header(compact.header)
-        guard let app = try? service.app(bundleID: service.bundleIDs.count == 1 ? nil : named) else {
+        guard let app = servedApp(named: named) else {
             return .object(
                 unverified(
                     answer, payload: (try? JSONValue(jsonBytes: compact.payload)) ?? .null, named: named))
@@ -131,6 +131,7 @@ struct DocumentInspector: Sendable {
             Self.jwsChecks, failures: verdict.failures.map { ($0.code.rawValue, $0.reason, $0.field) },
             skipped: verdict.skippedChecks.map { ($0.code.rawValue, $0.reason) })
         answer["chain"] = Self.chain(verdict.chainKind, verdict.chain)
+        answer["advice"] = Self.advice(failures: verdict.failures.map(\.code.rawValue), app: app.configuration.bundleID)
         answer["fields"] = verdict.payload?.json ?? (try? JSONValue(jsonBytes: compact.payload)) ?? .null
         answer["nested"] = .array(
             verdict.nested.map { nested in
@@ -157,9 +158,34 @@ struct DocumentInspector: Sendable {
                     + ", so it has no roots or rules to check it by",
                 code: "unknownApp")
         ])
+        answer["advice"] = .string(
+            "To check documents of \(named ?? "this app"), serve the app: start iapkit serve with --config FILE "
+                + "naming it (\"apps\": [\"mine\"], \"app\": {\"mine\": {\"bundleId\": \"\(named ?? "BUNDLE_ID")\", "
+                + "\"roots\": [\"AppleRootCA-G3.cer\", \"AppleIncRootCertificate.cer\"]}}), Apple's root certificates "
+                + "downloaded from apple.com/certificateauthority. Documents made by iapkit simulate name the bundle "
+                + "id it was given (--bundle-id).")
         answer["fields"] = payload
         answer["nested"] = .array([])
         return answer
+    }
+
+    /// The served app whose rules check a document naming `named`: that app, or the only app when the document
+    /// names none; nil when it names an app this server does not serve.
+    private func servedApp(named: String?) -> ServedApp? {
+        if let named { return service.bundleIDs.contains(named) ? try? service.app(bundleID: named) : nil }
+        return service.bundleIDs.count == 1 ? try? service.app(bundleID: nil) : nil
+    }
+
+    /// What to do about failures that come from this server's configuration rather than from the document: a
+    /// chain to a root the app does not trust.
+    static func advice(failures: [String], app: String) -> JSONValue {
+        guard failures.contains("chainUntrusted") else { return .null }
+        return .string(
+            "The certificate chain leads to a root \(app) does not trust here. A document from the App Store needs "
+                + "Apple's root in the app's roots (--config: app.NAME.roots, AppleRootCA-G3.cer for signed data, "
+                + "AppleIncRootCertificate.cer for receipts). A document from another run of the local App Store "
+                + "verifies only with that run's authority: start iapkit serve and iapkit simulate with the same "
+                + "--pki DIR.")
     }
 
     private static func bundleID(in payload: JSONValue) -> String? {
@@ -195,10 +221,7 @@ struct DocumentInspector: Sendable {
         answer["kind"] = .string("receipt")
         let now = service.now
         let fields = LegacyReceiptJSON.receipt(signed.receipt, requestDate: now)
-        guard
-            let app = try? service.app(
-                bundleID: service.bundleIDs.count == 1 ? nil : signed.receipt.bundleID)
-        else {
+        guard let app = servedApp(named: signed.receipt.bundleID) else {
             return .object(unverified(answer, payload: fields, named: signed.receipt.bundleID))
         }
         let verdict = await app.receipts.verify(signed, at: now)
@@ -208,6 +231,7 @@ struct DocumentInspector: Sendable {
             Self.receiptChecks, failures: verdict.failures.map { ($0.code.rawValue, $0.reason, $0.field) },
             skipped: verdict.skippedChecks.map { ($0.code.rawValue, $0.reason) })
         answer["chain"] = Self.chain(verdict.chainKind, verdict.chain)
+        answer["advice"] = Self.advice(failures: verdict.failures.map(\.code.rawValue), app: app.configuration.bundleID)
         answer["digest"] = verdict.digestAlgorithm.map { .string($0) } ?? .null
         answer["fields"] = fields
         answer["nested"] = .array([])

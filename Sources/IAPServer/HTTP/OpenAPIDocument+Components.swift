@@ -213,6 +213,7 @@ extension OpenAPIDocument {
                 chain: { type: object }
                 header: { type: object }
                 digest: { type: [string, "null"] }
+                advice: { type: [string, "null"], description: What to configure when the server cannot check the document (an app it does not serve, a root it does not trust). }
                 fields: {}
                 nested: { type: array, items: { type: object } }
           responses:

@@ -60,6 +60,7 @@ document.addEventListener("DOMContentLoaded", () => {
           answer.valid ? "valid" : "not valid")),
       el("p", {}, answer.app ? `Checked with the rules of ${answer.app}.` : "Not checked: no app of this server matches."),
     );
+    if (answer.advice) section.append(el("p", { class: "advice" }, answer.advice));
     if (answer.checks) section.append(el("h3", {}, "Checks"), checksTable(answer.checks));
     if (answer.chain) section.append(el("h3", {}, "Certificate chain"), chainView(answer.chain));
     if (answer.header) section.append(el("h3", {}, "JWS header"), fieldsList({ alg: answer.header.alg, kid: answer.header.kid, certificates: (answer.header.x5c || []).length }));

@@ -228,7 +228,9 @@ public struct ServerSettings: Sendable {
 /// The local App Store `iapkit serve` runs beside the server.
 public struct SimulatorSettings: Sendable {
     public var bundleID = "com.example.florist"
-    public var catalogPath = "Examples/Florist/Florist.storekit"
+    /// The catalog file it sells; nil for the florist example's catalog, which ships inside the package (so an
+    /// installed `iapkit serve` starts in any folder).
+    public var catalogPath: String?
     /// Where its signing authority is kept (shared with `iapkit simulate --pki`); a new one per run when nil.
     public var pkiFolder: String?
     /// The App Store Server API keys its `/inApps` accepts, by key id (the public halves).
@@ -236,7 +238,7 @@ public struct SimulatorSettings: Sendable {
     /// The issuer id `/inApps` tokens must carry, when set.
     public var serverAPIIssuerID: String?
 
-    public init(bundleID: String = "com.example.florist", catalogPath: String = "Examples/Florist/Florist.storekit") {
+    public init(bundleID: String = "com.example.florist", catalogPath: String? = nil) {
         self.bundleID = bundleID
         self.catalogPath = catalogPath
     }
