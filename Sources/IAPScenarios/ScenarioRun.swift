@@ -1,3 +1,4 @@
+import IAPCore
 import Crypto
 import Foundation
 import IAPCatalog
@@ -346,7 +347,7 @@ struct ScenarioRun {
         return try PromotionalOfferSignature.sign(
             key: key, bundleID: configuration.bundleID, keyID: keyID, productID: product, offerID: offer,
             appAccountToken: try uuid(step.appAccountToken), nonce: nonce,
-            timestamp: Int64(try store.now.timeIntervalSince1970 * 1000))
+            timestamp: try store.now.millisecondsSince1970)
     }
 
     static func name(_ notification: SimulatorNotification) -> String {

@@ -178,7 +178,7 @@ public struct ServerAPIClient: Sendable {
     }
 
     /// A date as Apple's API writes it: epoch milliseconds.
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func milliseconds(_ date: Date) -> Int64 { date.millisecondsSince1970 }
 
     /// A path segment, percent-encoded.
     static func segment(_ text: String) -> String {

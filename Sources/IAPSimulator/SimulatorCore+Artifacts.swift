@@ -40,7 +40,9 @@ extension SimulatorCore {
         p.environment = configuration.environment
         p.storefront = t.storefront.countryCode
         p.storefrontID = Self.storefrontIDs[t.storefront.countryCode]
-        if t.kind == .autoRenewable { p.transactionReason = t.reason }
+        // Apple signs a reason on every transaction: PURCHASE for what a customer bought (of any product type),
+        // RENEWAL for a subscription's renewals.
+        p.transactionReason = t.reason
         p.currency = t.storefront.currency
         p.price = Self.milliunits(t.price)
         p.appTransactionID = accounts[t.accountID]?.appTransactionID

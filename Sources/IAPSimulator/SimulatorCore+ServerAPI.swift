@@ -1,3 +1,4 @@
+import IAPCore
 import Foundation
 import IAPCatalog
 import IAPEntitlements
@@ -317,7 +318,7 @@ extension SimulatorCore {
         do { notification = try emit(payload, account: nil, transaction: nil) } catch {
             throw SimulatorError(.signingFailed, "could not sign the test notification: \(error)")
         }
-        let token = "\(notification.uuid)_\(Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))"
+        let token = "\(notification.uuid)_\(now.millisecondsSince1970)"
         serverAPI.testNotifications[token] = notification.uuid
         log(.testNotificationRequested, account: nil, "the developer asks for a test notification")
         return token

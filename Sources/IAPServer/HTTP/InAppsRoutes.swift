@@ -1,3 +1,4 @@
+import IAPCore
 import Crypto
 import Foundation
 import HTTPTypes
@@ -388,7 +389,7 @@ struct InAppsRoutes: Sendable {
         JSONBody.response(bytes: JSONValue.object(JSONObject(fields)).jsonBytes())
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func milliseconds(_ date: Date) -> Int64 { date.millisecondsSince1970 }
 
     /// A page of a list, where the next starts and whether there is more; the revision is the page's offset.
     static func page<T>(_ items: [T], revision token: String?) throws -> (ArraySlice<T>, String, Bool) {
@@ -486,14 +487,24 @@ struct HistoryFilter {
     var end: Int64?
     var descending = false
 
-    static let productTypes: Set<String> = ["AUTO_RENEWABLE", "NON_RENEWABLE", "CONSUMABLE", "NON_CONSUMABLE"]
+    /// The history's `productType` values (Apple's Get Transaction History) and the signed `type` each stands for.
+    static let productTypes: [String: ProductType] = [
+        "AUTO_RENEWABLE": .autoRenewable, "NON_RENEWABLE": .nonRenewing, "CONSUMABLE": .consumable,
+        "NON_CONSUMABLE": .nonConsumable,
+    ]
 
     init(_ request: Request) throws {
         let query = request.uri.queryParameters
         products = Set(query.getAll("productId").map { String($0) })
-        types = Set(query.getAll("productType").map { String($0) })
+        var types: Set<String> = []
+        for value in query.getAll("productType") {
+            guard let type = Self.productTypes[String(value)] else {
+                throw InAppsRefusal(4_000_022, "Invalid product type.")
+            }
+            types.insert(type.rawValue)
+        }
+        self.types = types
         groups = Set(query.getAll("subscriptionGroupIdentifier").map { String($0) })
-        guard types.isSubset(of: Self.productTypes) else { throw InAppsRefusal(4_000_022, "Invalid product type.") }
         ownership = query.get("inAppOwnershipType")
         guard ownership == nil || ownership == "PURCHASED" || ownership == "FAMILY_SHARED" else {
             throw InAppsRefusal(4_000_026, "Invalid inAppOwnershipType.")

@@ -57,7 +57,7 @@ enum DateFormat {
 
     /// Writes `2027-01-31T09:00:00.000Z` (UTC, milliseconds), in quotes when asked, at the end of `bytes`.
     static func append(_ date: Date, to bytes: inout [UInt8], quoted: Bool) {
-        let millis = epochMilliseconds(date)
+        let millis = date.millisecondsSince1970
         let (days, dayMillis) = floorDivision(millis, 86_400_000)
         let (year, month, day) = CivilCalendar.date(fromDays: Int(days))
         func digits(_ value: Int64, _ count: Int) {

@@ -1,3 +1,4 @@
+import IAPCore
 import Foundation
 import IAPEntitlements
 import IAPReceipts
@@ -154,7 +155,7 @@ enum LegacyReceiptJSON {
     static func put(_ date: Date?, _ name: String, in object: inout JSONObject) {
         guard let date else { return }
         object[name] = .string(text(date, in: utc) + " Etc/GMT")
-        object[name + "_ms"] = .string(String(epochMilliseconds(date)))
+        object[name + "_ms"] = .string(String(date.millisecondsSince1970))
         object[name + "_pst"] = .string(text(date, in: cupertino) + " America/Los_Angeles")
     }
 
@@ -165,7 +166,9 @@ enum LegacyReceiptJSON {
     static func text(_ date: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        let whole = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+        // The whole seconds of the milliseconds written beside it, so `_ms` and the text never disagree.
+        let millis = date.millisecondsSince1970
+        let whole = Date(timeIntervalSince1970: Double(millis / 1000 - (millis % 1000 < 0 ? 1 : 0)))
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
         func two(_ value: Int?) -> String {
             let value = value ?? 0

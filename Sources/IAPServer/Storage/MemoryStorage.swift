@@ -1,3 +1,4 @@
+import IAPCore
 import Foundation
 public import IAPEntitlements
 
@@ -133,8 +134,8 @@ enum SignedVersion {
     static func replaces(_ candidate: (Date, String), _ current: (Date, String)) -> Bool {
         let (newDate, newText) = candidate
         let (oldDate, oldText) = current
-        let newMillis = epochMilliseconds(newDate)
-        let oldMillis = epochMilliseconds(oldDate)
+        let newMillis = newDate.millisecondsSince1970
+        let oldMillis = oldDate.millisecondsSince1970
         return newMillis > oldMillis || (newMillis == oldMillis && newText > oldText)
     }
 }

@@ -1,3 +1,4 @@
+import IAPCore
 import Foundation
 
 /// The schema's history: each migration has a stable name and is never edited once shipped; a database records the
@@ -92,7 +93,7 @@ enum Migrations {
                 try await db.run(
                     SQLStatement(
                         "INSERT INTO iap_migrations (name, applied_at) VALUES ($1, $2)",
-                        [.text(migration.name), .integer(epochMilliseconds(Date()))]))
+                        [.text(migration.name), .integer(Date().millisecondsSince1970)]))
             }
             return ((), commit: true)
         }

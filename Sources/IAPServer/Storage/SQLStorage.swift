@@ -1,3 +1,4 @@
+import IAPCore
 import Foundation
 public import IAPEntitlements
 
@@ -415,6 +416,6 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    static func millis(_ date: Date) -> Int64 { epochMilliseconds(date) }
+    static func millis(_ date: Date) -> Int64 { date.millisecondsSince1970 }
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }

@@ -160,10 +160,3 @@ public struct StorageCounts: Hashable, Sendable, Codable {
     }
 }
 
-/// Milliseconds since 1970, the unit the App Store signs dates in and the storage keeps; clamped so that no date, however
-/// far out, can trap the conversion.
-func epochMilliseconds(_ date: Date) -> Int64 {
-    let millis = (date.timeIntervalSince1970 * 1000).rounded()
-    guard millis.isFinite else { return millis > 0 ? Int64.max : Int64.min }
-    return Int64(max(min(millis, 9.0e18), -9.0e18))
-}

@@ -1,3 +1,4 @@
+import IAPCore
 public import Foundation
 
 /// A moment as Apple's signed data writes it: milliseconds since 1970, possibly fractional (Xcode writes
@@ -14,7 +15,7 @@ public struct EpochMilliseconds: Hashable, Comparable, Sendable, CustomStringCon
     }
 
     public init(_ date: Date) {
-        self.millisecondsSince1970 = (date.timeIntervalSince1970 * 1000).rounded()
+        self.millisecondsSince1970 = Double(date.millisecondsSince1970)
     }
 
     /// The moment as a `Date`.
