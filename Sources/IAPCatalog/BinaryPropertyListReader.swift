@@ -116,8 +116,11 @@ private struct Reading {
         object index: Int, depth: Int, path: String
     ) throws(CatalogError) -> (ConfigurationNode, Int, Int) {
         let offsetAt = offsetTable + index * offsetSize
-        let start = Int(Self.unsigned(bytes, at: offsetAt, size: offsetSize))
-        guard start >= 8, start < offsetTable else { throw malformed(path, "an object offset points outside the file") }
+        let offset = Self.unsigned(bytes, at: offsetAt, size: offsetSize)
+        guard offset >= 8, offset < UInt64(offsetTable) else {
+            throw malformed(path, "an object offset points outside the file")
+        }
+        let start = Int(offset)
         let marker = bytes[start]
         let low = Int(marker & 0x0F)
         var cursor = start + 1

@@ -30,15 +30,16 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var port = 0
     private let output = Pipe()
 
-    /// Starts `iapkit serve ARGUMENTS --port 0` and waits (at most 60 s, off the cooperative pool: see
-    /// `offThePool`) for its banner with the address.
-    static func start(_ arguments: [String]) async throws -> ServerProcess {
-        try await offThePool { try ServerProcess(arguments) }
+    /// Starts `iapkit serve ARGUMENTS --port 0` (in `folder`, or this process's working directory) and waits (at
+    /// most 60 s, off the cooperative pool: see `offThePool`) for its banner with the address.
+    static func start(_ arguments: [String], in folder: URL? = nil) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(arguments, in: folder) }
     }
 
-    private init(_ arguments: [String]) throws {
+    private init(_ arguments: [String], in folder: URL?) throws {
         let executable = try #require(Self.executable)
         process.executableURL = executable
+        if let folder { process.currentDirectoryURL = folder }
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -29,6 +29,40 @@ struct ServerProcessTests {
             pki: SimulatorTestKeys.pki)
     }
 
+    /// A new user's first command, outside the repository and with no flags: the server starts with the florist
+    /// catalog the package ships, sells it, and writes its database where it was started.
+    @Test func servesTheFloristStoreFromAnyFolder() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-anywhere-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await ServerProcess.start([], in: folder)
+        let (status, health) = try await server.get("/health")
+        #expect(status == 200)
+        #expect(health["apps"] as? [String] == ["com.example.florist"])
+        #expect(try await server.post("/simulator/accounts", ["accountId": "ana"]).0 == 201)
+        let (bought, answer) = try await server.post(
+            "/simulator/accounts/ana/purchases", ["productId": "com.example.florist.vip.gold"])
+        #expect(bought == 201, "\(answer)")
+        try await server.stop()
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("iapkit.sqlite").path))
+
+        // A second server on the same port is told which port and which flag, not errno 98.
+        let again = try await ServerProcess.start(["--database", ":memory:"], in: folder)
+        defer { Task { try? await again.stop() } }
+        let (exit, output) = try await ExternalTool.run(
+            ServerProcess.executable!.path,
+            ["serve", "--host", "127.0.0.1", "--port", String(again.port), "--database", ":memory:"])
+        #expect(exit != 0)
+        #expect(output.contains("port \(again.port) on 127.0.0.1 is already in use"), "\(output)")
+        #expect(output.contains("--port") && !output.contains("errno"), "\(output)")
+        let (missing, said) = try await ExternalTool.run(
+            ServerProcess.executable!.path,
+            ["serve", "--catalog", "/nowhere/Products.plist", "--port", "0", "--database", ":memory:"])
+        #expect(missing != 0)
+        #expect(said.contains("/nowhere/Products.plist: no such file"), "\(said)")
+    }
+
     /// Ctrl-C while an app listens for transaction updates: the stream ends and the server exits, instead of waiting
     /// for a client that never leaves.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "curl is not installed"))
