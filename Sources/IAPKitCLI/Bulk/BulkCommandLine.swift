@@ -20,7 +20,7 @@ extension JWSDecodeCommand: BulkCommand {}
 /// `*.jws` must cost what the folder costs, so the command line is split here, once, in linear time: which tokens
 /// are options that take a value comes from the command's own definition (ArgumentParser's help dump), so every
 /// option keeps its meaning and nothing is listed twice.
-struct BulkCommandLine {
+struct BulkCommandLine: Equatable {
     /// The arguments for ArgumentParser: everything but the paths after the first.
     let arguments: [String]
     /// The paths after the first, in order, for the parsed command to take.
@@ -36,8 +36,8 @@ struct BulkCommandLine {
 
     /// Splits `arguments` (without the program name) when they name a bulk command and more than ``threshold``
     /// tokens; nil otherwise, or when the command's definition cannot be read (then ArgumentParser parses all).
-    init?(_ arguments: [String], root: any ParsableCommand.Type = IAPKitCommand.self) {
-        guard arguments.count > Self.threshold, arguments.count >= 2,
+    init?(_ arguments: [String], root: any ParsableCommand.Type = IAPKitCommand.self, threshold: Int = threshold) {
+        guard arguments.count > threshold, arguments.count >= 2,
             Self.commandPaths.contains(Array(arguments.prefix(2))),
             let valueOptions = Self.optionsTakingValues(Array(arguments.prefix(2)), root: root)
         else { return nil }
