@@ -6,13 +6,16 @@
 #     process (start-up, reading, verification, output), with the ratio command / library;
 #  3. two cores: the same commands with --jobs 2, and the speed-up over one core; for the machine's own ceiling, two
 #     independent processes at once, one per core, each verifying half the files;
-#  4. LINES (default 1,000,000) JWS lines through `iapkit jws verify --lines - --json`: wall time, peak RSS, and the
+#  4. MANY (default 40,000, about the system's argument limit) files named on the command line, as a shell's `*.jws`
+#     gives them, against the same files as one folder, for each bulk command (one core), with the ratio;
+#  5. LINES (default 1,000,000) JWS lines through `iapkit jws verify --lines - --json`: wall time, peak RSS, and the
 #     output for the first 200 lines compared with one-file-at-a-time runs.
-# Usage: Scripts/bulk-bench.sh [WORKDIR]   (LINES=N to change step 4; LINES=0 skips it)
+# Usage: Scripts/bulk-bench.sh [WORKDIR]   (MANY=N, LINES=N to change steps 4 and 5; 0 skips one)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d /tmp/iapkit-bulk-XXXXXX)}
 lines=${LINES:-1000000}
+many=${MANY:-40000}
 count=4000
 mkdir -p "$work"
 cd "$root"
@@ -91,6 +94,27 @@ echo "== receipts"
 report receipt "$receiptroot" "$work/receipts"
 echo "== JWS"
 report jws "$jwsroot" "$work/jws"
+
+if ((many > 0)); then
+    echo "== $many files as arguments against the same files as a folder (1 core, --jobs 1)"
+    # Hard links to the documents above, named short, so $many names fit the kernel's argument limit.
+    for kind in jws receipts; do
+        rm -rf "$work/many-$kind" && mkdir -p "$work/many-$kind"
+        sources=("$work/$kind"/*)
+        for ((i = 0; i < many; i++)); do ln "${sources[i % ${#sources[@]}]}" "$work/many-$kind/$i"; done
+    done
+    compare() { # compare FOLDER COMMAND... : the command over "." and over every name, in FOLDER
+        local folder=$1 folder_time args_time
+        shift
+        read -r folder_time _ < <(cd "$folder" && best_of_5 taskset -c 0 "$@" . --jobs 1)
+        read -r args_time _ < <(cd "$folder" && best_of_5 taskset -c 0 "$@" * --jobs 1)
+        echo "$*: folder ${folder_time}s, $many arguments ${args_time}s, ratio $(awk "BEGIN{printf \"%.2f\", $args_time / $folder_time}")x"
+    }
+    compare "$work/many-jws" "$iapkit" jws verify --root "$jwsroot"
+    compare "$work/many-jws" "$iapkit" jws decode
+    compare "$work/many-receipts" "$iapkit" receipt verify --root "$receiptroot"
+    compare "$work/many-receipts" "$iapkit" receipt inspect
+fi
 
 if ((lines > 0)); then
     echo "== $lines JWS lines through --lines - (2 cores)"
