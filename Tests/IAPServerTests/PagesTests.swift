@@ -141,6 +141,18 @@ struct PagesTests {
             let failed = (unknown["checks"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "failed" }
             #expect(failed.contains { ($0["code"] as? String)?.contains("chainUntrusted") == true }, "\(failed)")
             #expect((unknown["fields"] as? [String: Any])?["productId"] != nil)
+            #expect((unknown["advice"] as? String)?.contains("--pki DIR") == true, "says how to trust its root")
+
+            // A document for an app this server does not serve: not checked by another app's rules, and the answer
+            // says how to serve that app.
+            var foreign = TestJWS.transaction()
+            foreign.bundleID = "com.other.app"
+            let (_, otherApp) = try await inspect(try TestJWS.signer().sign(foreign))
+            #expect(otherApp["app"] is NSNull)
+            let otherChecks = try #require(otherApp["checks"] as? [[String: Any]])
+            #expect(otherChecks.map { $0["code"] as? String } == ["unknownApp"], "\(otherChecks)")
+            let advice = try #require(otherApp["advice"] as? String)
+            #expect(advice.contains("--config") && advice.contains("com.other.app"), "\(advice)")
 
             // What is no document gets a 400 with a stable code, never a 500.
             for (body, code) in [
