@@ -143,7 +143,7 @@ let package = Package(
             name: "IAPServer",
             dependencies: [
                 "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator",
-                "IAPServerAPI", "CSQLite3",
+                "IAPSimulatorDelivery", "IAPServerAPI", "CSQLite3",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -4,7 +4,9 @@
 Calls every core method of AppStoreServerAPIClient (the formats reference's section 5: transaction info, history v1
 and v2 with each filter, statuses with and without a filter, refund history, order lookup, renewal extension one and
 mass, consumption v1 and v2, app account token, app transaction, finish, test notification, notification history with
-each filter, errors), with the base URL pointed at the server. Every signed document in the answers is verified with
+each filter, errors) and every Retention Messaging method (images, messages, default messages, the realtime URL and
+a performance test against a realtime endpoint this script serves on loopback, which verifies every signed request
+with the library's SignedDataVerifier), with the base URL pointed at the server. Every signed document in the answers is verified with
 the library's SignedDataVerifier against the simulator's root, and every answer is checked twice: through the library's
 models (what an app sees) and as raw JSON (the models coerce silently: a string where a number belongs, an unknown enum
 value, a missing key all pass them), field by field against Apple's documented types and enum values.
@@ -15,19 +17,34 @@ missing.
 
 Usage: apple-server-api-client.py --base-url URL --key P8 --key-id ID --issuer-id ID --bundle-id ID --root DER
        --subscription ORIGINAL_ID --purchase ID --consumable ID --consumable-v1 ID --finish ID --product ID
-       --order ORDER_ID --group GROUP_ID
+       --order ORDER_ID --group GROUP_ID --purchase-product ID
 """
 import argparse
 import base64
 import json
+import struct
 import sys
+import threading
 import time
 import uuid
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 try:
     from appstoreserverlibrary.api_client import AppStoreServerAPIClient, APIException, GetTransactionHistoryVersion
     from appstoreserverlibrary.models.AccountTenure import AccountTenure
     from appstoreserverlibrary.models.AutoRenewStatus import AutoRenewStatus
+    from appstoreserverlibrary.models.BulletPoint import BulletPoint
+    from appstoreserverlibrary.models.DefaultConfigurationRequest import DefaultConfigurationRequest
+    from appstoreserverlibrary.models.HeaderPosition import HeaderPosition
+    from appstoreserverlibrary.models.ImageSize import ImageSize
+    from appstoreserverlibrary.models.ImageState import ImageState
+    from appstoreserverlibrary.models.MessageState import MessageState
+    from appstoreserverlibrary.models.PerformanceTestRequest import PerformanceTestRequest
+    from appstoreserverlibrary.models.PerformanceTestStatus import PerformanceTestStatus
+    from appstoreserverlibrary.models.RealtimeUrlRequest import RealtimeUrlRequest
+    from appstoreserverlibrary.models.UploadMessageImage import UploadMessageImage
+    from appstoreserverlibrary.models.UploadMessageRequestBody import UploadMessageRequestBody
     from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
     from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
     from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
@@ -93,13 +110,20 @@ FIELD_TYPES = {
     # app transaction
     "receiptType": STR, "applicationVersion": STR, "originalApplicationVersion": STR, "receiptCreationDate": INT,
     "deviceVerification": STR, "deviceVerificationNonce": STR, "preorderDate": INT, "originalPlatform": STR,
+    # Retention Messaging
+    "imageIdentifiers": LIST, "imageIdentifier": STR, "imageState": STR, "imageSize": STR, "messageIdentifiers": LIST,
+    "messageIdentifier": STR, "messageState": STR, "realtimeURL": STR, "config": DICT, "requestId": STR,
+    "maxConcurrentRequests": INT, "totalRequests": INT, "totalDuration": INT, "responseTimeThreshold": INT,
+    "successRateThreshold": INT, "target": STR, "result": STR, "successRate": INT, "numPending": INT,
+    "responseTimes": DICT, "average": INT, "p50": INT, "p90": INT, "p95": INT, "p99": INT, "failures": DICT,
 }
 ENUMS = {
     "type": Type, "transactionReason": TransactionReason, "inAppOwnershipType": InAppOwnershipType,
     "environment": Environment, "offerDiscountType": OfferDiscountType, "notificationType": NotificationTypeV2,
     "subtype": Subtype, "sendAttemptResult": SendAttemptResult, "revocationReason": RevocationReason,
     "offerType": OfferType, "expirationIntent": ExpirationIntent, "autoRenewStatus": AutoRenewStatus,
-    "priceIncreaseStatus": PriceIncreaseStatus,
+    "priceIncreaseStatus": PriceIncreaseStatus, "imageState": ImageState, "messageState": MessageState,
+    "imageSize": ImageSize, "result": PerformanceTestStatus,
 }
 # Fields whose value is a signed document, and the kind it holds.
 SIGNED = {"signedTransactionInfo": "transaction", "signedTransactions": "transaction",
@@ -153,15 +177,69 @@ class RawChecks:
         if name in SIGNED:
             for index, document in enumerate(value if isinstance(value, list) else [value]):
                 self.check(f"{where}<{SIGNED[name]}{index}>", payload_of(document))
+        elif name == "failures":  # send-attempt results to counts
+            for result, count in value.items():
+                if result not in {member.value for member in SendAttemptResult} or type(count) is not int:
+                    self.problems.append(f"{where}.{result}: {count!r}")
         elif isinstance(value, (dict, list)) and name not in ("storefrontCountryCodes", "productIds",
                                                              "eligibleWinBackOfferIds"):
             self.check(where, value)
 
 
+def png(width, height, alpha=False):
+    """A PNG of one colour (RGB, or RGBA when `alpha`), as the Retention Messaging API takes them."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    pixel = b"\x20\x60\xa0\xff" if alpha else b"\x20\x60\xa0"
+    rows = (b"\x00" + pixel * width) * height
+    header = struct.pack(">IIBBBBB", width, height, 8, 6 if alpha else 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 9))
+            + chunk(b"IEND", b""))
+
+
+class RealtimeEndpoint:
+    """The developer's Get Retention Message endpoint on loopback: /good verifies the App Store's signed request and
+    answers a message; /failing answers 500."""
+
+    def __init__(self, verifier, message_id):
+        self.requests, self.problems = [], []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                if self.path == "/failing":
+                    self.send_response(500)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
+                try:
+                    decoded = verifier.verify_and_decode_realtime_request(body["signedPayload"])
+                    endpoint.requests.append(decoded)
+                except Exception as error:
+                    endpoint.problems.append(f"{type(error).__name__}: {error}")
+                answer = json.dumps({"message": {"messageIdentifier": message_id}}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *arguments):
+                pass
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # the default 5 drops connections under the test's 10 at a time
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     for name in ["base-url", "key", "key-id", "issuer-id", "bundle-id", "root", "subscription", "purchase",
-                 "consumable", "consumable-v1", "finish", "product", "order", "group"]:
+                 "consumable", "consumable-v1", "finish", "product", "order", "group", "purchase-product"]:
         parser.add_argument("--" + name, required=True)
     args = parser.parse_args()
     raw = RawChecks(args.bundle_id)
@@ -375,6 +453,108 @@ def main() -> int:
     call("notificationHistoryTest", lambda: notification_history(notificationType=NotificationTypeV2.TEST))
     call("notificationHistoryTransaction", lambda: notification_history(transactionId=args.subscription))
     call("notificationHistoryFailures", lambda: notification_history(onlyFailures=True))
+
+    # Retention Messaging: images, messages, defaults, the realtime URL and performance tests.
+    picture, icon, message_id = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+
+    def images():
+        client.upload_image(picture, png(3840, 160), ImageSize.FULL_SIZE)
+        client.upload_image(icon, png(1024, 1024), ImageSize.BULLET_POINT)
+        listed = client.get_image_list().imageIdentifiers
+        return {"images": sorted([str(item.imageIdentifier), item.rawImageState, item.rawImageSize] for item in listed),
+                "expected": sorted([[str(picture), "APPROVED", "FULL_SIZE"], [str(icon), "APPROVED", "BULLET_POINT"]]),
+                "again": refused(lambda: client.upload_image(picture, png(3840, 160))),
+                "transparent": refused(lambda: client.upload_image(uuid.uuid4(), png(3840, 160, alpha=True))),
+                "wrongSize": refused(lambda: client.upload_image(uuid.uuid4(), png(3840, 160), ImageSize.BULLET_POINT)),
+                "notPNG": refused(lambda: client.upload_image(uuid.uuid4(), b"GIF89a not a png")),
+                "deleteUnknown": refused(lambda: client.delete_image(uuid.uuid4()))}
+    call("retentionImages", images)
+
+    def messages():
+        def body(**fields):
+            values = {"header": "Stay with us", "body": "Your flowers keep coming every month."}
+            values.update(fields)
+            return UploadMessageRequestBody(**values)
+        client.upload_message(message_id, body(
+            image=UploadMessageImage(imageIdentifier=picture, altText="A bunch of tulips"),
+            headerPosition=HeaderPosition.ABOVE_IMAGE,
+            bulletPoints=[BulletPoint(text="Fresh every week", imageIdentifier=icon, altText="A tulip")]))
+        listed = client.get_message_list().messageIdentifiers
+        raw_body = {"header": "h", "body": "b", "bulletPoints": [
+            {"text": "t", "imageIdentifier": str(icon), "altText": "a"}] * 6}
+        return {"messages": [[str(item.messageIdentifier), item.rawMessageState] for item in listed],
+                "expected": [[str(message_id), "APPROVED"]],
+                "again": refused(lambda: client.upload_message(message_id, body())),
+                "headerTooLong": refused(lambda: client._make_request(
+                    f"/inApps/v1/messaging/message/{uuid.uuid4()}", "PUT", {}, {"header": "h" * 67, "body": "b"}, None)),
+                "bodyTooLong": refused(lambda: client._make_request(
+                    f"/inApps/v1/messaging/message/{uuid.uuid4()}", "PUT", {}, {"header": "h", "body": "b" * 145}, None)),
+                "tooManyBulletPoints": refused(lambda: client._make_request(
+                    f"/inApps/v1/messaging/message/{uuid.uuid4()}", "PUT", {}, raw_body, None)),
+                "aboveImageWithoutImage": refused(lambda: client.upload_message(
+                    uuid.uuid4(), body(headerPosition=HeaderPosition.ABOVE_IMAGE))),
+                "iconAsPicture": refused(lambda: client.upload_message(uuid.uuid4(), body(
+                    image=UploadMessageImage(imageIdentifier=icon, altText="x")))),
+                "imageInUse": refused(lambda: client.delete_image(icon))}
+    call("retentionMessages", messages)
+
+    def defaults():
+        client.configure_default_message(args.product, "en-US", DefaultConfigurationRequest(messageIdentifier=message_id))
+        configured = client.get_default_message(args.product, "en-US").messageIdentifier
+        client.delete_default_message(args.product, "en-US")
+        return {"configured": str(configured), "expected": str(message_id),
+                "afterDelete": refused(lambda: client.get_default_message(args.product, "en-US")),
+                "badLocale": refused(lambda: client.configure_default_message(
+                    args.product, "english", DefaultConfigurationRequest(messageIdentifier=message_id))),
+                "notASubscription": refused(lambda: client.configure_default_message(
+                    args.purchase_product, "en-US", DefaultConfigurationRequest(messageIdentifier=message_id))),
+                "unknownMessage": refused(lambda: client.configure_default_message(
+                    args.product, "fr-FR", DefaultConfigurationRequest(messageIdentifier=uuid.uuid4())))}
+    call("retentionDefaultMessages", defaults)
+
+    endpoint = RealtimeEndpoint(verifier, str(message_id))
+
+    def performance(path):
+        client.configure_realtime_url(RealtimeUrlRequest(realtimeURL=endpoint.url + path))
+        started = client.initiate_performance_test(PerformanceTestRequest(originalTransactionId=args.subscription))
+        answer = None
+        for _ in range(300):
+            answer = client.get_performance_test_results(started.requestId)
+            if answer.rawResult != "PENDING":
+                break
+            time.sleep(0.1)
+        return {"config": [started.config.maxConcurrentRequests, started.config.totalRequests,
+                           started.config.responseTimeThreshold, started.config.successRateThreshold],
+                "target": answer.target, "result": answer.rawResult, "successRate": answer.successRate,
+                "numPending": answer.numPending, "failures": answer.rawFailures,
+                "p99": answer.responseTimes.p99 if answer.responseTimes else None}
+
+    def realtime():
+        before = refused(client.get_realtime_url)
+        insecure = refused(lambda: client.configure_realtime_url(RealtimeUrlRequest(realtimeURL="http://example.com/x")))
+        passing = performance("/good")
+        configured = client.get_realtime_url().realtimeURL
+        seen = {(r.originalTransactionId, r.productId, r.rawEnvironment, str(r.appAppleId), r.userLocale)
+                for r in endpoint.requests}
+        failing = performance("/failing")
+        client.delete_realtime_url()
+        return {"noURL": before, "insecure": insecure, "configured": configured, "passing": passing,
+                "failing": failing, "verifiedRequests": len(endpoint.requests), "requestFields": sorted(seen),
+                "verificationProblems": endpoint.problems[:5], "afterDelete": refused(client.get_realtime_url),
+                "unknownTest": refused(lambda: client.get_performance_test_results(str(uuid.uuid4()))),
+                "malformedTest": refused(lambda: client.get_performance_test_results("not-a-uuid")),
+                "notASubscription": refused(lambda: client.initiate_performance_test(
+                    PerformanceTestRequest(originalTransactionId=args.purchase)))}
+    call("retentionRealtime", realtime)
+
+    def cleanup():
+        client.delete_message(message_id)
+        client.delete_image(icon)
+        client.delete_image(picture)
+        return {"images": len(client.get_image_list().imageIdentifiers or []),
+                "messages": len(client.get_message_list().messageIdentifiers or []),
+                "deleteAgain": refused(lambda: client.delete_message(message_id))}
+    call("retentionCleanup", cleanup)
 
     def unknown():
         return {"transaction": refused(lambda: client.get_transaction_info("999")),

@@ -36,6 +36,8 @@ struct SimulatorCore {
     /// What the App Store Server API was asked and keeps: renewal extensions by request, mass extensions, test
     /// notifications and every notification's send attempts.
     var serverAPI = ServerAPIRecords()
+    /// Retention Messaging: images, messages, default messages, the realtime URL and performance tests.
+    var messaging = RetentionMessagingRecords()
 
     var events: [SimulatorEvent] = []
     var artifacts: [SimulatorArtifact] = []

@@ -65,7 +65,7 @@ import Testing
                 "--root", folder.appendingPathComponent("roots/jws-root.der").path, "--subscription", goldID,
                 "--purchase", flowersID, "--consumable", installations[0], "--consumable-v1", installations[1],
                 "--finish", installations[2], "--product", "com.example.florist.vip.gold", "--order", orderID,
-                "--group", "21000001",
+                "--group", "21000001", "--purchase-product", "com.example.florist.flowers",
             ])
         var calls: [String: [String: Any]] = [:]
         for line in output.split(separator: "\n") where line.hasPrefix("{") {
@@ -161,6 +161,59 @@ import Testing
         let forAna = try #require(calls["notificationHistoryTransaction"]?["types"] as? [String])
         #expect(Set(forAna).isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "REFUND"]) && !forAna.contains("TEST"), "\(forAna)")
         #expect(calls["notificationHistoryFailures"]?["notificationUUIDs"] as? [String] == [])
+
+        // Retention Messaging: images and messages approved at once (the sandbox), Apple's rules refused with Apple's
+        // codes, a default per subscription and locale, and performance tests whose every request the library's
+        // verifier accepted.
+        let images = try #require(calls["retentionImages"])
+        #expect(images["images"] as? [[String]] == images["expected"] as? [[String]])
+        #expect(images["again"] as? [Int] == [409, 4_090_000])
+        #expect(images["transparent"] as? [Int] == [400, 4_000_161])
+        #expect(images["wrongSize"] as? [Int] == [400, 4_000_161])
+        #expect(images["notPNG"] as? [Int] == [400, 4_000_161])
+        #expect(images["deleteUnknown"] as? [Int] == [404, 4_040_014])
+        let messages = try #require(calls["retentionMessages"])
+        #expect(messages["messages"] as? [[String]] == messages["expected"] as? [[String]])
+        #expect(messages["again"] as? [Int] == [409, 4_090_001])
+        #expect(messages["headerTooLong"] as? [Int] == [400, 4_000_162])
+        #expect(messages["bodyTooLong"] as? [Int] == [400, 4_000_163])
+        #expect(messages["tooManyBulletPoints"] as? [Int] == [400, 4_000_218])
+        #expect(messages["aboveImageWithoutImage"] as? [Int] == [400, 4_000_224])
+        #expect(messages["iconAsPicture"] as? [Int] == [400, 4_000_216])
+        #expect(messages["imageInUse"] as? [Int] == [403, 4_030_019])
+        let defaults = try #require(calls["retentionDefaultMessages"])
+        #expect(defaults["configured"] as? String == defaults["expected"] as? String)
+        #expect(defaults["afterDelete"] as? [Int] == [404, 4_040_020])
+        #expect(defaults["badLocale"] as? [Int] == [400, 4_000_164])
+        #expect(defaults["notASubscription"] as? [Int] == [400, 4_000_023])
+        #expect(defaults["unknownMessage"] as? [Int] == [404, 4_040_015])
+        let realtime = try #require(calls["retentionRealtime"])
+        #expect(realtime["noURL"] as? [Int] == [404, 4_040_021])
+        #expect(realtime["insecure"] as? [Int] == [400, 4_000_215])
+        let passing = try #require(realtime["passing"] as? [String: Any])
+        #expect(passing["result"] as? String == "PASS", "\(passing)")
+        #expect(passing["successRate"] as? Int == 100)
+        #expect(passing["numPending"] as? Int == 0)
+        #expect((passing["target"] as? String)?.hasSuffix("/good") == true)
+        #expect(passing["config"] as? [Int] == [10, 100, 700, 95])
+        let failing = try #require(realtime["failing"] as? [String: Any])
+        #expect(failing["result"] as? String == "FAIL", "\(failing)")
+        #expect(failing["successRate"] as? Int == 0)
+        #expect(failing["failures"] as? [String: Int] == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE": 100])
+        #expect(realtime["verifiedRequests"] as? Int == 100)
+        #expect(realtime["verificationProblems"] as? [String] == [])
+        #expect(
+            realtime["requestFields"] as? [[String]]
+                == [[goldID, "com.example.florist.vip.gold", "Sandbox", "1234567890", "en-US"]],
+            "\(realtime["requestFields"] ?? "")")
+        #expect((realtime["configured"] as? String)?.hasSuffix("/failing") == false)
+        #expect(realtime["afterDelete"] as? [Int] == [404, 4_040_021])
+        #expect(realtime["unknownTest"] as? [Int] == [404, 4_040_018])
+        #expect(realtime["malformedTest"] as? [Int] == [400, 4_000_212])
+        #expect(realtime["notASubscription"] as? [Int] == [400, 4_000_211])
+        #expect(calls["retentionCleanup"]?["images"] as? Int == 0)
+        #expect(calls["retentionCleanup"]?["messages"] as? Int == 0)
+        #expect(calls["retentionCleanup"]?["deleteAgain"] as? [Int] == [404, 4_040_015])
 
         // What the calls changed, seen from the simulator: the transaction finished.
         let (_, unfinished) = try await server.get("/simulator/accounts/ana/transactions?unfinished=true")

@@ -16,15 +16,17 @@ import Testing
 import _CryptoExtras
 
 /// A real HTTP server on a loopback socket that records every request body and answers with scripted statuses
-/// (then 200).
+/// (then 200), each with the same body.
 final class RecordingServer: Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let channel: any Channel
     let requests = Mutex<[(path: String, body: [UInt8])]>([])
     let script: Mutex<[UInt]>
+    let answer: [UInt8]
 
-    init(statuses: [UInt] = []) throws {
+    init(statuses: [UInt] = [], answer: [UInt8] = []) throws {
         script = Mutex(statuses)
+        self.answer = answer
         let box = ServerBox()
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -73,11 +75,13 @@ final class RecordingHandler: ChannelInboundHandler {
             body += buffer.readBytes(length: buffer.readableBytes) ?? []
         case .end:
             let status = server.server?.record(path: path, body: body) ?? 500
+            let answer = server.server?.answer ?? []
             var headers = HTTPHeaders()
-            headers.add(name: "Content-Length", value: "0")
+            headers.add(name: "Content-Length", value: String(answer.count))
             let head = HTTPResponseHead(
                 version: .http1_1, status: HTTPResponseStatus(statusCode: Int(status)), headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
+            if !answer.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: answer)))), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
     }

@@ -1,4 +1,4 @@
-public import ArgumentParser
+import ArgumentParser
 import Foundation
 
 /// The four commands that take any number of paths (`receipt verify`, `receipt inspect`, `jws verify`,

@@ -10,7 +10,7 @@ import IAPSimulator
 /// from the simulator's state and signed by its PKI, so server code written against Apple's API runs against
 /// `iapkit serve` unchanged: transaction info, history (v1 and v2), subscription statuses, refund lookup, order lookup,
 /// renewal extensions (one and mass), consumption information (v1 and v2), app account tokens, app transaction info,
-/// finish, test notifications and the notification history.
+/// finish, test notifications, the notification history and the Retention Messaging API.
 ///
 /// Every request carries `Authorization: Bearer JWT`, checked as Apple does: ES256, signed by the key its `kid` names
 /// among the simulated app's keys, `aud` "appstoreconnect-v1", `bid` the simulated app, not expired, living at most
@@ -128,10 +128,11 @@ struct InAppsRoutes: Sendable {
         route(group, .post, "v1/notifications/history") { request, _ in
             try await notificationHistory(request)
         }
+        addRetentionMessaging(to: group)
     }
 
     /// Adds a route that checks the token and the rate limit first and turns refusals into Apple's error bodies.
-    private func route(
+    func route(
         _ group: RouterGroup<ServerRequestContext>, _ method: HTTPRequest.Method, _ path: RouterPath,
         _ handler: @escaping @Sendable (Request, ServerRequestContext) async throws -> Response
     ) {

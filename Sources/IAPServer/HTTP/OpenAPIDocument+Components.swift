@@ -129,6 +129,21 @@ extension OpenAPIDocument {
                     type: object
                     required: [attemptDate, sendAttemptResult]
                     properties: { attemptDate: { type: integer }, sendAttemptResult: { type: string } }
+            RetentionMessageImage:
+              type: object
+              required: [imageIdentifier, altText]
+              properties:
+                imageIdentifier: { type: string, format: uuid }
+                altText: { type: string }
+            PerformanceTestConfig:
+              type: object
+              required: [maxConcurrentRequests, totalRequests, totalDuration, responseTimeThreshold, successRateThreshold]
+              properties:
+                maxConcurrentRequests: { type: integer }
+                totalRequests: { type: integer }
+                totalDuration: { type: integer }
+                responseTimeThreshold: { type: integer }
+                successRateThreshold: { type: integer }
             SimulatedTransaction:
               type: object
               required: [transactionId, signedTransaction]
