@@ -48,8 +48,14 @@ public struct ServeCommand: AsyncParsableCommand {
         name: .customLong("api-key"), help: "An API key for the customer endpoints (repeatable; one is made if none).")
     var apiKeys: [String] = []
 
-    @Option(help: "Require this token for /simulator (needed to serve /simulator beyond loopback).")
+    @Option(
+        help: "The token /simulator, /console and /metrics require (needed outside development mode: with apps configured or beyond loopback).")
     var adminToken: String?
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: "A public name requests may carry in Host, such as the name a proxy in front serves (repeatable).")
+    var allowedHosts: [String] = []
 
     @Option(
         name: .customLong("server-api-key"),
@@ -83,6 +89,12 @@ public struct ServeCommand: AsyncParsableCommand {
             runtime.simulatorServed != nil
             ? "  curl \(settings.adminToken == nil ? "" : "-H 'Authorization: Bearer ADMIN_TOKEN' ")ADDRESS/simulator"
             : nil
+        let mode =
+            switch settings.operatorAccess {
+            case .open: "Development mode: the operator routes (/simulator, /console, /metrics) need no token on this machine."
+            case .token: "The operator routes (/simulator, /console, /metrics) need the admin token."
+            case .refused: "The operator routes refuse everyone: set --admin-token to use them."
+            }
         let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
@@ -90,6 +102,7 @@ public struct ServeCommand: AsyncParsableCommand {
             let address = "http://\(server.host):\(channel.localAddress?.port ?? server.port)"
             let banner = """
                 IAPKit server on \(address)  (database: \(database); apps: \(served))
+                \(mode)
                 In a browser: \(address)/  (\(simulatorLine == nil ? "" : "\(address)/store to buy as a test customer, ")\(address)/inspector to check any receipt or JWS)
                 API key for the customer endpoints: \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
                 Try first:
@@ -135,6 +148,7 @@ public struct ServeCommand: AsyncParsableCommand {
         set("simulator.pki", pki.map { .string(URL(fileURLWithPath: $0).path) })
         set("apiKeys", apiKeys.isEmpty ? nil : .stringArray(apiKeys))
         set("adminToken", adminToken.map { .string($0) })
+        set("server.allowedHosts", allowedHosts.isEmpty ? nil : .stringArray(allowedHosts))
         set(
             "simulator.serverApiKeys",
             serverAPIKeys.isEmpty

@@ -9,16 +9,25 @@ public struct ServerConfiguration: Sendable {
     public var apiKeys: [String]
     /// How often an idle `/simulator/accounts/{account}/updates` stream sends a heartbeat comment.
     public var updatesHeartbeat: Duration
+    /// The public names requests may carry in `Host` besides the loopback names and the listening address (the
+    /// names a proxy in front serves, for example `iap.example.com`); any other `Host` is refused (421), against DNS
+    /// rebinding.
+    public var allowedHosts: [String]
+    /// Header, body and idle timeouts and the ceiling on open connections.
+    public var connectionLimits: ConnectionLimits
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 1 << 20, apiKeys: [String] = [],
-        updatesHeartbeat: Duration = .seconds(15)
+        updatesHeartbeat: Duration = .seconds(15), allowedHosts: [String] = [],
+        connectionLimits: ConnectionLimits = ConnectionLimits()
     ) {
+        self.connectionLimits = connectionLimits
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize
         self.apiKeys = apiKeys
         self.updatesHeartbeat = updatesHeartbeat
+        self.allowedHosts = allowedHosts
     }
 }
 

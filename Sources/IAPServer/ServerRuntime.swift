@@ -37,6 +37,7 @@ public struct ServerRuntime: Sendable {
             var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
             configuration.serverAPIKeys = simulated.serverAPIKeys
             configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
+            configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
             let store = try AppStoreSimulator(
                 catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock))
             apps.append(
@@ -66,30 +67,36 @@ public struct ServerRuntime: Sendable {
             settings: settings, service: service, storage: storage, simulator: simulator, feed: feed, logger: logger)
     }
 
-    /// The Hummingbird application; `/simulator` is mounted when the simulator runs and is either on loopback or
-    /// behind the admin token.
+    /// The Hummingbird application; `/simulator` is mounted when the simulator runs, behind the operator guard.
     /// - Parameter onServerRunning: called once the socket listens.
     public func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in })
         -> some ApplicationProtocol
     {
         buildApplication(
-            service: service, configuration: settings.server, simulator: simulatorServed,
-            adminToken: settings.adminToken,
-            logger: logger, onServerRunning: onServerRunning)
+            service: service, configuration: settings.server, simulator: simulator,
+            operatorAccess: settings.operatorAccess, logger: logger, onServerRunning: onServerRunning)
     }
 
-    /// The simulator whose control plane is served: nil when it would be open beyond loopback.
+    /// The simulator whose control plane someone can use: nil when the operator routes refuse everyone.
     public var simulatorServed: AppStoreSimulator? {
-        guard let simulator else { return nil }
-        return settings.adminToken != nil || settings.listensOnLoopbackOnly ? simulator : nil
+        settings.operatorAccess == .refused ? nil : simulator
     }
 
     /// Serves until SIGINT or SIGTERM; requests in flight finish, pending simulator notifications are applied, then
     /// the storage closes.
     /// - Parameter onServerRunning: called once the socket listens (the channel tells the port).
     public func run(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) async throws {
-        if simulator != nil, simulatorServed == nil {
-            logger.warning("/simulator is not served: the server listens beyond loopback and no adminToken is set")
+        switch settings.operatorAccess {
+        case .open:
+            logger.notice(
+                """
+                development mode: /simulator, /console and /metrics are open without a token on this machine; \
+                configure apps (--config) or an adminToken to require one
+                """)
+        case .refused:
+            logger.warning(
+                "/simulator, /console and /metrics refuse every request: set adminToken (IAPKIT_ADMINTOKEN) to use them")
+        case .token: break
         }
         do {
             try await application(onServerRunning: onServerRunning).runService()

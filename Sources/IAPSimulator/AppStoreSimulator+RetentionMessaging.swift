@@ -98,11 +98,14 @@ extension AppStoreSimulator {
     /// Starts a performance test of the realtime URL for a customer's active subscription. The caller sends the
     /// requests (``signedRealtimeRequest(for:locale:)``) and records each outcome
     /// (``recordPerformanceTestOutcome(_:requestID:)``); `IAPSimulatorDelivery.RealtimeURLTester` does both.
+    /// `configuration` defaults to the simulator's ``SimulatorConfiguration/performanceTest``.
     public func startPerformanceTest(
-        originalTransactionID: String, configuration: PerformanceTestConfiguration = .standard
+        originalTransactionID: String, configuration: PerformanceTestConfiguration? = nil
     ) throws(SimulatorError) -> PerformanceTestRun {
         try withCore { (core) throws(SimulatorError) in
-            try core.startPerformanceTest(originalTransactionID: originalTransactionID, configuration: configuration)
+            try core.startPerformanceTest(
+                originalTransactionID: originalTransactionID,
+                configuration: configuration ?? core.configuration.performanceTest)
         }
     }
 

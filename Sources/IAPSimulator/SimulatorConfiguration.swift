@@ -37,6 +37,8 @@ public struct SimulatorConfiguration: Sendable {
     public var serverAPIKeys: [String: P256.Signing.PublicKey] = [:]
     /// The issuer id tokens must carry in `iss`, when set.
     public var serverAPIIssuerID: String?
+    /// How Retention Messaging performance tests load the developer's realtime URL.
+    public var performanceTest: PerformanceTestConfiguration = .standard
     /// The most renewals, retries and expiries one clock move may run; a move that would run more stops at the
     /// limit with an error (so a two-second time rate advanced by a century cannot hang the caller).
     public var maximumEventsPerAdvance: Int = 5_000_000

@@ -17,10 +17,12 @@ struct JSONHTTPClient: Sendable {
 
     static let maximumAnswerSize = 16 << 20
 
-    /// Sends `body` (a JSON object, or nothing) and returns the status and the answer's bytes.
+    /// Sends `body` (a JSON object; `{}` when a request that changes something has nothing to say, as the server
+    /// requires a JSON body there) and returns the status and the answer's bytes.
     func send(_ method: HTTPMethod, _ path: String, json body: [String: Any]? = nil) async throws(StoreError) -> (
         status: Int, body: [UInt8]
     ) {
+        let body = body ?? ([.GET, .HEAD].contains(method) ? nil : [:])
         let url = baseURL.absoluteString.trimmingSuffix("/") + path
         var request = HTTPClientRequest(url: url)
         request.method = method

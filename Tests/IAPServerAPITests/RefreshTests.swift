@@ -96,15 +96,24 @@ import Testing
                 service: service, configuration: ServerConfiguration(port: 0, apiKeys: ["k1"]), logger: logger)
             try await app.test(.router) { client in
                 let path = "/v1/customers/\(customer.id)/refresh"
-                let key: HTTPFields = [.authorization: "Bearer k1"]
-                try await client.execute(uri: path, method: .post) { #expect($0.status == .unauthorized) }
-                try await client.execute(uri: path, method: .post, headers: [.authorization: "Bearer k2"]) {
+                let json: HTTPFields = [.contentType: "application/json"]
+                let key: HTTPFields = [.authorization: "Bearer k1", .contentType: "application/json"]
+                let empty = ByteBuffer(string: "{}")
+                try await client.execute(uri: path, method: .post, headers: json, body: empty) {
+                    #expect($0.status == .unauthorized)
+                }
+                try await client.execute(
+                    uri: path, method: .post, headers: [.authorization: "Bearer k2", .contentType: "application/json"],
+                    body: empty
+                ) {
                     #expect($0.status == .forbidden)
                 }
-                try await client.execute(uri: "/v1/customers/999999/refresh", method: .post, headers: key) {
+                try await client.execute(
+                    uri: "/v1/customers/999999/refresh", method: .post, headers: key, body: empty
+                ) {
                     #expect($0.status == .notFound)
                 }
-                try await client.execute(uri: path, method: .post, headers: key) { response in
+                try await client.execute(uri: path, method: .post, headers: key, body: empty) { response in
                     #expect(response.status == .ok)
                     let body = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
                     let answer = try #require(body as? [String: Any])

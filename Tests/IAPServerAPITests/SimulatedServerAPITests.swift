@@ -37,7 +37,7 @@ import Testing
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let application = buildApplication(
             service: service, configuration: ServerConfiguration(host: "127.0.0.1", port: 0), simulator: simulator,
-            logger: logger, onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) })
+            operatorAccess: .open, logger: logger, onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) })
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await application.runService(gracefulShutdownSignals: []) }
             var listening = ports.makeAsyncIterator()

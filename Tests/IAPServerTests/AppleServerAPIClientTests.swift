@@ -22,7 +22,7 @@ import Testing
         let server = try await ServerProcess.start([
             "--database", ":memory:", "--pki", folder.path, "--server-api-key", "\(Self.keyID)=\(keyFile.path)",
             "--server-api-issuer", Self.issuerID,
-        ])
+        ], environment: ["IAPKIT_SIMULATOR_PERFORMANCE_TEST_THRESHOLD": "10000"])
         defer { Task { try? await server.stop() } }
 
         // The customer: a subscription that renewed once, then flowers (non-consumable, refunded), a month's pass
@@ -195,7 +195,8 @@ import Testing
         #expect(passing["successRate"] as? Int == 100)
         #expect(passing["numPending"] as? Int == 0)
         #expect((passing["target"] as? String)?.hasSuffix("/good") == true)
-        #expect(passing["config"] as? [Int] == [10, 100, 700, 95])
+        // The threshold is raised for this test (a loaded CI machine must not turn a pass into a failure).
+        #expect(passing["config"] as? [Int] == [10, 100, 10_000, 95])
         let failing = try #require(realtime["failing"] as? [String: Any])
         #expect(failing["result"] as? String == "FAIL", "\(failing)")
         #expect(failing["successRate"] as? Int == 0)

@@ -59,13 +59,17 @@ struct OpenAPIAndMetricsTests {
         let inbox = SimulatorInbox(harness.store)
         try harness.store.createAccount("ana")
         let bought = try #require(try harness.store.purchase(FloristCatalog.flowers, account: "ana").transaction)
-        try await harness.application().test(.router) { client in
+        let token = "metrics-admin-token-0123"
+        try await harness.application(operatorAccess: .token(token)).test(.router) { client in
             _ = try await client.post("/v1/transactions", ["signedTransaction": bought.jws])
             _ = try await client.post("/v1/transactions", ["signedTransaction": "not.a.jws"])
             for notification in inbox.take() {
                 _ = try await client.post("/v1/notifications", ["signedPayload": notification.signedPayload])
             }
-            try await client.execute(uri: "/metrics", method: .get) { response in
+            // /metrics is the operator's: the admin token, or nothing.
+            try await client.execute(uri: "/metrics", method: .get) { #expect($0.status == .unauthorized) }
+            try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"]) {
+                response in
                 #expect(response.status == .ok)
                 let text = String(buffer: response.body)
                 for expected in [

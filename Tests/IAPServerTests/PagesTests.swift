@@ -262,12 +262,12 @@ struct CustomersConsoleTests {
         }
     }
 
-    @Test func beyondLoopbackWithoutATokenTheConsoleIsNotServed() async throws {
+    @Test func beyondLoopbackWithoutATokenTheConsoleRefusesEveryone() async throws {
         let runtime = try await SimulatorAPITests.runtime(host: "192.0.2.10")
         try await runtime.application().test(.router) { client in
-            try await client.execute(uri: "/console/customers/x", method: .get) { #expect($0.status == .notFound) }
-            let (status, _) = try await client.post("/console/inspect", ["document": "x"])
-            #expect(status == .notFound)
+            try await client.execute(uri: "/console/customers/x", method: .get) { #expect($0.status == .forbidden) }
+            let (status, answer) = try await client.post("/console/inspect", ["document": "x"])
+            #expect(status == .forbidden && answer["code"] as? String == "adminTokenNotConfigured")
         }
     }
 }

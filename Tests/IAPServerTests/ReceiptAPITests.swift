@@ -38,7 +38,7 @@ struct ReceiptAPITests {
         logger.logLevel = .critical
         return buildApplication(
             service: service, configuration: ServerConfiguration(port: 0, apiKeys: [ServerHarness.apiKey]),
-            logger: logger)
+            operatorAccess: .open, logger: logger)
     }
 
     static func revenueCatBase64() throws -> String {

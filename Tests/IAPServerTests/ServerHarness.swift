@@ -39,10 +39,12 @@ struct ServerHarness {
         configuration = ServerConfiguration(port: 0, maximumBodySize: maximumBodySize, apiKeys: [Self.apiKey])
     }
 
-    func application() -> some ApplicationProtocol {
+    /// The server; its operator routes are open unless a test asks otherwise.
+    func application(operatorAccess: OperatorAccess = .open) -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        return buildApplication(service: service, configuration: configuration, logger: logger)
+        return buildApplication(
+            service: service, configuration: configuration, operatorAccess: operatorAccess, logger: logger)
     }
 }
 

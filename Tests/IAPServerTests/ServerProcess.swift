@@ -32,14 +32,19 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts `iapkit serve ARGUMENTS --port 0` (in `folder`, or this process's working directory) and waits (at
     /// most 60 s, off the cooperative pool: see `offThePool`) for its banner with the address.
-    static func start(_ arguments: [String], in folder: URL? = nil) async throws -> ServerProcess {
-        try await offThePool { try ServerProcess(arguments, in: folder) }
+    static func start(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = [:]) async throws
+        -> ServerProcess
+    {
+        try await offThePool { try ServerProcess(arguments, in: folder, environment: environment) }
     }
 
-    private init(_ arguments: [String], in folder: URL?) throws {
+    private init(_ arguments: [String], in folder: URL?, environment: [String: String]) throws {
         let executable = try #require(Self.executable)
         process.executableURL = executable
         if let folder { process.currentDirectoryURL = folder }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -155,7 +155,7 @@ struct SimulatorAPITests {
         }
     }
 
-    @Test func theAdminTokenGuardsTheSimulatorAndNoTokenBeyondLoopbackHidesIt() async throws {
+    @Test func theAdminTokenGuardsTheSimulatorAndBeyondLoopbackNoTokenRefusesEveryone() async throws {
         let token = "admin-token-0123456789"
         let guarded = try await Self.runtime(adminToken: token)
         try await guarded.application().test(.router) { client in
@@ -171,9 +171,13 @@ struct SimulatorAPITests {
         // An address beyond loopback (TEST-NET-1, never bound here: the router is tested without a socket).
         let exposed = try await Self.runtime(host: "192.0.2.10")
         #expect(exposed.simulatorServed == nil)
+        #expect(exposed.settings.operatorAccess == .refused)
         try await exposed.application().test(.router) { client in
-            let (status, _) = try await client.get("/simulator", headers: [:])
-            #expect(status == .notFound)
+            for path in ["/simulator", "/console/customers/ana", "/metrics"] {
+                let (status, answer) = try await client.get(path, headers: [:])
+                #expect(status == .forbidden, "\(path)")
+                #expect(answer["code"] as? String == "adminTokenNotConfigured", "\(path)")
+            }
         }
     }
 }

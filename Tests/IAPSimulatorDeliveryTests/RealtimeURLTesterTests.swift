@@ -10,7 +10,7 @@ import Testing
 @Suite("Realtime URL tester", .serialized)
 struct RealtimeURLTesterTests {
     static let configuration = PerformanceTestConfiguration(
-        maxConcurrentRequests: 4, totalRequests: 12, totalDuration: 10_000, responseTimeThreshold: 2_000,
+        maxConcurrentRequests: 4, totalRequests: 12, totalDuration: 60_000, responseTimeThreshold: 30_000,
         successRateThreshold: 95)
 
     func run(against url: String, configuration: PerformanceTestConfiguration = configuration) async throws

@@ -84,7 +84,7 @@ struct StoreHarness: Sendable {
             service: service,
             configuration: ServerConfiguration(
                 host: "127.0.0.1", port: port, apiKeys: apiKeys, updatesHeartbeat: heartbeat),
-            simulator: simulator, adminToken: adminToken, logger: logger,
+            simulator: simulator, operatorAccess: adminToken.map { .token($0) } ?? .open, logger: logger,
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) })
         // Run as `iapkit serve` runs it (not through the testing framework, which always picks a new port), so a test
         // can stop a server and start another on the same port.

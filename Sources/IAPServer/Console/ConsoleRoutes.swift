@@ -2,25 +2,24 @@ import Foundation
 import Hummingbird
 import IAPSignedData
 
-/// The JSON the pages need beyond `/simulator` and `/v1`, under `/console`, behind the same guard as the simulator's
-/// control plane (open on loopback without an admin token): the inspector's verification of a pasted document, and a
-/// customer as the server stores them (entitlements, transactions, what they owned when).
+/// The JSON the pages need beyond `/simulator` and `/v1`, under `/console`, behind the same ``OperatorMiddleware`` as
+/// the simulator's control plane: the inspector's verification of a pasted document, and a customer as the server
+/// stores them (entitlements, transactions, what they owned when).
 struct ConsoleRoutes: Sendable {
     let service: ValidationService
     let configuration: ServerConfiguration
-    let admin: AdminCheck
+    let access: OperatorAccess
 
     func add(to router: Router<ServerRequestContext>) {
         let inspector = DocumentInspector(service: service)
-        router.post("/console/inspect") { request, _ in
-            try admin.check(request)
+        let group = router.group("console").add(middleware: OperatorMiddleware(access))
+        group.post("inspect") { request, _ in
             let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize)
             let body = try RequestDocument(bytes: bytes, allowed: ["document"])
             let answer = try await inspector.inspect(try body.requiredString("document"))
             return JSONBody.response(bytes: answer.jsonBytes())
         }
-        router.get("/console/customers/:id") { request, context in
-            try admin.check(request)
+        group.get("customers/:id") { request, context in
             let id = try context.parameters.require("id")
             let customer = try await service.customer(
                 id.removingPercentEncoding ?? id, bundleID: request.uri.queryParameters.get("bundleId"))

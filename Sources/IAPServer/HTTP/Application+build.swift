@@ -10,41 +10,48 @@ public import NIOCore
 ///   - service: the validation service the routes call.
 ///   - configuration: the address, body limit and API keys.
 ///   - simulator: the local App Store whose control plane is served under `/simulator`, if any.
-///   - adminToken: when given, `/simulator` requires it (`Authorization: Bearer`); without it `/simulator` is open,
-///     so pass a simulator without a token only to a server that listens on loopback.
+///   - operatorAccess: who may use `/simulator`, `/console` and `/metrics` (``OperatorAccess/open`` only in
+///     development mode).
 ///   - logger: the application's logger.
 ///   - onServerRunning: called once the socket listens (the channel tells the port).
 public func buildApplication(
     service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
-    adminToken: String? = nil, logger: Logger = Logger(label: "iapkit.server"),
+    operatorAccess: OperatorAccess = .refused, logger: Logger = Logger(label: "iapkit.server"),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    Application(
+    let connections = ConnectionRegistry(limits: configuration.connectionLimits)
+    return Application(
         router: buildRouter(
-            service: service, configuration: configuration, simulator: simulator, adminToken: adminToken),
+            service: service, configuration: configuration, simulator: simulator, operatorAccess: operatorAccess),
+        server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(registry: connections)])),
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port), serverName: "iapkit"),
         onServerRunning: onServerRunning,
         logger: logger)
 }
 
-/// Every route of the server with its middleware (metrics, debug request logs, errors as JSON).
+/// Every route of the server with its middleware (metrics, debug request logs, errors as JSON, the request guard),
+/// and each group behind its own guard: the customer routes behind the API keys, the operator routes (`/simulator`,
+/// `/console`, `/metrics`) behind ``OperatorAccess``.
 ///
 /// - Parameters:
 ///   - service: the validation service the routes call.
-///   - configuration: the body limit and API keys.
+///   - configuration: the body limit, API keys and allowed host names.
 ///   - simulator: the local App Store served under `/simulator`, if any.
-///   - adminToken: the token `/simulator` then requires, if any.
+///   - operatorAccess: who may use the operator routes.
 public func buildRouter(
     service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
-    adminToken: String? = nil
+    operatorAccess: OperatorAccess = .refused
 ) -> Router<ServerRequestContext> {
     let router = Router(context: ServerRequestContext.self)
     _ = ServerMetrics.registry
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
-    router.get("/metrics") { _, _ in
+    router.add(
+        middleware: RequestGuardMiddleware(listeningHost: configuration.host, extra: configuration.allowedHosts))
+    let metrics = router.group().add(middleware: OperatorMiddleware(operatorAccess))
+    metrics.get("/metrics") { _, _ in
         Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
@@ -55,16 +62,12 @@ public func buildRouter(
             body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
     ServerRoutes(service: service, configuration: configuration).add(to: router)
-    // /console shows stored customers: served on loopback, or beyond it only behind the admin token.
-    if adminToken != nil || configuration.listensOnLoopbackOnly {
-        ConsoleRoutes(service: service, configuration: configuration, admin: AdminCheck(token: adminToken))
-            .add(to: router)
-    }
+    ConsoleRoutes(service: service, configuration: configuration, access: operatorAccess).add(to: router)
     PageRoutes().add(to: router)
     if let simulator {
         let rateLimit = InAppsRateLimit()
         SimulatorRoutes(
-            store: simulator, configuration: configuration, adminToken: adminToken, inAppsRateLimit: rateLimit
+            store: simulator, configuration: configuration, access: operatorAccess, inAppsRateLimit: rateLimit
         ).add(to: router)
         InAppsRoutes(store: simulator, clock: Date.init, rateLimit: rateLimit).add(to: router)
     }

@@ -4,17 +4,11 @@ import Hummingbird
 import IAPEntitlements
 import IAPSignedData
 
-/// The routes of the validation API, over one ``ValidationService``.
+/// The routes of the validation API, over one ``ValidationService``; the customer routes are behind
+/// ``APIKeyMiddleware``.
 struct ServerRoutes: Sendable {
     let service: ValidationService
     let configuration: ServerConfiguration
-    let keys: APIKeyCheck
-
-    init(service: ValidationService, configuration: ServerConfiguration) {
-        self.service = service
-        self.configuration = configuration
-        self.keys = APIKeyCheck(keys: configuration.apiKeys)
-    }
 
     func add(to router: Router<ServerRequestContext>) {
         router.get("/health") { _, _ in try await health() }
@@ -23,17 +17,18 @@ struct ServerRoutes: Sendable {
         router.post("/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .production) }
         router.post("/sandbox/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .sandbox) }
         router.post("/v1/notifications") { request, _ in try await notifications(request) }
-        router.get("/v1/customers/:id/entitlements") { request, context in
+        let customers = router.group("v1/customers").add(
+            middleware: APIKeyMiddleware<ServerRequestContext>(keys: configuration.apiKeys))
+        customers.get(":id/entitlements") { request, context in
             try await entitlements(request, id: try context.parameters.require("id"))
         }
-        router.get("/v1/customers/:id/transactions") { request, context in
+        customers.get(":id/transactions") { request, context in
             try await customerTransactions(request, id: try context.parameters.require("id"))
         }
-        router.post("/v1/customers/:id/consumptions") { request, context in
+        customers.post(":id/consumptions") { request, context in
             try await consumptions(request, id: try context.parameters.require("id"))
         }
-        router.post("/v1/customers/:id/refresh") { request, context in
-            try keys.check(request)
+        customers.post(":id/refresh") { request, context in
             let customer = try await service.customer(
                 try context.parameters.require("id"), bundleID: request.uri.queryParameters.get("bundleId"))
             let answer = try await service.refresh(customer)
@@ -92,19 +87,16 @@ struct ServerRoutes: Sendable {
     }
 
     func entitlements(_ request: Request, id: String) async throws(APIError) -> Response {
-        try keys.check(request)
         let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
         return JSONBody.response(Answers.Entitlements(customer, try await service.entitlements(of: customer)))
     }
 
     func customerTransactions(_ request: Request, id: String) async throws(APIError) -> Response {
-        try keys.check(request)
         let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
         return JSONBody.response(Answers.Transactions(customer, try await service.records(of: customer)))
     }
 
     func consumptions(_ request: Request, id: String) async throws(APIError) -> Response {
-        try keys.check(request)
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["productId", "quantity", "idempotencyKey", "bundleId"])

@@ -12,30 +12,29 @@ import IAPSimulator
 ///
 /// Everything the simulator signs goes where Apple's would: its notifications to the server's own notification
 /// endpoint, its transactions and receipts to the caller, who posts them to `/v1/...` like a real app.
-/// Open to every caller when the server listens on loopback only; otherwise each request must carry the admin token
-/// (`Authorization: Bearer TOKEN`).
+/// The whole group is behind ``OperatorMiddleware``: open in development mode, else only with the admin token.
 struct SimulatorRoutes: Sendable {
     let store: AppStoreSimulator
     let configuration: ServerConfiguration
-    /// The admin-token guard (open on loopback without a token).
-    let admin: AdminCheck
+    /// Who may use the group.
+    let access: OperatorAccess
     /// The simulated App Store Server API's rate limit, switched on and off here.
     let inAppsRateLimit: InAppsRateLimit
 
     init(
-        store: AppStoreSimulator, configuration: ServerConfiguration, adminToken: String?,
+        store: AppStoreSimulator, configuration: ServerConfiguration, access: OperatorAccess,
         inAppsRateLimit: InAppsRateLimit = InAppsRateLimit()
     ) {
         self.store = store
         self.configuration = configuration
-        admin = AdminCheck(token: adminToken)
+        self.access = access
         self.inAppsRateLimit = inAppsRateLimit
     }
 
     func add(to router: Router<ServerRequestContext>) {
-        let group = router.group("simulator")
+        let group = router.group("simulator").add(middleware: OperatorMiddleware(access))
         group.get { request, _ in
-            try check(request); return try state()
+            try state()
         }
         group.post("accounts") { request, _ in
             try await run(request, allowed: ["accountId", "storefront", "askToBuy", "appAccountToken"]) {
@@ -43,7 +42,6 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.get("accounts/:account") { request, context in
-            try check(request)
             return try account(try parameter("account", context))
         }
         group.post("accounts/:account/devices") { request, context in
@@ -54,7 +52,6 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.get("accounts/:account/products") { request, context in
-            try check(request)
             let ids = request.uri.queryParameters.get("ids").map { $0.split(separator: ",").map(String.init) }
             return try products(account: try parameter("account", context), ids: ids)
         }
@@ -69,7 +66,6 @@ struct SimulatorRoutes: Sendable {
             ) { (body) throws(APIError) in try purchase(account: account, body) }
         }
         group.get("accounts/:account/transactions") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             let unfinished = request.uri.queryParameters.get("unfinished") == "true"
             let list = try simulated { () throws(SimulatorError) in
@@ -79,13 +75,11 @@ struct SimulatorRoutes: Sendable {
             return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
         }
         group.get("accounts/:account/current-entitlements") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             let list = try simulated { () throws(SimulatorError) in try store.currentEntitlements(account: account) }
             return JSONBody.response(["transactions": list.map(Answers.SimulatedTransaction.init)])
         }
         group.get("accounts/:account/products/:product/latest-transaction") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             let product = try parameter("product", context)
             let latest = try simulated { () throws(SimulatorError) in
@@ -114,11 +108,9 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.get("accounts/:account/receipt") { request, context in
-            try check(request)
             return try receipt(account: try parameter("account", context), device: try deviceParameter(request))
         }
         group.get("accounts/:account/app-transaction") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             let device = try deviceParameter(request)
             let signed = try simulated { () throws(SimulatorError) in
@@ -127,7 +119,6 @@ struct SimulatorRoutes: Sendable {
             return JSONBody.response(["signedAppTransaction": signed])
         }
         group.get("accounts/:account/updates") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             let device = try deviceParameter(request)
             let updates = try simulated { () throws(SimulatorError) in
@@ -136,7 +127,6 @@ struct SimulatorRoutes: Sendable {
             return TransactionUpdateEvents(updates: updates, heartbeat: configuration.updatesHeartbeat).response()
         }
         group.get("accounts/:account/renewal-info") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             let infos = try simulated { () throws(SimulatorError) in try store.renewalInfos(account: account) }
             return JSONBody.response(["signedRenewalInfo": infos])
@@ -176,7 +166,6 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.delete("accounts/:account/family") { request, context in
-            try check(request)
             let account = try parameter("account", context)
             try simulated { () throws(SimulatorError) in try store.leaveFamily(account: account) }
             return try self.account(account)
@@ -189,7 +178,6 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.delete("transactions/:id") { request, context in
-            try check(request)
             let id = try parameter("id", context)
             try simulated { () throws(SimulatorError) in try store.deleteTransaction(id) }
             return Response(status: .noContent)
@@ -234,7 +222,6 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.get("clock") { request, _ in
-            try check(request)
             return try clockAnswer()
         }
         group.put("clock") { request, _ in
@@ -277,12 +264,10 @@ struct SimulatorRoutes: Sendable {
             }
         }
         group.delete("inapps/rate-limit") { request, _ in
-            try check(request)
             inAppsRateLimit.set(nil)
             return Response(status: .noContent)
         }
         group.get("notifications") { request, _ in
-            try check(request)
             let since = request.uri.queryParameters.get("since").flatMap { Int($0) } ?? 0
             let all = store.notifications
             let start = min(max(since, 0), all.count)
@@ -299,18 +284,18 @@ struct SimulatorRoutes: Sendable {
 
     // MARK: - Handlers
 
-    /// Checks the caller, reads a strict JSON body (or none), and runs the handler.
+    /// Reads a strict JSON body (none only for a request that changes nothing), and runs the handler.
     private func run(
         _ request: Request, allowed: Set<String> = ["accountId", "storefront", "askToBuy"],
         _ handler: (RequestDocument) throws(APIError) -> Response
     ) async throws(APIError) -> Response {
-        try check(request)
         let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize)
+        if bytes.isEmpty && RequestGuardMiddleware<ServerRequestContext>.needsBody(request.method) {
+            throw APIError(400, "emptyBody", "the body is empty: send a JSON object ({} when there is nothing to say)")
+        }
         let body = try RequestDocument(bytes: bytes.isEmpty ? Array("{}".utf8) : bytes, allowed: allowed)
         return try handler(body)
     }
-
-    private func check(_ request: Request) throws(APIError) { try admin.check(request) }
 
     /// The simulated moment, and how the clock goes when it runs with the wall clock.
     private func clockAnswer() throws(APIError) -> Response {

@@ -10,6 +10,9 @@ const IAPKit = (() => {
     const headers = { Accept: "application/json" };
     const token = sessionStorage.getItem(tokenKey);
     if (token) headers.Authorization = "Bearer " + token;
+    // Every request that changes something carries a JSON body: the server refuses any other (no form or no-preflight
+    // fetch from another site can make one).
+    if (body === undefined && method !== "GET") body = {};
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const response = await fetch(path, {
       method,

@@ -14,9 +14,13 @@ import X509
 ///
 /// Keys (JSON nesting shown with dots; the environment variable is the key upper-cased with `_`, prefixed `IAPKIT_`,
 /// for example `IAPKIT_SERVER_PORT` or `IAPKIT_APP_FLORIST_SHARED_SECRET`):
-/// - `server.host` (default 127.0.0.1), `server.port` (8080), `server.maximumBodySize` (bytes, 1 MiB)
+/// - `server.host` (default 127.0.0.1), `server.port` (8080), `server.maximumBodySize` (bytes, 1 MiB),
+///   `server.allowedHosts` (the public names a proxy in front serves; loopback names are always allowed),
+///   `server.headerTimeout` (seconds, 10), `server.bodyTimeout` (30), `server.idleTimeout` (60),
+///   `server.maximumConnections` (4,096, or the file limit less 128)
 /// - `database.url`: an SQLite path (default `iapkit.sqlite`), `:memory:`, or a `postgres://` URL
-/// - `apiKeys`: keys for the customer endpoints; `adminToken`: opens `/simulator` beyond loopback
+/// - `apiKeys`: keys for the customer endpoints; `adminToken`: the token `/simulator`, `/console` and `/metrics`
+///   require whenever the server is not in development mode (no app configured, loopback only)
 /// - `apps`: names of the apps served; for each name `app.NAME.bundleId`, `app.NAME.appAppleId`,
 ///   `app.NAME.environments` (Production, Sandbox, Xcode), `app.NAME.roots` (certificate files),
 ///   `app.NAME.xcodeCertificate` (accepts Xcode-signed data), `app.NAME.sharedSecret`, `app.NAME.catalog`,
@@ -26,13 +30,14 @@ import X509
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
-///   `simulator.serverApiIssuerId` (the issuer id tokens must carry)
+///   `simulator.serverApiIssuerId` (the issuer id tokens must carry), `simulator.performanceTestThreshold` (the
+///   milliseconds past which a Retention Messaging performance test counts an answer as timed out; 700)
 ///
 /// Relative file paths are read from the configuration file's folder.
 public struct ServerSettings: Sendable {
     public var server: ServerConfiguration
     public var databaseURL: String
-    /// Opens `/simulator` to callers that present it when the server listens beyond loopback.
+    /// The token the operator routes require outside development mode (see ``operatorAccess``).
     public var adminToken: String?
     /// The apps configured (the simulated app is added to them when the simulator runs).
     public var apps: [AppConfiguration]
@@ -50,8 +55,17 @@ public struct ServerSettings: Sendable {
         self.simulator = simulator
     }
 
-    /// Whether `/simulator` is open to anyone who can connect: the server listens on loopback only.
+    /// Whether the server listens on loopback only.
     public var listensOnLoopbackOnly: Bool { server.listensOnLoopbackOnly }
+
+    /// Development mode: no real app is configured (only the local App Store is served) and the server listens on
+    /// loopback only. It is what `iapkit serve` with no configuration runs, and the only mode whose operator routes
+    /// need no token; it says so on start.
+    public var developmentMode: Bool { apps.isEmpty && listensOnLoopbackOnly }
+
+    /// Who may use `/simulator`, `/console` and `/metrics`: anyone in development mode (unless an admin token is
+    /// set), else only callers with the admin token; with real apps and no token, nobody.
+    public var operatorAccess: OperatorAccess { .from(developmentMode: developmentMode, adminToken: adminToken) }
 
     /// Reads and checks every key.
     /// - Parameters:
@@ -66,6 +80,16 @@ public struct ServerSettings: Sendable {
         settings.server.port = try keys.int("server.port", in: 0...65_535) ?? settings.server.port
         settings.server.maximumBodySize =
             try keys.int("server.maximumBodySize", in: 1_024...(64 << 20)) ?? settings.server.maximumBodySize
+        var limits = settings.server.connectionLimits
+        if let seconds = try keys.int("server.headerTimeout", in: 1...3_600) { limits.headerTimeout = .seconds(seconds) }
+        if let seconds = try keys.int("server.bodyTimeout", in: 1...3_600) { limits.bodyTimeout = .seconds(seconds) }
+        if let seconds = try keys.int("server.idleTimeout", in: 1...3_600) { limits.idleTimeout = .seconds(seconds) }
+        limits.maximumConnections = try keys.int("server.maximumConnections", in: 1...1_000_000) ?? limits.maximumConnections
+        settings.server.connectionLimits = limits
+        settings.server.allowedHosts = try keys.strings("server.allowedHosts") ?? []
+        if let bad = settings.server.allowedHosts.first(where: { $0.isEmpty || $0.contains(where: { $0 == "/" || $0 == " " }) }) {
+            throw ConfigurationProblem("server.allowedHosts", "'\(bad)' is not a host name (give iap.example.com, no scheme)")
+        }
         settings.server.apiKeys = try keys.strings("apiKeys") ?? []
         if let short = settings.server.apiKeys.first(where: { $0.count < 16 }) {
             throw ConfigurationProblem("apiKeys", "'\(short.prefix(4))…' is shorter than 16 characters")
@@ -97,6 +121,9 @@ public struct ServerSettings: Sendable {
                 simulator.serverAPIKeys[keyID] = key
             }
             simulator.serverAPIIssuerID = try keys.string("simulator.serverApiIssuerId")
+            if let threshold = try keys.int("simulator.performanceTestThreshold", in: 1...60_000) {
+                simulator.performanceTestThreshold = Int64(threshold)
+            }
             if settings.apps.contains(where: { $0.bundleID == simulator.bundleID }) {
                 throw ConfigurationProblem(
                     "simulator.bundleId", "\(simulator.bundleID) is also a configured app; give the simulator its own")
@@ -237,6 +264,9 @@ public struct SimulatorSettings: Sendable {
     public var serverAPIKeys: [String: P256.Signing.PublicKey] = [:]
     /// The issuer id `/inApps` tokens must carry, when set.
     public var serverAPIIssuerID: String?
+    /// The answer time, in milliseconds, past which a Retention Messaging performance test counts a request as timed
+    /// out (Apple's 700 by default).
+    public var performanceTestThreshold: Int64 = 700
 
     public init(bundleID: String = "com.example.florist", catalogPath: String? = nil) {
         self.bundleID = bundleID

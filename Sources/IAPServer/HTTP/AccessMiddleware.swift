@@ -1,0 +1,198 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Who may use the operator surfaces (`/simulator`, `/console`, `/metrics`): decided by configuration, never by the
+/// address a request comes from (behind a proxy on the same host every request comes from 127.0.0.1).
+public enum OperatorAccess: Sendable, Equatable {
+    /// Development mode: no real app is configured and the server listens on loopback only; no token needed.
+    case open
+    /// Every request must present the admin token (`Authorization: Bearer TOKEN`).
+    case token(String)
+    /// Real apps are served and no admin token is configured: the operator surfaces refuse everyone.
+    case refused
+
+    /// The access a configuration gives: development mode is open, anything else needs the admin token.
+    public static func from(developmentMode: Bool, adminToken: String?) -> OperatorAccess {
+        if let adminToken { return .token(adminToken) }
+        return developmentMode ? .open : .refused
+    }
+}
+
+/// The guard of a route group that only the operator may use (`/simulator`, `/console`, `/metrics`); placed on the
+/// group, so a route added to it cannot be left open. 401 without the admin token, 403 with another or when the
+/// server has none.
+struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
+    private let digest: SHA256.Digest?
+    private let refused: Bool
+
+    init(_ access: OperatorAccess) {
+        switch access {
+        case .open: (digest, refused) = (nil, false)
+        case .token(let token): (digest, refused) = (SHA256.hash(data: Data(token.utf8)), false)
+        case .refused: (digest, refused) = (nil, true)
+        }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        try check(request)
+        return try await next(request, context)
+    }
+
+    func check(_ request: Request) throws(APIError) {
+        if refused {
+            throw APIError(
+                403, "adminTokenNotConfigured",
+                "this server serves real apps: set adminToken (IAPKIT_ADMINTOKEN) to use its operator routes")
+        }
+        guard let digest else { return }
+        guard let given = BearerToken.of(request) else {
+            throw APIError(401, "adminTokenMissing", "this needs the admin token (Authorization: Bearer)")
+        }
+        guard SHA256.hash(data: Data(given.utf8)) == digest else {
+            throw APIError(403, "adminTokenInvalid", "the admin token is not this server's")
+        }
+    }
+}
+
+/// The API-key guard of the customer endpoints: 401 without a key, 403 with a wrong one. Keys are compared as SHA-256
+/// digests, so the time taken does not say how much of a guess was right.
+struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
+    private let digests: [SHA256.Digest]
+
+    init(keys: [String]) {
+        digests = keys.filter { !$0.isEmpty }.map { SHA256.hash(data: Array($0.utf8)) }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        try check(request)
+        return try await next(request, context)
+    }
+
+    func check(_ request: Request) throws(APIError) {
+        let presented = BearerToken.of(request) ?? HTTPField.Name("X-API-Key").flatMap { request.headers[$0] }
+        guard let presented, !presented.isEmpty else {
+            throw APIError(401, "apiKeyMissing", "send an API key: Authorization: Bearer KEY, or X-API-Key: KEY")
+        }
+        let digest = SHA256.hash(data: Array(presented.utf8))
+        var matched = false
+        for known in digests where known == digest { matched = true }
+        guard matched else { throw APIError(403, "apiKeyInvalid", "the API key is not one this server accepts") }
+    }
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header.
+enum BearerToken {
+    static func of(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+}
+
+/// What every request must be before any route sees it, against DNS rebinding and cross-site requests:
+/// - its `Host` is one of the server's names (loopback names, the listening address, and the configured public
+///   names), else 421 `hostNotAllowed`;
+/// - a browser's request that changes something comes from the server's own pages: an `Origin` other than the
+///   server's own, or `Sec-Fetch-Site` other than `same-origin`/`none`, is refused with 403 `crossOriginRefused`;
+/// - a POST, PUT or PATCH carries a JSON body (`Content-Type: application/json`, not empty), else 415 or 400, so no
+///   HTML form or `fetch` without a CORS preflight can make one. Apple's own interfaces keep their shape:
+///   `/verifyReceipt` takes any content type (Apple's clients send several), and `/inApps` (authenticated by Apple's
+///   JWT in a header a cross-site request cannot send without a preflight) takes PNG images and empty bodies.
+///
+/// The server sends no CORS headers, so browsers refuse every preflight.
+struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
+    let allowedHosts: Set<String>
+
+    /// The names a `Host` header may carry: the loopback names, the listening host, and `extra` (public names), each
+    /// with or without a port; compared in lower case.
+    init(listeningHost: String, extra: [String]) {
+        var names: Set<String> = ["localhost", "127.0.0.1", "[::1]", "::1"]
+        let host = listeningHost.lowercased()
+        if !["0.0.0.0", "::", "[::]"].contains(host) { names.insert(host.contains(":") ? "[\(host)]" : host) }
+        for name in extra { names.insert(name.lowercased()) }
+        allowedHosts = names
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        try check(request)
+        return try await next(request, context)
+    }
+
+    func check(_ request: Request) throws(APIError) {
+        // A request without a Host (HTTP/1.0, or a router under test) names no host to check; every browser sends one.
+        let authority = request.head.authority ?? ""
+        let name = Self.hostName(authority)
+        guard authority.isEmpty || name.map(allowedHosts.contains) == true else {
+            throw APIError(
+                421, "hostNotAllowed",
+                "'\(authority.prefix(100))' is not one of this server's names: add it to server.allowedHosts")
+        }
+        guard Self.changesState(request.method) else { return }
+        if let fetchSite = HTTPField.Name("Sec-Fetch-Site").flatMap({ request.headers[$0] }),
+            !["same-origin", "none"].contains(fetchSite.lowercased())
+        {
+            throw APIError(403, "crossOriginRefused", "a \(fetchSite) request cannot change this server's state")
+        }
+        if let origin = request.headers[.origin] {
+            let originAuthority = URL(string: origin).map(Self.authority(of:)) ?? ""
+            guard Self.hostName(originAuthority) == name, Self.port(originAuthority) == Self.port(authority) else {
+                throw APIError(
+                    403, "crossOriginRefused", "a request from \(origin.prefix(100)) cannot change this server's state")
+            }
+        }
+        // DELETE has no body to type, and like PUT and PATCH no browser sends it across sites without a preflight.
+        guard Self.needsBody(request.method) else { return }
+        let path = request.uri.path
+        if path.hasPrefix("/inApps/") || path == "/verifyReceipt" || path == "/sandbox/verifyReceipt" { return }
+        let type = request.headers[.contentType].map {
+            $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        }
+        guard type == "application/json" else {
+            throw APIError(
+                415, "unsupportedMediaType",
+                "send the body as application/json\(type.map { ", not \($0)" } ?? " (Content-Type is missing)")")
+        }
+        if request.headers[.contentLength] == "0" {
+            throw APIError(400, "emptyBody", "the body is empty: send a JSON object")
+        }
+    }
+
+    static func changesState(_ method: HTTPRequest.Method) -> Bool {
+        ![.get, .head, .options].contains(method)
+    }
+
+    /// Whether a request of this method must carry a JSON body.
+    static func needsBody(_ method: HTTPRequest.Method) -> Bool { [.post, .put, .patch].contains(method) }
+
+    /// The host of an authority (`name:port`, `[v6]:port`), in lower case, or nil when there is none.
+    static func hostName(_ authority: String) -> String? {
+        let text = authority.lowercased()
+        if text.hasPrefix("[") {
+            guard let end = text.firstIndex(of: "]") else { return nil }
+            return String(text[...end])
+        }
+        let host = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        return host?.isEmpty == false ? host : nil
+    }
+
+    /// The port of an authority, if it names one.
+    static func port(_ authority: String) -> String? {
+        let text = authority.hasPrefix("[") ? String(authority.drop { $0 != "]" }.dropFirst()) : authority
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        return String(text[text.index(after: colon)...])
+    }
+
+    /// The authority (`host[:port]`) of a URL, as a `Host` header would carry it.
+    static func authority(of url: URL) -> String {
+        let host = url.host.map { $0.contains(":") && !$0.hasPrefix("[") ? "[\($0)]" : $0 } ?? ""
+        return url.port.map { "\(host):\($0)" } ?? host
+    }
+}
