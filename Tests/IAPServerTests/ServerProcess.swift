@@ -32,20 +32,30 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts `iapkit serve ARGUMENTS --port 0` (in `folder`, or this process's working directory) and waits (at
     /// most 60 s, off the cooperative pool: see `offThePool`) for its banner with the address.
-    static func start(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = [:]) async throws
-        -> ServerProcess
-    {
-        try await offThePool { try ServerProcess(arguments, in: folder, environment: environment) }
+    /// `openFiles` lowers the server's file limit (through util-linux's `prlimit`, which then execs the server in
+    /// the same process); `environment` adds variables (`IAPKIT_...` settings).
+    static func start(
+        _ arguments: [String], in folder: URL? = nil, openFiles: Int? = nil, environment: [String: String] = [:]
+    ) async throws -> ServerProcess {
+        try await offThePool {
+            try ServerProcess(arguments, in: folder, openFiles: openFiles, environment: environment)
+        }
     }
 
-    private init(_ arguments: [String], in folder: URL?, environment: [String: String]) throws {
+    private init(_ arguments: [String], in folder: URL?, openFiles: Int?, environment: [String: String]) throws {
         let executable = try #require(Self.executable)
-        process.executableURL = executable
+        let serve = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        if let openFiles {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            process.arguments = ["--nofile=\(openFiles):\(openFiles)", executable.path] + serve
+        } else {
+            process.executableURL = executable
+            process.arguments = serve
+        }
         if let folder { process.currentDirectoryURL = folder }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -1,0 +1,169 @@
+import Foundation
+import IAPTestSupport
+import Testing
+
+/// `iapkit serve` as a real deployment runs it: a real process serving a configured app (so not in development mode)
+/// with the local App Store beside it, reached over loopback sockets the way a proxy on the same host reaches it.
+/// Trust comes from the admin token, never from the address; hosts, origins and bodies are checked before any route;
+/// slow connections cannot hold it.
+@Suite(.serialized) struct DeploymentSafetyTests {
+    static let adminToken = "deployment-admin-token-0123456789"
+
+    /// A configuration serving one real app (roots: the test authority's) beside the simulator, with an admin token.
+    static func configured(extra: [String: Any] = [:]) throws -> (folder: URL, config: URL) {
+        let folder = try ServerProcessTests.pkiFolder()
+        var settings: [String: Any] = [
+            "apps": ["shop"],
+            "app": [
+                "shop": [
+                    "bundleId": "com.example.shop", "environments": ["Sandbox"],
+                    "roots": [folder.appendingPathComponent("roots/jws-root.der").path],
+                ]
+            ],
+            "simulator": ["enabled": true, "pki": folder.path],
+            "adminToken": adminToken, "database": ["url": ":memory:"],
+            "server": ["allowedHosts": ["iap.example.com"]],
+        ]
+        settings.merge(extra) { $1 }
+        let config = folder.appendingPathComponent("iapkit.json")
+        try JSONSerialization.data(withJSONObject: settings).write(to: config)
+        return (folder, config)
+    }
+
+    @Test func operatorRoutesNeedTheTokenFromLoopbackAndWhateverAProxySays() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let (folder, config) = try Self.configured()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try await ServerProcess.start(["--config", config.path])
+        defer { Task { try? await server.stop() } }
+        // Every request comes from 127.0.0.1, as behind a proxy on the same host; forwarded headers change nothing.
+        let proxied = ["X-Forwarded-For": "127.0.0.1", "X-Real-IP": "127.0.0.1", "Forwarded": "for=127.0.0.1"]
+        for path in ["/simulator", "/simulator/clock", "/console/customers/anyone", "/metrics"] {
+            for headers in [[:], proxied] {
+                let answer = try await RawHTTP.exchange(port: server.port, "GET", path, headers: headers)
+                #expect(answer.status == 401, "\(path) \(headers): \(answer.body)")
+                #expect(answer.json["code"] as? String == "adminTokenMissing", "\(path)")
+            }
+            let wrong = try await RawHTTP.exchange(
+                port: server.port, "GET", path, headers: ["Authorization": "Bearer not-the-token"])
+            #expect(wrong.status == 403, "\(path)")
+            let right = try await RawHTTP.exchange(
+                port: server.port, "GET", path, headers: ["Authorization": "Bearer \(Self.adminToken)"])
+            #expect(![401, 403].contains(right.status), "\(path): \(right.status) \(right.body)")
+        }
+        // Writes too: nothing is created without the token.
+        let create = try await RawHTTP.exchange(
+            port: server.port, "POST", "/simulator/accounts", headers: ["Content-Type": "application/json"],
+            body: #"{"accountId":"mallory"}"#)
+        #expect(create.status == 401)
+        let state = try await RawHTTP.exchange(
+            port: server.port, "GET", "/simulator", headers: ["Authorization": "Bearer \(Self.adminToken)"])
+        #expect((state.json["accounts"] as? [String])?.contains("mallory") == false)
+        // What apps and Apple use stays public.
+        #expect(try await RawHTTP.exchange(port: server.port, "GET", "/health").status == 200)
+        #expect(try await RawHTTP.exchange(port: server.port, "GET", "/openapi.yaml").status == 200)
+        #expect(try await RawHTTP.exchange(port: server.port, "GET", "/").status == 200)
+    }
+
+    @Test func foreignHostsOriginsAndBodiesAreRefusedBeforeAnyRoute() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        // Development mode (no app configured): the operator routes are open, so these guards are all that stands
+        // between a web page in the same browser and the simulator.
+        let server = try await ServerProcess.start(["--database", ":memory:"])
+        defer { Task { try? await server.stop() } }
+        let port = server.port
+        let json = ["Content-Type": "application/json"]
+        let body = #"{"accountId":"eve"}"#
+
+        // DNS rebinding: a name that is not the server's.
+        for host in ["evil.example", "evil.example:\(port)", "127.0.0.1.evil.example", "localhost.evil.example"] {
+            let answer = try await RawHTTP.exchange(port: port, "GET", "/simulator", headers: ["Host": host])
+            #expect(answer.status == 421 && answer.json["code"] as? String == "hostNotAllowed", "\(host)")
+        }
+        for host in ["localhost:\(port)", "127.0.0.1:\(port)", "LOCALHOST:\(port)"] {
+            #expect(try await RawHTTP.exchange(port: port, "GET", "/simulator", headers: ["Host": host]).status == 200)
+        }
+
+        // Cross-site writes, as a page elsewhere would send them.
+        let crossSite: [[String: String]] = [
+            ["Origin": "http://evil.example"], ["Origin": "http://127.0.0.2:\(port)"], ["Origin": "null"],
+            ["Origin": "http://localhost:\(port + 1)"], ["Sec-Fetch-Site": "cross-site"],
+            ["Sec-Fetch-Site": "same-site"],
+        ]
+        for headers in crossSite {
+            let answer = try await RawHTTP.exchange(
+                port: port, "POST", "/simulator/accounts", headers: json.merging(headers) { $1 }, body: body)
+            #expect(answer.status == 403 && answer.json["code"] as? String == "crossOriginRefused", "\(headers)")
+        }
+        // No preflight-free body gets through: no type, a form's type, text, and an empty body.
+        for type in [nil, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+            let answer = try await RawHTTP.exchange(
+                port: port, "POST", "/simulator/accounts", headers: type.map { ["Content-Type": $0] } ?? [:],
+                body: body)
+            #expect(answer.status == 415, "\(type ?? "no type")")
+        }
+        let empty = try await RawHTTP.exchange(port: port, "POST", "/simulator/clock/advance", headers: json, body: "")
+        #expect(empty.status == 400 && empty.json["code"] as? String == "emptyBody")
+        let state = try await RawHTTP.exchange(port: port, "GET", "/simulator")
+        #expect((state.json["accounts"] as? [String]) == [], "nothing was created: \(state.body)")
+
+        // The server's own pages, same origin, get through.
+        let own = try await RawHTTP.exchange(
+            port: port, "POST", "/simulator/accounts",
+            headers: json.merging(["Origin": "http://127.0.0.1:\(port)", "Sec-Fetch-Site": "same-origin"]) { $1 },
+            body: body)
+        #expect(own.status == 201, "\(own.body)")
+        // No CORS headers on any answer.
+        let preflight = try await RawHTTP.exchange(
+            port: port, "OPTIONS", "/simulator/accounts",
+            headers: ["Origin": "http://evil.example", "Access-Control-Request-Method": "POST"])
+        #expect(!preflight.head.lowercased().contains("access-control-allow"))
+    }
+
+    @Test func slowConnectionsCannotLockEveryoneOut() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        // 256 files for the server (so at most 128 connections), a one-second header deadline.
+        let server = try await ServerProcess.start(
+            ["--database", ":memory:"], openFiles: 256,
+            environment: ["IAPKIT_SERVER_HEADER_TIMEOUT": "1", "IAPKIT_SERVER_BODY_TIMEOUT": "2"])
+        defer { Task { try? await server.stop() } }
+        let port = server.port
+
+        // One half-sent request is closed once its headers are late, and one half-sent body once it is.
+        let (headersClosed, bodyClosed) = try await offThePool { () throws -> (Bool, Bool) in
+            let headers = try RawHTTP(port: port, timeout: .seconds(5))
+            defer { headers.close() }
+            try headers.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            let body = try RawHTTP(port: port, timeout: .seconds(6))
+            defer { body.close() }
+            try body.send(
+                "POST /simulator/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100\r\n\r\n{")
+            return (headers.readUntilClosed().closed, body.readUntilClosed().closed)
+        }
+        #expect(headersClosed, "a request whose headers never end is closed")
+        #expect(bodyClosed, "a body that never ends is closed")
+
+        // 1,100 connections that never finish their headers: /health still answers, each time within a second.
+        let flood = try await offThePool { () throws -> [RawHTTP] in
+            var connections: [RawHTTP] = []
+            for _ in 0..<1_100 {
+                guard let connection = try? RawHTTP(port: port, timeout: .seconds(1)) else { continue }
+                try? connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                connections.append(connection)
+            }
+            return connections
+        }
+        defer { for connection in flood { connection.close() } }
+        #expect(flood.count > 1_000, "the kernel took the flood's connections: \(flood.count)")
+        var latencies: [Duration] = []
+        for _ in 0..<10 {
+            let start = ContinuousClock.now
+            let answer = try await RawHTTP.exchange(port: port, "GET", "/health")
+            latencies.append(ContinuousClock.now - start)
+            #expect(answer.status == 200)
+        }
+        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "\(latencies)")
+        #expect(server.process.isRunning)
+    }
+}
