@@ -21,17 +21,31 @@ public struct APIError: CodedError, Sendable {
     /// The HTTP status code.
     public let status: Int
     public let details: [Detail]
+    /// What the server logs and never answers (a database's own error text).
+    public let internalReason: String?
 
-    public init(_ status: Int, _ code: String, _ reason: String, details: [Detail] = []) {
+    public init(
+        _ status: Int, _ code: String, _ reason: String, details: [Detail] = [], internalReason: String? = nil
+    ) {
         self.status = status
         self.code = code
         self.reason = reason
         self.details = details
+        self.internalReason = internalReason
     }
 
     static func badRequest(_ code: String, _ reason: String) -> APIError { APIError(400, code, reason) }
     static func unprocessable(_ code: String, _ reason: String, details: [Detail] = []) -> APIError {
         APIError(422, code, reason, details: details)
     }
-    static func storage(_ error: StorageError) -> APIError { APIError(503, error.code, error.reason) }
+    /// A storage failure as a client sees it: 503 with the storage's stable code and a fixed message; the engine's
+    /// own text is logged, never answered.
+    static func storage(_ error: StorageError) -> APIError {
+        let message =
+            switch error.code {
+            case "storageCorrupt": "a stored record could not be read; the operator has been told"
+            default: "the database is unavailable; try again shortly"
+            }
+        return APIError(503, error.code, message, internalReason: error.reason)
+    }
 }

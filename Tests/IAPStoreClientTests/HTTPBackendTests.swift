@@ -89,10 +89,10 @@ import Testing
         try world.customer("ana")
         try await StoreHarness.serve(world.simulator) { url in
             let cases = [
-                ("/simulator/accounts/ana/updates?deviceId=nope", 400, "invalidField"),
+                ("/simulator/accounts/ana/updates?deviceId=nope", 400, "invalidQuery"),
                 ("/simulator/accounts/bob/updates", 404, "unknownAccount"),
                 ("/simulator/accounts/ana/updates?deviceId=\(UUID())", 404, "unknownDevice"),
-                ("/simulator/accounts/ana/app-transaction?deviceId=nope", 400, "invalidField"),
+                ("/simulator/accounts/ana/app-transaction?deviceId=nope", 400, "invalidQuery"),
             ]
             for (path, status, code) in cases {
                 let response = try await HTTPClient.shared.execute(

@@ -13,6 +13,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as APIError {
+            if let detail = error.internalReason {
+                context.logger.error(
+                    "request failed",
+                    metadata: ["code": "\(error.code)", "error": "\(detail)", "path": "\(request.uri.path)"])
+            }
             return Self.response(error)
         } catch let error as any HTTPResponseError {
             let status = error.status

@@ -157,6 +157,7 @@ extension OpenAPIDocument {
               parameters:
                 - { name: since, in: query, required: false, schema: { type: integer, minimum: 0 } }
               responses:
+                "400": { $ref: "#/components/responses/BadRequest" }
                 "200":
                   description: A page of notifications and the `since` of the next page.
                   content:

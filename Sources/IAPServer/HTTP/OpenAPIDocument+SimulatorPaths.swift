@@ -173,6 +173,7 @@ extension OpenAPIDocument {
                 - $ref: "#/components/parameters/account"
                 - { name: unfinished, in: query, required: false, schema: { type: string, enum: ["true", "false"] } }
               responses:
+                "400": { $ref: "#/components/responses/BadRequest" }
                 "200":
                   description: The transactions.
                   content: { application/json: { schema: { $ref: "#/components/schemas/TransactionList" } } }

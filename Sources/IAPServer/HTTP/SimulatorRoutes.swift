@@ -67,7 +67,7 @@ struct SimulatorRoutes: Sendable {
         }
         group.get("accounts/:account/transactions") { request, context in
             let account = try parameter("account", context)
-            let unfinished = request.uri.queryParameters.get("unfinished") == "true"
+            let unfinished = try request.booleanQuery("unfinished") ?? false
             let list = try simulated { () throws(SimulatorError) in
                 unfinished
                     ? try store.unfinishedTransactions(account: account) : try store.transactions(account: account)
@@ -268,7 +268,7 @@ struct SimulatorRoutes: Sendable {
             return Response(status: .noContent)
         }
         group.get("notifications") { request, _ in
-            let since = request.uri.queryParameters.get("since").flatMap { Int($0) } ?? 0
+            let since = try request.integerQuery("since", in: 0...Int.max) ?? 0
             let all = store.notifications
             let start = min(max(since, 0), all.count)
             let page = all[start..<min(start + 500, all.count)]
@@ -429,7 +429,7 @@ struct SimulatorRoutes: Sendable {
     /// The `deviceId` query parameter, when given.
     private func deviceParameter(_ request: Request) throws(APIError) -> UUID? {
         guard let text = request.uri.queryParameters.get("deviceId") else { return nil }
-        guard let uuid = UUID(uuidString: text) else { throw .badRequest("invalidField", "'deviceId' must be a UUID") }
+        guard let uuid = UUID(uuidString: text) else { throw .badRequest("invalidQuery", "'deviceId' must be a UUID") }
         return uuid
     }
 
