@@ -1,5 +1,6 @@
 public import Foundation
 public import IAPCatalog
+import IAPCore
 import IAPReceipts
 public import IAPSignedData
 import Synchronization
@@ -52,6 +53,22 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// How many `Transaction.updates` listeners the simulator keeps, and how far one may fall behind.
+    public struct UpdateLimits: Hashable, Sendable {
+        /// Listeners per account; a new one ends the oldest.
+        public var perAccount: Int
+        /// Listeners in all; past it a new one is refused.
+        public var total: Int
+        /// Transactions a listener may have waiting; one further behind is ended.
+        public var buffer: Int
+
+        public init(perAccount: Int = 8, total: Int = 512, buffer: Int = 64) {
+            self.perAccount = perAccount
+            self.total = total
+            self.buffer = buffer
+        }
+    }
+
     /// The fastest a running clock may go: a simulated year in about half a minute.
     public static let maximumClockSpeed: Double = 1_000_000
 
@@ -59,6 +76,8 @@ public final class AppStoreSimulator: Sendable {
     public let pki: SimulatorPKI
     public let catalog: Catalog
     public let configuration: SimulatorConfiguration
+    /// How many update listeners are kept and how far each may fall behind.
+    public let updateLimits: UpdateLimits
     /// A verifier configured as a server of this app would be, with the simulator's roots (its chain cache is kept).
     let signedDataVerifier: SignedDataVerifier
     private let clock: Clock
@@ -69,12 +88,13 @@ public final class AppStoreSimulator: Sendable {
     /// statistics still see everything).
     public init(
         catalog: Catalog, configuration: SimulatorConfiguration = SimulatorConfiguration(), pki: SimulatorPKI,
-        clock: Clock = .frozen, keepsRecords: Bool = true
+        clock: Clock = .frozen, keepsRecords: Bool = true, updateLimits: UpdateLimits = UpdateLimits()
     ) throws {
         self.pki = pki
         self.catalog = catalog
         self.configuration = configuration
         self.clock = clock
+        self.updateLimits = updateLimits
         self.signedDataVerifier = try SignedDataVerifier(
             trustStore: pki.trustStore,
             configuration: .init(
@@ -492,25 +512,57 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// The transaction updates one device of the account sees (`Transaction.updates`): first every unfinished
-    /// transaction (redelivery at launch), then each transaction issued or changed from now on, except what a purchase
-    /// made on `device` itself returns (as in StoreKit, the app gets that from `purchase()`). Each call is one
-    /// listener; end it by dropping the stream.
-    public func transactionUpdates(account: String, device: UUID? = nil) throws(SimulatorError)
-        -> AsyncStream<SimulatorTransaction>
-    {
-        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorTransaction.self)
+    /// transaction (redelivery at launch, signed as it is read), then each transaction issued or changed from now on,
+    /// except what a purchase made on `device` itself returns (as in StoreKit, the app gets that from `purchase()`).
+    /// Each call is one listener; end it by dropping the sequence.
+    ///
+    /// Listeners are bounded by ``updateLimits``: an account's oldest listener is ended when it has too many, a new
+    /// one is refused (`systemError`) when the simulator has too many in all, and one that falls more than a buffer
+    /// behind is ended (reconnecting delivers the unfinished transactions again).
+    public func transactionUpdates(account: String, device: UUID? = nil) throws(SimulatorError) -> TransactionUpdates {
+        let limits = updateLimits
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SimulatorTransaction.self, bufferingPolicy: .bufferingOldest(limits.buffer))
         let key = UUID()
-        try withCore { (core) throws(SimulatorError) in
+        // Listeners ended to make room are finished after the lock is released: finishing runs their termination
+        // handler, which takes the lock.
+        let (unfinished, ended) = try withCore {
+            (core) throws(SimulatorError) -> ([UInt64], [AsyncStream<SimulatorTransaction>.Continuation]) in
             let holder = try core.account(account)
             if let device, holder.device(device) == nil {
                 throw SimulatorError(.unknownDevice, "device \(device) does not belong to \(account)")
             }
-            for id in core.unfinished(account: account) { continuation.yield(try core.signedTransaction(id)) }
-            core.updateStreams[account, default: [:]][key] = UpdateStream(device: device, continuation: continuation)
+            guard core.updateStreams.values.reduce(0, { $0 + $1.count }) < limits.total else {
+                throw SimulatorError(
+                    .systemError, "the simulator has \(limits.total) update listeners, the most it keeps; try again later")
+            }
+            var listeners = core.updateStreams[account] ?? [:]
+            var ended: [AsyncStream<SimulatorTransaction>.Continuation] = []
+            while listeners.count >= limits.perAccount,
+                let oldest = listeners.min(by: { $0.value.opened < $1.value.opened })
+            {
+                ended.append(oldest.value.continuation)
+                listeners[oldest.key] = nil
+            }
+            core.updateStreamsOpened += 1
+            listeners[key] = UpdateStream(device: device, continuation: continuation, opened: core.updateStreamsOpened)
+            core.updateStreams[account] = listeners
+            return (core.unfinished(account: account), ended)
         }
+        for listener in ended { listener.finish() }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.core.updateStreams[account]?.removeValue(forKey: key) }
         }
-        return stream
+        return TransactionUpdates(unfinished: unfinished, live: stream, simulator: self)
+    }
+
+    /// The listeners open now, across accounts.
+    public var updateListenerCount: Int {
+        (try? withCore(catchingUp: false) { (core, _) in core.updateStreams.values.reduce(0) { $0 + $1.count } }) ?? 0
+    }
+
+    /// A transaction by id, signed (signing it again only if it changed).
+    func signedTransaction(number: UInt64) -> SimulatorTransaction? {
+        try? withCore(catchingUp: false) { (core, _) throws(SimulatorError) in try core.signedTransaction(number) }
     }
 }

@@ -17,7 +17,12 @@ struct Outbox {
         func deliver() {
             switch self {
             case .notification(let notification, let sinks): for sink in sinks { sink(notification) }
-            case .transaction(let transaction, let streams): for stream in streams { stream.yield(transaction) }
+            case .transaction(let transaction, let streams):
+                // A listener whose buffer is full has fallen behind: it is ended, and gets the unfinished
+                // transactions again when it reconnects, as StoreKit redelivers them.
+                for stream in streams {
+                    if case .dropped = stream.yield(transaction) { stream.finish() }
+                }
             }
         }
     }

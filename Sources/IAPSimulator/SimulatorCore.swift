@@ -45,6 +45,7 @@ struct SimulatorCore {
     var statistics = SimulatorStatistics()
     var notificationSinks: [Outbox.Sink] = []
     var updateStreams: [String: [UUID: UpdateStream]] = [:]
+    var updateStreamsOpened: UInt64 = 0
     /// The device a direct purchase is being made on: what it issues goes back to that device as the purchase's
     /// answer, not through its update streams (StoreKit's `Transaction.updates` leaves out what `purchase()` returned).
     var purchasingDevice: UUID?
@@ -362,8 +363,10 @@ struct SimulatorCore {
     }
 }
 
-/// One `Transaction.updates` listener: the device it listens on (nil: the account as a whole) and where to send.
+/// One `Transaction.updates` listener: the device it listens on (nil: the account as a whole), where to send, and
+/// when it opened (the oldest of an account is ended first).
 struct UpdateStream {
     var device: UUID?
     var continuation: AsyncStream<SimulatorTransaction>.Continuation
+    var opened: UInt64 = 0
 }

@@ -166,4 +166,54 @@ import Testing
         #expect(latencies.allSatisfy { $0 < .seconds(1) }, "\(latencies)")
         #expect(server.process.isRunning)
     }
+
+    /// The server's resident memory, from /proc.
+    static func residentMiB(_ pid: Int32) -> Double {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+    }
+
+    @Test func manyUnreadUpdateStreamsStayBounded() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let server = try await ServerProcess.start(["--database", ":memory:"])
+        defer { Task { try? await server.stop() } }
+        let port = server.port
+        let json = ["Content-Type": "application/json"]
+        // 30 customers, each with 10 unfinished purchases.
+        for account in 0..<30 {
+            _ = try await RawHTTP.exchange(
+                port: port, "POST", "/simulator/accounts", headers: json, body: #"{"accountId":"a\#(account)"}"#)
+            for _ in 0..<10 {
+                let bought = try await RawHTTP.exchange(
+                    port: port, "POST", "/simulator/accounts/a\(account)/purchases", headers: json,
+                    body: #"{"productId":"com.example.florist.installation"}"#)
+                #expect(bought.status == 201)
+            }
+        }
+        let pid = server.process.processIdentifier
+        let before = Self.residentMiB(pid)
+        // 10 listeners per customer that never read: 300 streams; each customer keeps its 8 newest.
+        let streams = try await offThePool { () throws -> [[RawHTTP]] in
+            try (0..<30).map { account in
+                try (0..<10).map { _ in
+                    let connection = try RawHTTP(port: port, timeout: .seconds(3))
+                    try connection.send("GET /simulator/accounts/a\(account)/updates HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    return connection
+                }
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+        let during = Self.residentMiB(pid)
+        // Each customer's two oldest listeners (in the order the server registered them) were ended.
+        let endedPerCustomer = streams.map { listeners in listeners.filter { $0.answerEnded() }.count }
+        #expect(endedPerCustomer == Array(repeating: 2, count: 30), "\(endedPerCustomer)")
+        for listeners in streams { for connection in listeners { connection.close() } }
+        try await Task.sleep(for: .seconds(1))
+        let after = Self.residentMiB(pid)
+        print("update streams: RSS \(before) MiB before, \(during) MiB with 300 open, \(after) MiB after they closed")
+        #expect(during - before < 64, "300 unread streams cost \(during - before) MiB")
+        #expect(after - before < 64, "and give it back when they close")
+        #expect(server.process.isRunning)
+    }
 }

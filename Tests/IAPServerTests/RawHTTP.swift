@@ -67,6 +67,20 @@ struct RawHTTP {
         }
     }
 
+    /// Whether the answer being read has ended (its last chunk came, or the server closed the connection), reading
+    /// without waiting what has arrived.
+    func answerEnded() -> Bool {
+        var tail: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count == 0 { return true }
+            if count < 0 { return false }
+            tail = Array((tail + buffer[0..<count]).suffix(7))
+            if tail.suffix(5).elementsEqual(Array("0\r\n\r\n".utf8)) { return true }
+        }
+    }
+
     /// Reads one answer (headers, then a body of Content-Length bytes).
     func readAnswer() throws -> Answer {
         var data: [UInt8] = []

@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import HTTPTypes
 import Hummingbird
 import IAPSimulator
@@ -17,9 +18,12 @@ import ServiceLifecycle
 /// ```
 ///
 /// An idle stream sends a comment line every `heartbeat`, so a client can tell a quiet store from a dead connection.
-/// The stream ends when the client goes away or the server shuts down gracefully.
+/// Nothing is buffered here: each event waits until the one before is written (the unfinished transactions are read
+/// one by one as the client takes them), so a slow reader only fills the simulator's bounded buffer, and the
+/// simulator ends it (it reconnects and gets the unfinished ones again). The stream also ends when the client goes
+/// away or the server shuts down gracefully.
 struct TransactionUpdateEvents: Sendable {
-    let updates: AsyncStream<SimulatorTransaction>
+    let updates: TransactionUpdates
     let heartbeat: Duration
 
     private enum Event: Sendable {
@@ -35,16 +39,16 @@ struct TransactionUpdateEvents: Sendable {
     }
 
     private func stream(to writer: inout any ResponseBodyWriter) async throws {
-        let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        let events = AsyncChannel<Event>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await transaction in updates { sink.yield(.transaction(transaction)) }
-                sink.finish()
+                for await transaction in updates { await events.send(.transaction(transaction)) }
+                events.finish()
             }
             group.addTask {
                 while !Task.isCancelled {
                     try await Task.sleep(for: heartbeat)
-                    sink.yield(.heartbeat)
+                    await events.send(.heartbeat)
                 }
             }
             // A comment at once: the client knows the subscription is live before anything happens.
