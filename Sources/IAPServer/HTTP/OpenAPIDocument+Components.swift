@@ -48,6 +48,13 @@ extension OpenAPIDocument {
               in: path
               required: true
               schema: { type: string }
+          requestBodies:
+            Empty:
+              description: >-
+                Nothing to say, sent as {} all the same: every POST, PUT and PATCH carries a JSON body, so no form or
+                request a browser sends across sites without a preflight can make one.
+              required: true
+              content: { application/json: { schema: { type: object, maxProperties: 0 } } }
           schemas:
             Error:
               type: object

@@ -53,6 +53,7 @@ extension OpenAPIDocument {
               summary: Clear every transaction of the account (Xcode's "Clear Transactions"; no notification)
               security: [{}, { adminToken: [] }]
               parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses: *accountChange
           /simulator/transactions/{id}:
             delete:

@@ -346,6 +346,7 @@ extension OpenAPIDocument {
               parameters:
                 - $ref: "#/components/parameters/customerId"
                 - $ref: "#/components/parameters/bundleId"
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses:
                 "200":
                   description: What was fetched, and the entitlements after it.
@@ -361,6 +362,7 @@ extension OpenAPIDocument {
                           renewalsFetched: { type: integer }
                           entitlements: { $ref: "#/components/schemas/Entitlements" }
                 "400": { $ref: "#/components/responses/BadRequest" }
+                "415": { $ref: "#/components/responses/UnsupportedMediaType" }
                 "401": { $ref: "#/components/responses/Unauthorized" }
                 "403": { $ref: "#/components/responses/Forbidden" }
                 "404": { $ref: "#/components/responses/NotFound" }

@@ -75,6 +75,7 @@ extension OpenAPIDocument {
               summary: Sign the account in on another device
               security: [{}, { adminToken: [] }]
               parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses:
                 "201":
                   description: The device.
@@ -237,6 +238,7 @@ extension OpenAPIDocument {
               summary: Restore purchases (AppStore.sync)
               security: [{}, { adminToken: [] }]
               parameters: [{ $ref: "#/components/parameters/account" }]
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses:
                 "200":
                   description: The transactions.
@@ -356,6 +358,7 @@ extension OpenAPIDocument {
               summary: Finish a transaction (the app delivered it)
               security: [{}, { adminToken: [] }]
               parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses: &simulatorAction
                 "200":
                   description: Done.
@@ -412,6 +415,7 @@ extension OpenAPIDocument {
               summary: Approve an ask-to-buy or interrupted purchase
               security: [{}, { adminToken: [] }]
               parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses:
                 "201":
                   description: Purchased.
@@ -429,6 +433,7 @@ extension OpenAPIDocument {
               summary: Decline an ask-to-buy or interrupted purchase
               security: [{}, { adminToken: [] }]
               parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+              requestBody: { $ref: "#/components/requestBodies/Empty" }
               responses: *simulatorAction
           /simulator/inapps/rate-limit:
             put:
