@@ -52,7 +52,7 @@ public struct ServerRuntime: Sendable {
         do {
             let store = simulator
             service = try ValidationService(
-                apps: apps, storage: storage, clock: { store.flatMap { try? $0.now } ?? clock() }, logger: logger)
+                apps: apps, storage: storage, clock: { store?.currentTime ?? clock() }, logger: logger)
         } catch {
             try? await storage.shutdown()
             throw error
@@ -98,6 +98,18 @@ public struct ServerRuntime: Sendable {
                 "/simulator, /console and /metrics refuse every request: set adminToken (IAPKIT_ADMINTOKEN) to use them")
         case .token: break
         }
+        // A running clock's renewals and expiries happen off the request path: this ticker catches the simulator up
+        // every second, so the validation routes (which read its time without waiting) see them soon after they fall
+        // due, even when nobody drives the simulator.
+        let ticker = simulator.map { store in
+            Task.detached {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    _ = try? store.now
+                }
+            }
+        }
+        defer { ticker?.cancel() }
         do {
             try await application(onServerRunning: onServerRunning).runService()
         } catch {

@@ -82,6 +82,13 @@ public final class AppStoreSimulator: Sendable {
     let signedDataVerifier: SignedDataVerifier
     private let clock: Clock
     private let state: Mutex<(core: SimulatorCore, dial: ClockDial)>
+    /// The clock as the last call left it, for ``currentTime`` (its own lock, so reading it never waits on a move).
+    private let reading: Mutex<ClockReading>
+
+    struct ClockReading: Sendable {
+        var now: Date
+        var dial: ClockDial
+    }
 
     /// A simulator selling `catalog`, signing with `pki`. `keepsRecords` keeps every event, artifact and notification
     /// in memory for ``events``, ``artifacts`` and ``notifications`` (turn it off for very long simulations; sinks and
@@ -103,7 +110,9 @@ public final class AppStoreSimulator: Sendable {
         let wallStart = if case .running(let wall) = clock { wall() } else { configuration.start }
         let core = try SimulatorCore(
             catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords)
-        state = Mutex((core, ClockDial(wallAnchor: wallStart, simulatedAnchor: configuration.start)))
+        let dial = ClockDial(wallAnchor: wallStart, simulatedAnchor: configuration.start)
+        state = Mutex((core, dial))
+        reading = Mutex(ClockReading(now: configuration.start, dial: dial))
     }
 
     /// A simulator selling the products of a `.storekit` file or `Products.plist`.
@@ -131,6 +140,8 @@ public final class AppStoreSimulator: Sendable {
                 }
                 return try body(&state.core, &state.dial)
             }
+            let reading = ClockReading(now: state.core.now, dial: state.dial)
+            self.reading.withLock { $0 = reading }
             return (result, state.core.outbox.takeFirstBatch())
         }
         deliver(batch)
@@ -154,6 +165,15 @@ public final class AppStoreSimulator: Sendable {
     }
 
     // MARK: - Clock
+
+    /// The simulated moment as last known, read without waiting for the simulator: what a running clock shows now
+    /// (without running what is due), or where a frozen clock stood when the last call ended. Servers that take
+    /// the simulator's time for their own checks read this, so they never wait on a clock move in progress.
+    public var currentTime: Date {
+        let reading = reading.withLock { $0 }
+        guard case .running(let wall) = clock else { return reading.now }
+        return max(reading.now, min(reading.dial.simulated(at: wall()), SimulatorConfiguration.latestDate))
+    }
 
     /// The simulated moment. Throws when a running clock cannot catch up (it would pass
     /// ``SimulatorConfiguration/latestDate`` or run more than ``SimulatorConfiguration/maximumEventsPerAdvance`` events).
