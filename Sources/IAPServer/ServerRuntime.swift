@@ -29,25 +29,36 @@ public struct ServerRuntime: Sendable {
     ) async throws -> ServerRuntime {
         var apps = settings.apps
         var simulator: AppStoreSimulator?
-        if let simulated = settings.simulator {
-            let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
-            let catalog = try simulated.catalogPath.map { path throws(CatalogError) in
-                try Catalog.load(contentsOfFile: path)
-            } ?? Catalog.floristExample()
-            var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
-            configuration.serverAPIKeys = simulated.serverAPIKeys
-            configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
-            configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
-            let store = try AppStoreSimulator(
-                catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock))
-            apps.append(
-                AppConfiguration(
-                    bundleID: simulated.bundleID, appAppleID: store.configuration.appAppleID,
-                    environments: [store.configuration.environment], trustStore: authority.trustStore,
-                    catalog: catalog))
-            simulator = store
-        }
         let storage = try await openStorage(settings.databaseURL, logger: logger)
+        do {
+            if let simulated = settings.simulator {
+                let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
+                let catalog = try simulated.catalogPath.map { path throws(CatalogError) in
+                    try Catalog.load(contentsOfFile: path)
+                } ?? Catalog.floristExample()
+                var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
+                configuration.serverAPIKeys = simulated.serverAPIKeys
+                configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
+                configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
+                // On a database that already holds this app's transactions (a restart), new ids continue past the
+                // stored ones and UUIDs come from a new seed, so nothing the store makes now collides with before.
+                if let largest = try await storage.largestTransactionID(bundleID: simulated.bundleID) {
+                    configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1)
+                }
+                configuration.seed = UInt64(bitPattern: Int64(clock().timeIntervalSince1970 * 1_000_000)) | 1
+                let store = try AppStoreSimulator(
+                    catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock))
+                apps.append(
+                    AppConfiguration(
+                        bundleID: simulated.bundleID, appAppleID: store.configuration.appAppleID,
+                        environments: [store.configuration.environment], trustStore: authority.trustStore,
+                        catalog: catalog))
+                simulator = store
+            }
+        } catch {
+            try? await storage.shutdown()
+            throw error
+        }
         let service: ValidationService
         do {
             let store = simulator

@@ -216,4 +216,48 @@ import Testing
         #expect(after - before < 64, "and give it back when they close")
         #expect(server.process.isRunning)
     }
+
+    @Test func aRestartOnTheSameDatabaseNeverReusesIdsOrNotificationUUIDs() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let folder = try ServerProcessTests.pkiFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("iapkit.sqlite").path
+        let arguments = ["--database", database, "--pki", folder.path]
+        func buy(_ server: ServerProcess, _ account: String) async throws -> String {
+            #expect(try await server.post("/simulator/accounts", ["accountId": account]).0 == 201)
+            let (status, answer) = try await server.post(
+                "/simulator/accounts/\(account)/purchases", ["productId": "com.example.florist.flowers"])
+            #expect(status == 201, "\(answer)")
+            return try #require((answer["transaction"] as? [String: Any])?["transactionId"] as? String)
+        }
+        func stored(_ server: ServerProcess) async throws -> (transactions: Int, notifications: Int) {
+            let (_, health) = try await server.get("/health")
+            let storage = health["storage"] as? [String: Any] ?? [:]
+            return (storage["transactions"] as? Int ?? -1, storage["notifications"] as? Int ?? -1)
+        }
+        func settled(_ server: ServerProcess, notifications: Int) async throws -> (transactions: Int, notifications: Int) {
+            for _ in 0..<100 {
+                let counts = try await stored(server)
+                if counts.notifications >= notifications { return counts }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return try await stored(server)
+        }
+
+        let first = try await ServerProcess.start(arguments)
+        let ana = try await buy(first, "ana")
+        let before = try await settled(first, notifications: 1)
+        #expect(before.transactions == 1 && before.notifications == 1, "\(before)")
+        _ = try await first.stop(within: .seconds(10))
+
+        // The second start of the same command, on the same database: a new customer's purchase is a new
+        // transaction and its notification a new one, not a collision with the first run's.
+        let second = try await ServerProcess.start(arguments)
+        defer { Task { try? await second.stop() } }
+        let bob = try await buy(second, "bob")
+        #expect(bob != ana)
+        #expect(UInt64(bob)! > UInt64(ana)!, "ids continue past the stored ones: \(ana) then \(bob)")
+        let after = try await settled(second, notifications: 2)
+        #expect(after.transactions == 2 && after.notifications == 2, "\(after)")
+    }
 }

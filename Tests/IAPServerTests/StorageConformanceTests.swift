@@ -88,6 +88,19 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    @Test(arguments: Backend.allCases) func theLargestTransactionIDIsNumericAndPerApp(_ backend: Backend) async throws
+    {
+        guard let storage = try await Self.storage(backend) else { return }
+        #expect(try await storage.largestTransactionID(bundleID: Self.bundle) == nil)
+        for id in ["9", "2000000000000010", "2000000000000009", "150", "abc"] {
+            _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [Self.transaction(id, signed: 1)]))
+        }
+        // Numerically, not as text ("9" > "2000..." as text); a non-numeric id is no number.
+        #expect(try await storage.largestTransactionID(bundleID: Self.bundle) == 2_000_000_000_000_010)
+        #expect(try await storage.largestTransactionID(bundleID: "com.example.other") == nil)
+        try await storage.shutdown()
+    }
+
     @Test(arguments: Backend.allCases) func aClaimedPurchaseStaysWithItsOwner(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         let first = Self.transaction("t1", signed: 1)

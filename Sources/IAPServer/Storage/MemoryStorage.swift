@@ -70,6 +70,10 @@ public actor MemoryStorage: ServerStorage {
             transactions: transactions.count, notifications: notifications.count, customers: customers.count)
     }
 
+    public func largestTransactionID(bundleID: String) throws(StorageError) -> UInt64? {
+        transactions.values.filter { $0.bundleID == bundleID }.compactMap { UInt64($0.transactionID) }.max()
+    }
+
     public func shutdown() throws(StorageError) {}
 
     // MARK: - The rules

@@ -254,6 +254,19 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
+    public func largestTransactionID(bundleID: String) async throws(StorageError) -> UInt64? {
+        // Digit strings order numerically by length first, then as text: no cast that a non-numeric id could break.
+        let rows = try await read { db in
+            try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT transaction_id FROM iap_transactions WHERE bundle_id = $1
+                    ORDER BY LENGTH(transaction_id) DESC, transaction_id DESC LIMIT 20
+                    """, [.text(bundleID)]))
+        }
+        return try Self.decoding { try rows.compactMap { UInt64(try $0.text("transaction_id")) }.max() }
+    }
+
     public func shutdown() async throws(StorageError) {
         do { try await database.close() } catch { throw StorageError.unavailable(error) }
     }

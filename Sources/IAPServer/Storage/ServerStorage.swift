@@ -33,6 +33,10 @@ public protocol ServerStorage: Sendable {
     /// How much is stored.
     func counts() async throws(StorageError) -> StorageCounts
 
+    /// The largest numeric transaction id stored for an app, if any: where a local App Store restarted on this
+    /// database must continue counting, so its new transactions never collide with stored ones.
+    func largestTransactionID(bundleID: String) async throws(StorageError) -> UInt64?
+
     /// Closes connections; in-flight calls finish first.
     func shutdown() async throws(StorageError)
 }
