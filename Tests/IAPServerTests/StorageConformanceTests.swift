@@ -101,6 +101,23 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    @Test(arguments: Backend.allCases) func twoAppsKeepTheirOwnTransactionsUnderOneID(_ backend: Backend) async throws
+    {
+        guard let storage = try await Self.storage(backend) else { return }
+        var ours = Self.transaction("1", signed: 1, document: "ours")
+        var theirs = Self.transaction("1", signed: 5, document: "theirs")
+        ours.bundleID = "com.example.one"
+        theirs.bundleID = "com.example.two"
+        _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [ours]))
+        _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [theirs]))
+        let one = try await storage.records(of: CustomerKey(bundleID: "com.example.one", id: "c1"))
+        let two = try await storage.records(of: CustomerKey(bundleID: "com.example.two", id: "c1"))
+        #expect(one.transactions.map(\.document) == ["ours"], "the newer version of another app's \"1\" replaced nothing")
+        #expect(two.transactions.map(\.document) == ["theirs"])
+        #expect(try await storage.counts().transactions == 2)
+        try await storage.shutdown()
+    }
+
     @Test(arguments: Backend.allCases) func aClaimedPurchaseStaysWithItsOwner(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         let first = Self.transaction("t1", signed: 1)

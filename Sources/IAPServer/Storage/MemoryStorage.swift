@@ -10,6 +10,7 @@ public actor MemoryStorage: ServerStorage {
         var claimed: Bool
     }
 
+    /// By app and transaction id: two apps' transaction "1" are two transactions.
     private var transactions: [String: StoredTransaction] = [:]
     private var owners: [String: [String: Owner]] = [:]  // bundle id -> original transaction id -> owner
     private var renewals: [String: [String: StoredRenewal]] = [:]
@@ -96,13 +97,14 @@ public actor MemoryStorage: ServerStorage {
         for transaction in batch.transactions {
             let owner = own(transaction, claimant: batch.claimant)
             if !result.contains(owner) { result.append(owner) }
-            if let current = transactions[transaction.transactionID],
+            let key = "\(transaction.bundleID)\u{0}\(transaction.transactionID)"
+            if let current = transactions[key],
                 !SignedVersion.replaces(
                     (transaction.signedDate, transaction.document), (current.signedDate, current.document))
             {
                 continue
             }
-            transactions[transaction.transactionID] = transaction
+            transactions[key] = transaction
         }
         for renewal in batch.renewals {
             if let current = renewals[renewal.bundleID]?[renewal.originalTransactionID],

@@ -75,6 +75,36 @@ enum Migrations {
         Migration(name: "2026-11-23-consumption-sequence-index") { _ in
             ["CREATE INDEX iap_consumptions_sequence ON iap_consumptions (sequence)"]
         },
+        // A transaction belongs to its app: two apps' transaction "1" (Xcode and the simulator count from small
+        // numbers) are two rows. The rows move as they are.
+        Migration(name: "2026-11-24-transactions-by-app") { engine in
+            let text = engine == .postgres ? "TEXT COLLATE \"C\"" : "TEXT"
+            return [
+                """
+                CREATE TABLE iap_transactions_by_app (
+                    bundle_id TEXT NOT NULL,
+                    transaction_id TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    signed_date BIGINT NOT NULL,
+                    document \(text) NOT NULL,
+                    app_account_token TEXT,
+                    record TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, transaction_id)
+                )
+                """,
+                """
+                INSERT INTO iap_transactions_by_app (bundle_id, transaction_id, original_transaction_id, product_id,
+                    signed_date, document, app_account_token, record)
+                SELECT bundle_id, transaction_id, original_transaction_id, product_id, signed_date, document,
+                    app_account_token, record
+                FROM iap_transactions
+                """,
+                "DROP TABLE iap_transactions",
+                "ALTER TABLE iap_transactions_by_app RENAME TO iap_transactions",
+                "CREATE INDEX iap_transactions_original ON iap_transactions (bundle_id, original_transaction_id)",
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

@@ -374,9 +374,8 @@ public final class SQLStorage: ServerStorage {
                     INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
                         signed_date, document, app_account_token, record)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                    ON CONFLICT (transaction_id) DO UPDATE SET
-                        original_transaction_id = excluded.original_transaction_id, bundle_id = excluded.bundle_id,
-                        product_id = excluded.product_id, signed_date = excluded.signed_date,
+                    ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
+                        original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id, signed_date = excluded.signed_date,
                         document = excluded.document, app_account_token = excluded.app_account_token,
                         record = excluded.record
                     WHERE excluded.signed_date > iap_transactions.signed_date

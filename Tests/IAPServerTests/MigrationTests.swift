@@ -1,0 +1,46 @@
+import Foundation
+import IAPEntitlements
+@testable import IAPServer
+import Testing
+
+/// A database made by an earlier version moves forward on start-up with its rows.
+@Suite struct MigrationTests {
+    @Test func transactionsMoveToTheirAppsKeys() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The schema as the first two migrations left it, with one stored transaction.
+        let database = try SQLiteDatabase(path: path)
+        struct Runner {
+            let database: SQLiteDatabase
+            func execute(_ statement: SQLStatement) async throws {
+                try await database.transaction { db in
+                    try await db.run(statement)
+                    return ((), true)
+                }
+            }
+            func close() async throws { try await database.close() }
+        }
+        let old = Runner(database: database)
+        try await old.execute(
+            SQLStatement("CREATE TABLE iap_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"))
+        for migration in Migrations.all.prefix(2) {
+            for statement in migration.statements(.sqlite) { try await old.execute(SQLStatement(statement)) }
+            try await old.execute(
+                SQLStatement(
+                    "INSERT INTO iap_migrations (name, applied_at) VALUES ($1, 0)", [.text(migration.name)]))
+        }
+        try await old.execute(
+            SQLStatement(
+                """
+                INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
+                    signed_date, document, app_account_token, record)
+                VALUES ('1', '1', 'com.example.one', 'p', 1, 'doc', NULL, '{}')
+                """))
+        try await old.close()
+
+        let storage = try await SQLStorage(database: try SQLiteDatabase(path: path))
+        #expect(try await storage.counts().transactions == 1, "the stored row moved")
+        #expect(try await storage.largestTransactionID(bundleID: "com.example.one") == 1)
+        try await storage.shutdown()
+    }
+}
