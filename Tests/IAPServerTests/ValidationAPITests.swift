@@ -40,6 +40,44 @@ struct ValidationAPITests {
         }
     }
 
+    @Test func aLongHistoryIsListedAPageAtATime() async throws {
+        let harness = try ServerHarness()
+        try harness.store.createAccount("ana")
+        let token = UUID()
+        var bought: [String] = []
+        for _ in 0..<250 {
+            let transaction = try #require(
+                try harness.store.purchase(
+                    "com.example.florist.installation", account: "ana", options: .init(appAccountToken: token)
+                ).transaction)
+            bought.append(transaction.jws)
+        }
+        let documents = bought
+        try await harness.application().test(.router) { client in
+            for jws in documents { #expect(try await client.post("/v1/transactions", ["signedTransaction": jws]).0 == .ok) }
+            var seen: [String] = []
+            var cursor: String?
+            var pages: [Int] = []
+            repeat {
+                let query = cursor.map { "?cursor=\($0)" } ?? ""
+                let (status, page) = try await client.get("/v1/customers/\(token.uuidString)/transactions\(query)")
+                #expect(status == .ok)
+                let ids = (page["transactions"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String }
+                pages.append(ids.count)
+                seen += ids
+                cursor = page["next"] as? String
+            } while cursor != nil && pages.count < 10
+            #expect(pages == [100, 100, 50])
+            #expect(Set(seen).count == 250 && seen == seen.sorted { ($0.count, $0) < ($1.count, $1) })
+            let (small, first) = try await client.get("/v1/customers/\(token.uuidString)/transactions?limit=7")
+            #expect(small == .ok && (first["transactions"] as? [Any])?.count == 7)
+            for query in ["limit=0", "limit=1001", "limit=x", "cursor="] {
+                let (status, answer) = try await client.get("/v1/customers/\(token.uuidString)/transactions?\(query)")
+                #expect(status == .badRequest && answer["code"] as? String == "invalidQuery", "\(query)")
+            }
+        }
+    }
+
     @Test func anotherCustomersClaimOnAPurchaseIsRefused() async throws {
         let harness = try ServerHarness()
         try harness.store.createAccount("ana")

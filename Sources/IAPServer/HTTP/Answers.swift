@@ -47,16 +47,24 @@ enum Answers {
         var customerId: String
         var bundleId: String
         var transactions: [Item]
+        /// The cursor of the next page, when there is one.
+        var next: String?
 
-        init(_ customer: CustomerKey, _ records: CustomerRecords) {
+        /// One page: the transactions in id order (numeric ids by value) after `cursor`, at most `limit` of them.
+        init(_ customer: CustomerKey, _ records: CustomerRecords, after cursor: String? = nil, limit: Int = .max) {
             customerId = customer.id
             bundleId = customer.bundleID
-            transactions = records.transactions.map {
+            func key(_ id: String) -> (Int, String) { (id.utf8.count, id) }
+            let ordered = records.transactions.sorted { key($0.transactionID) < key($1.transactionID) }
+            let remaining = cursor.map { cursor in ordered.filter { key($0.transactionID) > key(cursor) } } ?? ordered
+            let page = remaining.prefix(limit)
+            transactions = page.map {
                 Item(
                     transactionId: $0.transactionID, originalTransactionId: $0.originalTransactionID,
                     productId: $0.productID, signedDate: $0.signedDate, appAccountToken: $0.appAccountToken,
                     document: $0.document, record: $0.record)
             }
+            next = remaining.count > page.count ? page.last?.transactionID : nil
         }
     }
 

@@ -86,6 +86,7 @@ extension OpenAPIDocument {
               properties:
                 customerId: { type: string }
                 bundleId: { type: string }
+                next: { type: string, description: "The cursor of the next page; absent on the last." }
                 transactions:
                   type: array
                   items:

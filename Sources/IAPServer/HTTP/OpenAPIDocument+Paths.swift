@@ -287,11 +287,16 @@ extension OpenAPIDocument {
                 "503": { $ref: "#/components/responses/Unavailable" }
           /v1/customers/{id}/transactions:
             get:
-              summary: Every transaction stored for the customer
+              summary: The transactions stored for the customer, in id order, a page at a time
+              description: >-
+                Up to `limit` transactions (100 by default, at most 1,000); when more follow, `next` is the cursor to
+                pass as `cursor` for the next page.
               security: [{ apiKey: [] }, { apiKeyHeader: [] }]
               parameters:
                 - $ref: "#/components/parameters/customerId"
                 - $ref: "#/components/parameters/bundleId"
+                - { name: limit, in: query, required: false, schema: { type: integer, minimum: 1, maximum: 1000 } }
+                - { name: cursor, in: query, required: false, schema: { type: string, minLength: 1, maxLength: 64 } }
               responses:
                 "200":
                   description: The transactions.

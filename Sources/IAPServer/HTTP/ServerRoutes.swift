@@ -93,7 +93,13 @@ struct ServerRoutes: Sendable {
 
     func customerTransactions(_ request: Request, id: String) async throws(APIError) -> Response {
         let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
-        return JSONBody.response(Answers.Transactions(customer, try await service.records(of: customer)))
+        let limit = try request.integerQuery("limit", in: 1...1_000) ?? 100
+        let cursor: String? = request.uri.queryParameters.get("cursor").map { String($0) }
+        if let cursor, cursor.isEmpty || cursor.utf8.count > 64 {
+            throw .badRequest("invalidQuery", "'cursor' is the 'next' of the previous page")
+        }
+        return JSONBody.response(
+            Answers.Transactions(customer, try await service.records(of: customer), after: cursor, limit: limit))
     }
 
     func consumptions(_ request: Request, id: String) async throws(APIError) -> Response {
