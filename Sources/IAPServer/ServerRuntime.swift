@@ -46,8 +46,11 @@ public struct ServerRuntime: Sendable {
                     configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1)
                 }
                 configuration.seed = UInt64(bitPattern: Int64(clock().timeIntervalSince1970 * 1_000_000)) | 1
+                // A server keeps the notifications (for /simulator/notifications and the notification history), not
+                // every event and signed artifact: those would grow with every renewal for as long as it runs.
                 let store = try AppStoreSimulator(
-                    catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock))
+                    catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock),
+                    keepsRecords: false, keepsNotifications: true)
                 apps.append(
                     AppConfiguration(
                         bundleID: simulated.bundleID, appAppleID: store.configuration.appAppleID,

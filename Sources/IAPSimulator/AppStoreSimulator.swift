@@ -92,10 +92,12 @@ public final class AppStoreSimulator: Sendable {
 
     /// A simulator selling `catalog`, signing with `pki`. `keepsRecords` keeps every event, artifact and notification
     /// in memory for ``events``, ``artifacts`` and ``notifications`` (turn it off for very long simulations; sinks and
-    /// statistics still see everything).
+    /// statistics still see everything); `keepsNotifications` (by default as `keepsRecords`) keeps the notifications
+    /// alone, as a server does for the notification history.
     public init(
         catalog: Catalog, configuration: SimulatorConfiguration = SimulatorConfiguration(), pki: SimulatorPKI,
-        clock: Clock = .frozen, keepsRecords: Bool = true, updateLimits: UpdateLimits = UpdateLimits()
+        clock: Clock = .frozen, keepsRecords: Bool = true, keepsNotifications: Bool? = nil,
+        updateLimits: UpdateLimits = UpdateLimits()
     ) throws {
         self.pki = pki
         self.catalog = catalog
@@ -109,7 +111,8 @@ public final class AppStoreSimulator: Sendable {
                 environments: [configuration.environment]))
         let wallStart = if case .running(let wall) = clock { wall() } else { configuration.start }
         let core = try SimulatorCore(
-            catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords)
+            catalog: catalog, configuration: configuration, pki: pki, keepsRecords: keepsRecords,
+            keepsNotifications: keepsNotifications ?? keepsRecords)
         let dial = ClockDial(wallAnchor: wallStart, simulatedAnchor: configuration.start)
         state = Mutex((core, dial))
         reading = Mutex(ClockReading(now: configuration.start, dial: dial))

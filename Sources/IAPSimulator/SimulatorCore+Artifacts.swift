@@ -167,10 +167,8 @@ extension SimulatorCore {
         let notification = SimulatorNotification(
             uuid: payload.notificationUUID!, type: payload.notificationType ?? .test, subtype: payload.subtype,
             date: now, accountID: account, transactionID: id.map(String.init), signedPayload: jws, payload: payload)
-        if keepsRecords {
-            notifications.append(notification)
-            keep(.notification, id: notification.uuid, account: account, bytes: notification.requestBody)
-        }
+        if keepsNotifications { notifications.append(notification) }
+        keep(.notification, id: notification.uuid, account: account, bytes: notification.requestBody)
         if !notificationSinks.isEmpty { outbox.post(.notification(notification, sinks: notificationSinks)) }
         return notification
     }

@@ -16,6 +16,9 @@ struct SimulatorCore {
     let graceEnabled: Bool
     /// Whether issued artifacts, events and notifications are kept (off for long benchmarks).
     let keepsRecords: Bool
+    /// Whether sent notifications are kept (for ``AppStoreSimulator/notifications`` and the notification history)
+    /// even when events and artifacts are not.
+    let keepsNotifications: Bool
 
     var now: Date
     var ids: IdentifierSource
@@ -52,7 +55,11 @@ struct SimulatorCore {
     /// What the last transitions made for sinks and update streams, delivered once the lock is released.
     var outbox = Outbox()
 
-    init(catalog: Catalog, configuration: SimulatorConfiguration, pki: SimulatorPKI, keepsRecords: Bool) throws {
+    init(
+        catalog: Catalog, configuration: SimulatorConfiguration, pki: SimulatorPKI, keepsRecords: Bool,
+        keepsNotifications: Bool
+    ) throws {
+        self.keepsNotifications = keepsNotifications
         self.catalog = catalog
         self.configuration = configuration
         self.pki = pki
