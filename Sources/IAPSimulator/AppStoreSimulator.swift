@@ -555,11 +555,13 @@ public final class AppStoreSimulator: Sendable {
             if let device, holder.device(device) == nil {
                 throw SimulatorError(.unknownDevice, "device \(device) does not belong to \(account)")
             }
-            guard core.updateStreams.values.reduce(0, { $0 + $1.count }) < limits.total else {
+            var listeners = core.updateStreams[account] ?? [:]
+            // The account's oldest listeners that make room end, so they do not count against the total.
+            let replaced = max(0, listeners.count - limits.perAccount + 1)
+            guard core.updateStreams.values.reduce(0, { $0 + $1.count }) - replaced < limits.total else {
                 throw SimulatorError(
                     .systemError, "the simulator has \(limits.total) update listeners, the most it keeps; try again later")
             }
-            var listeners = core.updateStreams[account] ?? [:]
             var ended: [AsyncStream<SimulatorTransaction>.Continuation] = []
             while listeners.count >= limits.perAccount,
                 let oldest = listeners.min(by: { $0.value.opened < $1.value.opened })

@@ -104,6 +104,18 @@ struct ConfigurationTests {
     }
 
     /// The simulated `/inApps` accepts keys given as `KEYID=FILE`: a `.p8` from App Store Connect or its public key.
+    @Test func developmentModeIsOnlyTheBareLocalSetUp() {
+        var settings = ServerSettings(databaseURL: ":memory:")
+        #expect(settings.developmentMode && settings.operatorAccess == .open)
+        settings.server.allowedHosts = ["iap.example.com"]
+        #expect(!settings.developmentMode && settings.operatorAccess == .refused, "a public name means a deployment")
+        settings.server.allowedHosts = []
+        settings.server.host = "0.0.0.0"
+        #expect(!settings.developmentMode)
+        settings.adminToken = "an-admin-token-0123456789"
+        #expect(settings.operatorAccess == .token("an-admin-token-0123456789"))
+    }
+
     @Test func serverAPIKeysAreReadFromP8AndPublicKeyFiles() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-keys-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -107,6 +107,19 @@ import Testing
         let state = try await RawHTTP.exchange(port: port, "GET", "/simulator")
         #expect((state.json["accounts"] as? [String]) == [], "nothing was created: \(state.body)")
 
+        // Development mode serves this machine: not a request a proxy passed on, not a page of another site, even
+        // for reads (opening an update stream ends the account's oldest).
+        for headers in [
+            ["X-Forwarded-For": "203.0.113.7"], ["Forwarded": "for=203.0.113.7"], ["X-Real-IP": "203.0.113.7"],
+            ["Via": "1.1 proxy"],
+        ] {
+            let answer = try await RawHTTP.exchange(port: port, "GET", "/simulator", headers: headers)
+            #expect(answer.status == 403 && answer.json["code"] as? String == "proxiedRequestRefused", "\(headers)")
+        }
+        let crossSiteRead = try await RawHTTP.exchange(
+            port: port, "GET", "/simulator/accounts/eve/updates", headers: ["Sec-Fetch-Site": "cross-site"])
+        #expect(crossSiteRead.status == 403 && crossSiteRead.json["code"] as? String == "crossOriginRefused")
+
         // The server's own pages, same origin, get through.
         let own = try await RawHTTP.exchange(
             port: port, "POST", "/simulator/accounts",
@@ -125,7 +138,9 @@ import Testing
         // 256 files for the server (so at most 128 connections), a one-second header deadline.
         let server = try await ServerProcess.start(
             ["--database", ":memory:"], openFiles: 256,
-            environment: ["IAPKIT_SERVER_HEADER_TIMEOUT": "1", "IAPKIT_SERVER_BODY_TIMEOUT": "2"])
+            environment: [
+                "IAPKIT_SERVER_HEADER_TIMEOUT": "1", "IAPKIT_SERVER_BODY_TIMEOUT": "2", "IAPKIT_SERVER_IDLE_TIMEOUT": "2",
+            ])
         defer { Task { try? await server.stop() } }
         let port = server.port
 
@@ -143,6 +158,20 @@ import Testing
         }
         #expect(headersClosed, "a request whose headers never end is closed")
         #expect(bodyClosed, "a body that never ends is closed")
+
+        // Refused before its body came (415), then the body: the connection is idle again and closes on its deadline.
+        let earlyClosed = try await offThePool { () throws -> Bool in
+            let connection = try RawHTTP(port: port, timeout: .seconds(6))
+            defer { connection.close() }
+            try connection.send(
+                "POST /v1/notifications HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+                    + "Content-Length: 1\r\n\r\n")
+            let refused = try connection.readAnswer()
+            guard refused.status == 415 else { return false }
+            try connection.send("x")
+            return connection.readUntilClosed().closed
+        }
+        #expect(earlyClosed, "an early refusal leaves the connection on the idle deadline")
 
         // 1,100 connections that never finish their headers: /health still answers, each time within a second.
         let flood = try await offThePool { () throws -> [RawHTTP] in

@@ -48,7 +48,23 @@ struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
                 403, "adminTokenNotConfigured",
                 "this server serves real apps: set adminToken (IAPKIT_ADMINTOKEN) to use its operator routes")
         }
-        guard let digest else { return }
+        guard let digest else {
+            // Development mode is for this machine: a request a proxy passed on, or one a page of another site
+            // made (a GET can change things here: an update stream ends the account's oldest), is not.
+            for name in ["Forwarded", "X-Forwarded-For", "X-Real-IP", "Via"] {
+                if let field = HTTPField.Name(name), request.headers[field] != nil {
+                    throw APIError(
+                        403, "proxiedRequestRefused",
+                        "development mode serves this machine only; behind a proxy, configure an adminToken")
+                }
+            }
+            if let site = HTTPField.Name("Sec-Fetch-Site").flatMap({ request.headers[$0] }),
+                !["same-origin", "none"].contains(site.lowercased())
+            {
+                throw APIError(403, "crossOriginRefused", "a \(site) request cannot use the operator routes")
+            }
+            return
+        }
         guard let given = BearerToken.of(request) else {
             throw APIError(401, "adminTokenMissing", "this needs the admin token (Authorization: Bearer)")
         }
@@ -112,10 +128,11 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The names a `Host` header may carry: the loopback names, the listening host, and `extra` (public names), each
     /// with or without a port; compared in lower case.
     init(listeningHost: String, extra: [String]) {
-        var names: Set<String> = ["localhost", "127.0.0.1", "[::1]", "::1"]
+        var names: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
         let host = listeningHost.lowercased()
         if !["0.0.0.0", "::", "[::]"].contains(host) { names.insert(host.contains(":") ? "[\(host)]" : host) }
-        for name in extra { names.insert(name.lowercased()) }
+        // A trailing dot names the same host.
+        for name in extra { names.insert(name.lowercased().hasSuffix(".") ? String(name.lowercased().dropLast()) : name.lowercased()) }
         allowedHosts = names
     }
 

@@ -120,8 +120,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             arm(context, registry.limits.bodyTimeout)
         case .body: break
         case .end:
-            timer?.cancel()
-            timer = nil
+            // The request is in: no deadline while it is answered; but when its answer already went out (an early
+            // refusal before the body came), the connection is idle again.
+            if requestsInFlight == 0 {
+                registry.waiting(context.channel, true)
+                arm(context, registry.limits.idleTimeout)
+            } else {
+                timer?.cancel()
+                timer = nil
+            }
         }
         context.fireChannelRead(data)
     }

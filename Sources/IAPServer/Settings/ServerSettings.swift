@@ -58,10 +58,11 @@ public struct ServerSettings: Sendable {
     /// Whether the server listens on loopback only.
     public var listensOnLoopbackOnly: Bool { server.listensOnLoopbackOnly }
 
-    /// Development mode: no real app is configured (only the local App Store is served) and the server listens on
-    /// loopback only. It is what `iapkit serve` with no configuration runs, and the only mode whose operator routes
-    /// need no token; it says so on start.
-    public var developmentMode: Bool { apps.isEmpty && listensOnLoopbackOnly }
+    /// Development mode: no real app is configured (only the local App Store is served), the server listens on
+    /// loopback only and serves no public name (`server.allowedHosts` is empty: a proxy in front means a deployment).
+    /// It is what `iapkit serve` with no configuration runs, and the only mode whose operator routes need no token;
+    /// it says so on start.
+    public var developmentMode: Bool { apps.isEmpty && listensOnLoopbackOnly && server.allowedHosts.isEmpty }
 
     /// Who may use `/simulator`, `/console` and `/metrics`: anyone in development mode (unless an admin token is
     /// set), else only callers with the admin token; with real apps and no token, nobody.
