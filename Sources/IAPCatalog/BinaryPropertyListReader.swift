@@ -194,7 +194,9 @@ private struct Reading {
             return (.string(String(decoding: raw, as: UTF8.self)), 1, 0)
         case 0x6:
             let units = try count()
-            guard units <= (offsetTable - cursor) / 2 else { throw malformed(path, "a string runs past the object area") }
+            guard units <= (offsetTable - cursor) / 2 else {
+                throw malformed(path, "a string runs past the object area")
+            }
             let raw = try take(units * 2)
             var utf16: [UInt16] = []
             utf16.reserveCapacity(units)
@@ -226,7 +228,9 @@ private struct Reading {
             throw unsupported(path, "a set, which no catalog uses")
         case 0xD:
             let entries = try count()
-            guard entries <= (offsetTable - cursor) / 2 else { throw malformed(path, "a dictionary runs past the file") }
+            guard entries <= (offsetTable - cursor) / 2 else {
+                throw malformed(path, "a dictionary runs past the file")
+            }
             let references = try referenceList(entries * 2, from: &cursor, path: path)
             var children: [String: ConfigurationNode] = [:]
             children.reserveCapacity(entries)

@@ -15,7 +15,8 @@ struct StoreKitConfigurationReader {
         } catch {
             throw CatalogError(.malformedFile, file: fileName, keyPath: "", "not JSON: \(error.localizedDescription)")
         }
-        let root = ConfigurationValue(value: try ConfigurationNode(foundation: parsed, file: fileName), path: "", file: fileName)
+        let root = ConfigurationValue(
+            value: try ConfigurationNode(foundation: parsed, file: fileName), path: "", file: fileName)
         guard case .dictionary = root.value else { throw root.error(.malformedFile, "the top level is not an object") }
 
         let version = root["version"]

@@ -28,7 +28,8 @@ public struct ReceiptInspectCommand: AsyncParsableCommand {
         let json = self.json
         return await input.run(output: output, passed: "decoded", failed: "failed", summaryToStandardError: true) {
             item in
-            await CommandText.result(of: item, json: json, failure: "cannot read the receipt", expecting: .receipt) { bytes in
+            await CommandText.result(of: item, json: json, failure: "cannot read the receipt", expecting: .receipt) {
+                bytes in
                 let receipt = try SignedReceipt(bytes: ReceiptInput.receiptBytes(from: bytes)).receipt
                 return .passed(
                     json

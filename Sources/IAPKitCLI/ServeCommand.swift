@@ -49,7 +49,9 @@ public struct ServeCommand: AsyncParsableCommand {
     var apiKeys: [String] = []
 
     @Option(
-        help: "The token /simulator, /console and /metrics require (needed outside development mode: with apps configured or beyond loopback).")
+        help:
+            "The token /simulator, /console and /metrics require (needed outside development mode: with apps configured or beyond loopback)."
+    )
     var adminToken: String?
 
     @Option(
@@ -91,7 +93,8 @@ public struct ServeCommand: AsyncParsableCommand {
             : nil
         let mode =
             switch settings.operatorAccess {
-            case .open: "Development mode: the operator routes (/simulator, /console, /metrics) need no token on this machine."
+            case .open:
+                "Development mode: the operator routes (/simulator, /console, /metrics) need no token on this machine."
             case .token: "The operator routes (/simulator, /console, /metrics) need the admin token."
             case .refused: "The operator routes refuse everyone: set --admin-token to use them."
             }

@@ -1,7 +1,7 @@
-import IAPCore
 import Crypto
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPSignedData
 import IAPSimulator

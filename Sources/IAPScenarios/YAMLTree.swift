@@ -147,7 +147,8 @@ private struct YAMLTreeBuilder {
 
     private mutating func push(_ frame: Frame) throws(ScenarioError) {
         guard stack.count < YAMLNode.Limits.depth else {
-            throw ScenarioError(.limitExceeded, "line \(frame.line): nested deeper than \(YAMLNode.Limits.depth) levels")
+            throw ScenarioError(
+                .limitExceeded, "line \(frame.line): nested deeper than \(YAMLNode.Limits.depth) levels")
         }
         stack.append(frame)
     }

@@ -36,7 +36,8 @@ struct YAMLTreeDecoder: Decoder {
         case .sequence: found = "a list"
         case .mapping: found = "a mapping"
         }
-        return ScenarioError(.unreadable, "line \(node.line): \(Scenario.path(codingPath)) must be \(expected), not \(found)")
+        return ScenarioError(
+            .unreadable, "line \(node.line): \(Scenario.path(codingPath)) must be \(expected), not \(found)")
     }
 
     func child(_ node: YAMLNode, _ key: any CodingKey) -> YAMLTreeDecoder {

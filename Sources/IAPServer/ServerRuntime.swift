@@ -33,9 +33,10 @@ public struct ServerRuntime: Sendable {
         do {
             if let simulated = settings.simulator {
                 let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
-                let catalog = try simulated.catalogPath.map { path throws(CatalogError) in
-                    try Catalog.load(contentsOfFile: path)
-                } ?? Catalog.floristExample()
+                let catalog =
+                    try simulated.catalogPath.map { path throws(CatalogError) in
+                        try Catalog.load(contentsOfFile: path)
+                    } ?? Catalog.floristExample()
                 var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
                 configuration.serverAPIKeys = simulated.serverAPIKeys
                 configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
@@ -109,7 +110,8 @@ public struct ServerRuntime: Sendable {
                 """)
         case .refused:
             logger.warning(
-                "/simulator, /console and /metrics refuse every request: set adminToken (IAPKIT_ADMINTOKEN) to use them")
+                "/simulator, /console and /metrics refuse every request: set adminToken (IAPKIT_ADMINTOKEN) to use them"
+            )
         case .token: break
         }
         // A running clock's renewals and expiries happen off the request path: this ticker catches the simulator up

@@ -81,7 +81,8 @@ extension AppStoreSimulator {
     /// Sets the URL the App Store calls for a retention message (`https://`, or `http://` on a loopback host).
     public func configureRealtimeURL(_ url: String) throws(SimulatorError) {
         try withCore { (core) throws(SimulatorError) in
-            try core.messaging.configureRealtimeURL(url, environmentIsSandbox: core.configuration.environment == .sandbox)
+            try core.messaging.configureRealtimeURL(
+                url, environmentIsSandbox: core.configuration.environment == .sandbox)
         }
     }
 

@@ -560,7 +560,8 @@ public final class AppStoreSimulator: Sendable {
             let replaced = max(0, listeners.count - limits.perAccount + 1)
             guard core.updateStreams.values.reduce(0, { $0 + $1.count }) - replaced < limits.total else {
                 throw SimulatorError(
-                    .systemError, "the simulator has \(limits.total) update listeners, the most it keeps; try again later")
+                    .systemError,
+                    "the simulator has \(limits.total) update listeners, the most it keeps; try again later")
             }
             var ended: [AsyncStream<SimulatorTransaction>.Continuation] = []
             while listeners.count >= limits.perAccount,

@@ -81,7 +81,9 @@ public struct RetentionMessage: Hashable, Sendable {
     }
 
     /// Every image the message uses.
-    var imageIdentifiers: [UUID] { (image.map { [$0.imageIdentifier] } ?? []) + bulletPoints.map(\.image.imageIdentifier) }
+    var imageIdentifiers: [UUID] {
+        (image.map { [$0.imageIdentifier] } ?? []) + bulletPoints.map(\.image.imageIdentifier)
+    }
 }
 
 /// A stored message with its identifier and review state.
@@ -266,7 +268,8 @@ struct RetentionMessagingRecords {
             throw Self.refusal(
                 4_000_219, "Invalid request. A bullet point is longer than \(Self.bulletPointTextLength) characters.")
         }
-        let references = (message.image.map { [($0, RetentionImageSize.fullSize)] } ?? [])
+        let references =
+            (message.image.map { [($0, RetentionImageSize.fullSize)] } ?? [])
             + message.bulletPoints.map { ($0.image, RetentionImageSize.bulletPoint) }
         for (reference, size) in references {
             guard reference.altText.unicodeScalars.count <= Self.altTextLength else {
@@ -278,7 +281,8 @@ struct RetentionMessagingRecords {
             }
             guard image.size == size else {
                 throw Self.refusal(
-                    4_000_216, "Invalid request. The image's size is invalid: \(image.size.rawValue) where "
+                    4_000_216,
+                    "Invalid request. The image's size is invalid: \(image.size.rawValue) where "
                         + "\(size.rawValue) is needed.")
             }
         }

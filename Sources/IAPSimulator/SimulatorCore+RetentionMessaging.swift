@@ -17,16 +17,9 @@ extension SimulatorCore {
     mutating func startPerformanceTest(originalTransactionID id: String, configuration: PerformanceTestConfiguration)
         throws(SimulatorError) -> PerformanceTestRun
     {
-        let t = try transaction(apiID: id)
-        guard t.originalID == t.id else {
-            throw SimulatorError(
-                .invalidArgument, "\(id) is not an original transaction id", appStoreErrorCode: 4_000_187)
-        }
-        guard t.ownership == .purchased else {
-            throw SimulatorError(
-                .invalidArgument, "a family-shared transaction cannot be tested", appStoreErrorCode: 4_000_185)
-        }
-        guard t.kind == .autoRenewable, let group = t.groupID, let number = lineNumber(account: t.accountID, group: group),
+        let t = try originalPurchase(apiID: id, sharedReason: "a family-shared transaction cannot be tested")
+        guard t.kind == .autoRenewable, let group = t.groupID,
+            let number = lineNumber(account: t.accountID, group: group),
             lines[number].originalID == t.id,
             [.subscribed, .inGracePeriod].contains(Self.status(lines[number], at: now))
         else {

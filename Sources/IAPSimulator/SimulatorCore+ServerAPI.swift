@@ -1,6 +1,6 @@
-import IAPCore
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPSignedData
 
@@ -274,18 +274,24 @@ extension SimulatorCore {
 
     // MARK: - App account tokens and app transactions
 
-    /// Sets the app account token of a purchase (and of every later transaction of a subscription).
-    mutating func setAppAccountToken(originalTransactionID id: String, _ token: UUID) throws(SimulatorError) {
+    /// The purchase an original transaction id names, for the endpoints that take only that: another transaction id
+    /// is 4000187, a family-shared copy 4000185 (`sharedReason` says why it cannot be used).
+    func originalPurchase(apiID id: String, sharedReason: String) throws(SimulatorError) -> TransactionState {
         let t = try transaction(apiID: id)
         guard t.originalID == t.id else {
             throw SimulatorError(
                 .invalidArgument, "\(id) is not an original transaction id", appStoreErrorCode: 4_000_187)
         }
         guard t.ownership == .purchased else {
-            throw SimulatorError(
-                .invalidState, "a family-shared transaction has no app account token of its own",
-                appStoreErrorCode: 4_000_185)
+            throw SimulatorError(.invalidState, sharedReason, appStoreErrorCode: 4_000_185)
         }
+        return t
+    }
+
+    /// Sets the app account token of a purchase (and of every later transaction of a subscription).
+    mutating func setAppAccountToken(originalTransactionID id: String, _ token: UUID) throws(SimulatorError) {
+        let t = try originalPurchase(
+            apiID: id, sharedReason: "a family-shared transaction has no app account token of its own")
         for number in accounts[t.accountID]?.transactionIDs ?? [] where transactions[number]?.originalID == t.id {
             transactions[number]!.appAccountToken = token
             transactions[number]!.signed = nil

@@ -65,7 +65,8 @@ public struct RealtimeURLTester: Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
-        let wait = min(TimeAmount.milliseconds(threshold), TimeAmount.nanoseconds(max(0, Self.nanoseconds(deadline - start))))
+        let wait = min(
+            TimeAmount.milliseconds(threshold), TimeAmount.nanoseconds(max(0, Self.nanoseconds(deadline - start))))
         do {
             let response = try await client.execute(request, timeout: wait)
             let answer = try await response.body.collect(upTo: Self.answerLimit)
@@ -100,7 +101,8 @@ public struct RealtimeURLTester: Sendable {
         switch choices[0] {
         case "alternateProduct": return choice["productId"] is String
         case "promotionalOffer":
-            return (choice["promotionalOfferSignatureV2"] is String) != (choice["promotionalOfferSignatureV1"] is [String: Any])
+            return (choice["promotionalOfferSignatureV2"] is String)
+                != (choice["promotionalOfferSignatureV1"] is [String: Any])
         case "advancedCommerceInfo": return choice["advancedCommerceData"] != nil
         default: return true
         }

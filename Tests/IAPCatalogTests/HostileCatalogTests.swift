@@ -48,7 +48,8 @@ struct BinaryPropertyListBuilder {
         let table = bytes.count
         for offset in offsets { bytes += Self.bigEndian(UInt64(offset), 8) }
         bytes += [0, 0, 0, 0, 0, 0, 8, 4]
-        bytes += Self.bigEndian(UInt64(objects.count), 8) + Self.bigEndian(UInt64(top), 8)
+        bytes +=
+            Self.bigEndian(UInt64(objects.count), 8) + Self.bigEndian(UInt64(top), 8)
             + Self.bigEndian(UInt64(table), 8)
         return Data(bytes)
     }
@@ -170,8 +171,12 @@ struct HostileCatalogTests {
 
     @Test func manyProductsAreReadInLinearWork() throws {
         let ids = { (count: Int) in (0..<count).map { "com.example.p\($0)" } }
-        let (small, smallSteps) = WorkMeter.measure { try? Catalog.load(Builder.productsPlist(ids(5_000)), fileName: "P.plist") }
-        let (large, largeSteps) = WorkMeter.measure { try? Catalog.load(Builder.productsPlist(ids(20_000)), fileName: "P.plist") }
+        let (small, smallSteps) = WorkMeter.measure {
+            try? Catalog.load(Builder.productsPlist(ids(5_000)), fileName: "P.plist")
+        }
+        let (large, largeSteps) = WorkMeter.measure {
+            try? Catalog.load(Builder.productsPlist(ids(20_000)), fileName: "P.plist")
+        }
         #expect(small?.products.count == 5_000 && large?.products.count == 20_000)
         #expect(Double(largeSteps) <= 4.5 * Double(smallSteps), "\(smallSteps) -> \(largeSteps)")
     }
@@ -181,7 +186,8 @@ struct HostileCatalogTests {
         let root = builder.add([])
         let values: [[UInt8]] = [
             [0x00], [0x08], [0x09],  // null, false, true
-            [0x10, 0x7F], [0x11, 0x01, 0x00], [0x12] + Builder.bigEndian(70_000, 4), [0x13] + Builder.bigEndian(UInt64(bitPattern: -5), 8),
+            [0x10, 0x7F], [0x11, 0x01, 0x00], [0x12] + Builder.bigEndian(70_000, 4),
+            [0x13] + Builder.bigEndian(UInt64(bitPattern: -5), 8),
             [0x14] + Builder.bigEndian(0, 8) + Builder.bigEndian(42, 8),  // a 16-byte integer
             [0x22] + Builder.bigEndian(UInt64(Float(1.5).bitPattern), 4), [0x23] + Builder.bigEndian(2.5.bitPattern, 8),
             [0x33] + Builder.bigEndian(0.0.bitPattern, 8),  // a date
@@ -230,13 +236,15 @@ struct HostileCatalogTests {
 
     @Test func foundationFormatsAreBoundedToo() {
         // An XML keyed-archiver UID, which Foundation turns into an object no catalog value is.
-        let uid = #"<plist version="1.0"><dict><key>Products</key><array><dict><key>CF$UID</key><integer>1</integer></dict></array></dict></plist>"#
+        let uid =
+            #"<plist version="1.0"><dict><key>Products</key><array><dict><key>CF$UID</key><integer>1</integer></dict></array></dict></plist>"#
         #expect(refusal(Data(uid.utf8)).error?.code == .unsupportedValue)
         // Nesting past the limit in a .storekit file (JSON) and in XML.
         let json = String(repeating: "{\"a\":", count: 100) + "1" + String(repeating: "}", count: 100)
         let (jsonError, _) = refusal(Data(("{\"products\":[],\"x\":" + json + "}").utf8))
         #expect(jsonError?.code == .limitExceeded, "\(String(describing: jsonError))")
-        let xml = "<plist>" + String(repeating: "<array>", count: 100_000) + String(repeating: "</array>", count: 100_000)
+        let xml =
+            "<plist>" + String(repeating: "<array>", count: 100_000) + String(repeating: "</array>", count: 100_000)
         #expect(refusal(Data((xml + "</plist>").utf8)).error != nil)
         // A file larger than any catalog.
         #expect(refusal(Data(count: Catalog.maximumFileSize + 1)).error?.code == .limitExceeded)

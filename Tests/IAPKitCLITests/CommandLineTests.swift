@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-@testable import IAPKitCLI
 import Testing
+
+@testable import IAPKitCLI
 
 /// The command line as a shell hands it over: tens of thousands of paths (what `*.jws` expands to), mistyped
 /// subcommands, documents given to the wrong command.
@@ -16,7 +17,8 @@ struct CommandLineTests {
         let line = try #require(BulkCommandLine(arguments))
         #expect(line.arguments.count < 16, "ArgumentParser sees the options and one path: \(line.arguments.count)")
         let command = try #require(try line.parse() as? JWSVerifyCommand)
-        #expect(command.input.paths == Array(paths[..<100]) + ["-"] + paths[100...] + ["--a-file-named-like-a-flag.jws"])
+        #expect(
+            command.input.paths == Array(paths[..<100]) + ["-"] + paths[100...] + ["--a-file-named-like-a-flag.jws"])
         #expect(command.json && command.input.jobs == 2)
         #expect(command.trust.roots == ["apple.der"])
         #expect(command.bundleID == "com.example.florist")
@@ -27,11 +29,14 @@ struct CommandLineTests {
         let whole = try #require(try IAPKitCommand.parseAsRoot(short) as? JWSVerifyCommand)
         let splitLine = try #require(BulkCommandLine(short, threshold: 0))
         let split = try #require(try splitLine.parse() as? JWSVerifyCommand)
-        #expect(whole.input.paths == split.input.paths && whole.json == split.json && whole.input.jobs == split.input.jobs)
+        #expect(
+            whole.input.paths == split.input.paths && whole.json == split.json && whole.input.jobs == split.input.jobs)
 
         // What ArgumentParser would refuse is still refused: standard input twice, a bad option value.
         #expect(throws: (any Error).self) { try BulkCommandLine(["jws", "decode", "-"] + paths + ["-"])?.parse() }
-        #expect(throws: (any Error).self) { try BulkCommandLine(["receipt", "verify", "--jobs", "0"] + paths)?.parse() }
+        #expect(throws: (any Error).self) {
+            try BulkCommandLine(["receipt", "verify", "--jobs", "0"] + paths)?.parse()
+        }
         // Every bulk command takes the split.
         for command in BulkCommandLine.commandPaths {
             let roots = command.last == "verify" ? ["--root", "apple.der"] : []

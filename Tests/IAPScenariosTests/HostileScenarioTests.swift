@@ -31,10 +31,14 @@ struct HostileScenarioTests {
 
     @Test func aliasBombsAreRefusedByWhatTheyStandFor() {
         var text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
-        for level in 1...9 { text += "a\(level): &a\(level) [\(Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", "))]\n" }
+        for level in 1...9 {
+            text += "a\(level): &a\(level) [\(Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", "))]\n"
+        }
         let (_, error, steps) = outcome(text + "name: bomb\nsteps: *a9\n")
         #expect(error?.code == .limitExceeded)
-        #expect(error?.reason.hasPrefix("line 6:") == true, "the line of a5, whose aliases cross the bound: \(String(describing: error))")
+        #expect(
+            error?.reason.hasPrefix("line 6:") == true,
+            "the line of a5, whose aliases cross the bound: \(String(describing: error))")
         #expect(steps < 1_000, "refused before anything is expanded: \(steps)")
     }
 
@@ -52,7 +56,9 @@ struct HostileScenarioTests {
     }
 
     @Test func tooManyAliasesTooDeepAndDuplicatesAreRefusedByLine() {
-        let many = "x: &x 1\nname: many\nlist: [" + Array(repeating: "*x", count: 10_001).joined(separator: ", ") + "]\nsteps: []\n"
+        let many =
+            "x: &x 1\nname: many\nlist: [" + Array(repeating: "*x", count: 10_001).joined(separator: ", ")
+            + "]\nsteps: []\n"
         #expect(outcome(many).error?.code == .limitExceeded)
         var deep = "name: deep\nsteps: []\nnested:\n"
         for level in 0..<70 { deep += String(repeating: "  ", count: level + 1) + "k:\n" }

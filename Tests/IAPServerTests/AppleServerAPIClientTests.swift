@@ -19,10 +19,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let keyFile = folder.appendingPathComponent("SubscriptionKey_\(Self.keyID).p8")
         try Self.key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
-        let server = try await ServerProcess.start([
-            "--database", ":memory:", "--pki", folder.path, "--server-api-key", "\(Self.keyID)=\(keyFile.path)",
-            "--server-api-issuer", Self.issuerID,
-        ], environment: ["IAPKIT_SIMULATOR_PERFORMANCE_TEST_THRESHOLD": "10000"])
+        let server = try await ServerProcess.start(
+            [
+                "--database", ":memory:", "--pki", folder.path, "--server-api-key", "\(Self.keyID)=\(keyFile.path)",
+                "--server-api-issuer", Self.issuerID,
+            ], environment: ["IAPKIT_SIMULATOR_PERFORMANCE_TEST_THRESHOLD": "10000"])
         defer { Task { try? await server.stop() } }
 
         // The customer: a subscription that renewed once, then flowers (non-consumable, refunded), a month's pass
@@ -85,7 +86,9 @@ import Testing
         #expect(calls["historyV2"]?["pages"] as? Int == 2)
         // v1 leaves finished consumables out; none was finished when it ran, one was by the second run.
         #expect(calls["historyV1"]?["transactionIds"] as? [String] == everything)
-        #expect(calls["historyV1AfterFinish"]?["transactionIds"] as? [String] == everything.filter { $0 != installations[2] })
+        #expect(
+            calls["historyV1AfterFinish"]?["transactionIds"] as? [String]
+                == everything.filter { $0 != installations[2] })
         // Apple's transactionReason on every type: PURCHASE for what was bought, RENEWAL for the renewal.
         let reasons = try #require(calls["historyV2"]?["reasons"] as? [String: String])
         for id in everything { #expect(reasons[id] == (renewals.contains(id) ? "RENEWAL" : "PURCHASE"), "\(id)") }
@@ -159,7 +162,8 @@ import Testing
         #expect(calls["notificationHistoryTest"]?["types"] as? [String] == ["TEST"])
         // A transaction id stands for its customer (Apple: "notifications for that customer"): ana's, not the test's.
         let forAna = try #require(calls["notificationHistoryTransaction"]?["types"] as? [String])
-        #expect(Set(forAna).isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "REFUND"]) && !forAna.contains("TEST"), "\(forAna)")
+        #expect(
+            Set(forAna).isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "REFUND"]) && !forAna.contains("TEST"), "\(forAna)")
         #expect(calls["notificationHistoryFailures"]?["notificationUUIDs"] as? [String] == [])
 
         // Retention Messaging: images and messages approved at once (the sandbox), Apple's rules refused with Apple's

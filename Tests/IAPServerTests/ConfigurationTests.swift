@@ -110,7 +110,7 @@ struct ConfigurationTests {
         settings.server.allowedHosts = ["iap.example.com"]
         #expect(!settings.developmentMode && settings.operatorAccess == .refused, "a public name means a deployment")
         settings.server.allowedHosts = []
-        settings.server.host = "0.0.0.0"
+        settings.server.host = "192.0.2.10"  // TEST-NET-1: an address beyond loopback, never bound here
         #expect(!settings.developmentMode)
         settings.adminToken = "an-admin-token-0123456789"
         #expect(settings.operatorAccess == .token("an-admin-token-0123456789"))

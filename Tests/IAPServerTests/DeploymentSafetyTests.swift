@@ -139,7 +139,8 @@ import Testing
         let server = try await ServerProcess.start(
             ["--database", ":memory:"], openFiles: 256,
             environment: [
-                "IAPKIT_SERVER_HEADER_TIMEOUT": "1", "IAPKIT_SERVER_BODY_TIMEOUT": "2", "IAPKIT_SERVER_IDLE_TIMEOUT": "2",
+                "IAPKIT_SERVER_HEADER_TIMEOUT": "1", "IAPKIT_SERVER_BODY_TIMEOUT": "2",
+                "IAPKIT_SERVER_IDLE_TIMEOUT": "2",
             ])
         defer { Task { try? await server.stop() } }
         let port = server.port
@@ -227,7 +228,8 @@ import Testing
             try (0..<30).map { account in
                 try (0..<10).map { _ in
                     let connection = try RawHTTP(port: port, timeout: .seconds(3))
-                    try connection.send("GET /simulator/accounts/a\(account)/updates HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    try connection.send(
+                        "GET /simulator/accounts/a\(account)/updates HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                     return connection
                 }
             }
@@ -264,7 +266,9 @@ import Testing
             let storage = health["storage"] as? [String: Any] ?? [:]
             return (storage["transactions"] as? Int ?? -1, storage["notifications"] as? Int ?? -1)
         }
-        func settled(_ server: ServerProcess, notifications: Int) async throws -> (transactions: Int, notifications: Int) {
+        func settled(_ server: ServerProcess, notifications: Int) async throws -> (
+            transactions: Int, notifications: Int
+        ) {
             for _ in 0..<100 {
                 let counts = try await stored(server)
                 if counts.notifications >= notifications { return counts }

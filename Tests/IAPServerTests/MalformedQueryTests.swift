@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-@testable import IAPServer
 import Testing
+
+@testable import IAPServer
 
 /// Every malformed query value is a 400 with a code naming it, never read as a default; a storage failure is a 503
 /// with a stable code and none of the engine's own text.

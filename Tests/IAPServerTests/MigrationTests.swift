@@ -1,7 +1,8 @@
 import Foundation
 import IAPEntitlements
-@testable import IAPServer
 import Testing
+
+@testable import IAPServer
 
 /// A database made by an earlier version moves forward on start-up with its rows.
 @Suite struct MigrationTests {

@@ -8,7 +8,8 @@ import Testing
 @Suite(.serialized) struct NginxProxyTests {
     static let nginx = "/usr/sbin/nginx"
     static let available =
-        FileManager.default.isExecutableFile(atPath: nginx) && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+        FileManager.default.isExecutableFile(atPath: nginx)
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
         && ExternalTool.hasOpenSSL
     static let site = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("deploy/nginx/iapkit.conf")
@@ -36,7 +37,8 @@ import Testing
         }
         site = lines.joined(separator: "\n")
         if let redirect = site.range(of: "    return 301 https://$host$request_uri;") {
-            site.replaceSubrange(redirect, with: "    listen 127.0.0.1:\(try freePort());\n    return 301 https://$host$request_uri;")
+            site.replaceSubrange(
+                redirect, with: "    listen 127.0.0.1:\(try freePort());\n    return 301 https://$host$request_uri;")
         }
         return site
     }

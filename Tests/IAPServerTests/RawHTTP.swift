@@ -73,7 +73,9 @@ struct RawHTTP {
         var tail: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if count == 0 { return true }
             if count < 0 { return false }
             tail = Array((tail + buffer[0..<count]).suffix(7))

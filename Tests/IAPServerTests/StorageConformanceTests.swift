@@ -88,8 +88,7 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
-    @Test(arguments: Backend.allCases) func theLargestTransactionIDIsNumericAndPerApp(_ backend: Backend) async throws
-    {
+    @Test(arguments: Backend.allCases) func theLargestTransactionIDIsNumericAndPerApp(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         #expect(try await storage.largestTransactionID(bundleID: Self.bundle) == nil)
         for id in ["9", "2000000000000010", "2000000000000009", "150", "abc"] {
@@ -101,8 +100,7 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
-    @Test(arguments: Backend.allCases) func twoAppsKeepTheirOwnTransactionsUnderOneID(_ backend: Backend) async throws
-    {
+    @Test(arguments: Backend.allCases) func twoAppsKeepTheirOwnTransactionsUnderOneID(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         var ours = Self.transaction("1", signed: 1, document: "ours")
         var theirs = Self.transaction("1", signed: 5, document: "theirs")
@@ -112,7 +110,8 @@ struct StorageConformanceTests {
         _ = try await storage.record(PurchaseBatch(claimant: "c1", transactions: [theirs]))
         let one = try await storage.records(of: CustomerKey(bundleID: "com.example.one", id: "c1"))
         let two = try await storage.records(of: CustomerKey(bundleID: "com.example.two", id: "c1"))
-        #expect(one.transactions.map(\.document) == ["ours"], "the newer version of another app's \"1\" replaced nothing")
+        #expect(
+            one.transactions.map(\.document) == ["ours"], "the newer version of another app's \"1\" replaced nothing")
         #expect(two.transactions.map(\.document) == ["theirs"])
         #expect(try await storage.counts().transactions == 2)
         try await storage.shutdown()

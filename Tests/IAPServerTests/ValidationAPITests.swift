@@ -54,7 +54,9 @@ struct ValidationAPITests {
         }
         let documents = bought
         try await harness.application().test(.router) { client in
-            for jws in documents { #expect(try await client.post("/v1/transactions", ["signedTransaction": jws]).0 == .ok) }
+            for jws in documents {
+                #expect(try await client.post("/v1/transactions", ["signedTransaction": jws]).0 == .ok)
+            }
             var seen: [String] = []
             var cursor: String?
             var pages: [Int] = []

@@ -1,9 +1,10 @@
 import Foundation
 import IAPSimulator
-@testable import IAPSimulatorDelivery
 import IAPTestSupport
 import Synchronization
 import Testing
+
+@testable import IAPSimulatorDelivery
 
 /// Performance tests of a developer's "Get Retention Message" endpoint, run over real loopback sockets: every request
 /// signed like the App Store's, answers judged by Apple's rules, failures named with Apple's send-attempt results.
@@ -33,9 +34,10 @@ struct RealtimeURLTesterTests {
         #expect(ended.result == .pass && ended.successRate == 100 && ended.pendingCount == 0, "\(ended.failures)")
         let requests = server.requests.withLock { $0 }
         #expect(requests.count == 12)
-        let signed = Set(requests.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: String])?["signedPayload"]
-        })
+        let signed = Set(
+            requests.compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: String])?["signedPayload"]
+            })
         #expect(signed.count == 12, "each request is signed anew, with its own request identifier")
     }
 
@@ -59,7 +61,9 @@ struct RealtimeURLTesterTests {
         var quick = Self.configuration
         quick.responseTimeThreshold = 200
         let unanswered = try await run(against: url, configuration: quick)
-        #expect(unanswered.result == .fail && unanswered.failures.keys.sorted() == ["NO_RESPONSE"], "\(unanswered.failures)")
+        #expect(
+            unanswered.result == .fail && unanswered.failures.keys.sorted() == ["NO_RESPONSE"], "\(unanswered.failures)"
+        )
     }
 
     @Test func answersAreJudgedAsTheAppStoreJudgesThem() {

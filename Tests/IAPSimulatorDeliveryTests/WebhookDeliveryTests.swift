@@ -81,7 +81,9 @@ final class RecordingHandler: ChannelInboundHandler {
             let head = HTTPResponseHead(
                 version: .http1_1, status: HTTPResponseStatus(statusCode: Int(status)), headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
-            if !answer.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: answer)))), promise: nil) }
+            if !answer.isEmpty {
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: answer)))), promise: nil)
+            }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import IAPSignedData
-@testable import IAPSimulator
 import IAPTestSupport
 import Testing
+
+@testable import IAPSimulator
 
 /// The Retention Messaging API's rules in the simulator: images checked chunk by chunk, messages by Apple's limits,
 /// review in and out of the sandbox, default messages, the realtime URL, and performance tests. Apple's own client
@@ -21,7 +22,9 @@ import Testing
             + chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]) + chunk("IEND", [])
     }
 
-    static func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
+    }
 
     static let picture = png(width: 3840, height: 1080)
     static let icon = png(width: 1024, height: 1024)
@@ -59,8 +62,11 @@ import Testing
             ("icon as picture", Self.icon, .fullSize),
             ("picture as icon", Self.picture, .bulletPoint),
             ("unknown colour type", Self.png(width: 1024, height: 1024, colorType: 5), .bulletPoint),
-            ("length past the end", PNGHeader.signature + [0xFF, 0xFF, 0xFF, 0xF0] + Array("IHDR".utf8) + [0, 0, 0, 0],
-                .bulletPoint),
+            (
+                "length past the end",
+                PNGHeader.signature + [0xFF, 0xFF, 0xFF, 0xF0] + Array("IHDR".utf8) + [0, 0, 0, 0],
+                .bulletPoint
+            ),
         ]
         for (name, bytes, size) in refused {
             #expect(code { try store.uploadRetentionImage(UUID(), size: size, png: bytes) } == 4_000_161, "\(name)")
@@ -81,16 +87,30 @@ import Testing
             return message
         }
         // Limits count Unicode scalars: 66 scalars pass, 67 do not, whatever their UTF-8 length.
-        #expect(code { try store.uploadRetentionMessage(UUID(), message { $0.header = String(repeating: "é", count: 66) }) } == nil)
+        #expect(
+            code { try store.uploadRetentionMessage(UUID(), message { $0.header = String(repeating: "é", count: 66) }) }
+                == nil)
         let cases: [(String, RetentionMessage, Int)] = [
             ("header", message { $0.header = String(repeating: "h", count: 67) }, 4_000_162),
             ("body", message { $0.body = String(repeating: "b", count: 145) }, 4_000_163),
             ("bullets", message { $0.bulletPoints = Array(repeating: point, count: 6) }, 4_000_218),
-            ("bullet text", message { $0.bulletPoints = [.init(text: String(repeating: "t", count: 67), image: point.image)] }, 4_000_219),
-            ("alt text", message { $0.image = .init(imageIdentifier: picture, altText: String(repeating: "a", count: 151)) }, 4_000_175),
+            (
+                "bullet text",
+                message { $0.bulletPoints = [.init(text: String(repeating: "t", count: 67), image: point.image)] },
+                4_000_219
+            ),
+            (
+                "alt text",
+                message { $0.image = .init(imageIdentifier: picture, altText: String(repeating: "a", count: 151)) },
+                4_000_175
+            ),
             ("missing image", message { $0.image = .init(imageIdentifier: UUID(), altText: "x") }, 4_040_014),
             ("icon as picture", message { $0.image = .init(imageIdentifier: icon, altText: "x") }, 4_000_216),
-            ("picture as bullet", message { $0.bulletPoints = [.init(text: "t", image: .init(imageIdentifier: picture, altText: "x"))] }, 4_000_216),
+            (
+                "picture as bullet",
+                message { $0.bulletPoints = [.init(text: "t", image: .init(imageIdentifier: picture, altText: "x"))] },
+                4_000_216
+            ),
             ("above no image", message { $0.headerPosition = .aboveImage }, 4_000_224),
         ]
         for (name, body, expected) in cases {
@@ -108,7 +128,8 @@ import Testing
         #expect(code { try store.deleteRetentionImage(picture) } == 4_030_019)
         try store.configureDefaultRetentionMessage(productID: Self.gold, locale: "en-US", messageID: full)
         try store.deleteRetentionMessage(full)
-        #expect(code { _ = try store.defaultRetentionMessage(productID: Self.gold, locale: "en-US") } == 4_040_020,
+        #expect(
+            code { _ = try store.defaultRetentionMessage(productID: Self.gold, locale: "en-US") } == 4_040_020,
             "a deleted message is no longer the default")
         #expect(code { try store.deleteRetentionImage(icon) } == nil)
         #expect(code { try store.deleteRetentionMessage(full) } == 4_040_015)
@@ -136,8 +157,9 @@ import Testing
         #expect(code(configure) == nil)
         #expect(try store.defaultRetentionMessage(productID: Self.gold, locale: "fr-FR") == message)
         #expect(code { _ = try store.defaultRetentionMessage(productID: Self.gold, locale: "FR-fr") } == 4_000_164)
-        #expect(code { _ = try store.defaultRetentionMessage(productID: "com.example.florist.flowers", locale: "fr-FR") }
-            == 4_000_023)
+        #expect(
+            code { _ = try store.defaultRetentionMessage(productID: "com.example.florist.flowers", locale: "fr-FR") }
+                == 4_000_023)
         // Production needs a passing performance test before a realtime URL.
         #expect(code { try store.configureRealtimeURL("https://example.com/retention") } == 4_030_026)
     }
@@ -148,11 +170,14 @@ import Testing
         try harness.customer("ana")
         let gold = try #require(try store.purchase(Self.gold, account: "ana").transaction)
         let flowers = try #require(try store.purchase("com.example.florist.flowers", account: "ana").transaction)
-        for bad in ["ftp://example.com", "http://example.com/x", "https://", "not a url",
-                    "https://example.com/" + String(repeating: "a", count: 240)] {
+        for bad in [
+            "ftp://example.com", "http://example.com/x", "https://", "not a url",
+            "https://example.com/" + String(repeating: "a", count: 240),
+        ] {
             #expect(code { try store.configureRealtimeURL(bad) } == 4_000_215, "\(bad)")
         }
-        #expect(code { _ = try store.startPerformanceTest(originalTransactionID: gold.transactionID) } == 4_000_211,
+        #expect(
+            code { _ = try store.startPerformanceTest(originalTransactionID: gold.transactionID) } == 4_000_211,
             "no realtime URL yet")
         try store.configureRealtimeURL("http://127.0.0.1:9/retention")
         #expect(store.realtimeURL() == "http://127.0.0.1:9/retention")
@@ -161,7 +186,8 @@ import Testing
         let configuration = PerformanceTestConfiguration(
             maxConcurrentRequests: 2, totalRequests: 4, totalDuration: 1_000, responseTimeThreshold: 700,
             successRateThreshold: 75)
-        let run = try store.startPerformanceTest(originalTransactionID: gold.transactionID, configuration: configuration)
+        let run = try store.startPerformanceTest(
+            originalTransactionID: gold.transactionID, configuration: configuration)
         #expect(run.result == .pending && run.pendingCount == 4)
         #expect(code { _ = try store.startPerformanceTest(originalTransactionID: gold.transactionID) } == 4_000_213)
 
@@ -178,7 +204,8 @@ import Testing
         #expect(UUID(uuidString: payload["requestIdentifier"] as? String ?? "") != nil)
 
         for (result, milliseconds) in [("SUCCESS", 10), ("SUCCESS", 30), ("SUCCESS", 20), ("TIMED_OUT", 700)] {
-            store.recordPerformanceTestOutcome(.init(result: result, milliseconds: Int64(milliseconds)), requestID: run.requestID)
+            store.recordPerformanceTestOutcome(
+                .init(result: result, milliseconds: Int64(milliseconds)), requestID: run.requestID)
         }
         store.recordPerformanceTestOutcome(.init(result: "SUCCESS", milliseconds: 1), requestID: run.requestID)
         let ended = try store.performanceTest(run.requestID)

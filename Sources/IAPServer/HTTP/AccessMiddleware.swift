@@ -132,7 +132,9 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
         let host = listeningHost.lowercased()
         if !["0.0.0.0", "::", "[::]"].contains(host) { names.insert(host.contains(":") ? "[\(host)]" : host) }
         // A trailing dot names the same host.
-        for name in extra { names.insert(name.lowercased().hasSuffix(".") ? String(name.lowercased().dropLast()) : name.lowercased()) }
+        for name in extra {
+            names.insert(name.lowercased().hasSuffix(".") ? String(name.lowercased().dropLast()) : name.lowercased())
+        }
         allowedHosts = names
     }
 

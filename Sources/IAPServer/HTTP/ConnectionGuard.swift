@@ -20,7 +20,8 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var maximumConnections: Int
 
     public init(
-        headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60),
+        headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30),
+        idleTimeout: Duration = .seconds(60),
         maximumConnections: Int = ConnectionLimits.defaultMaximumConnections
     ) {
         self.headerTimeout = headerTimeout

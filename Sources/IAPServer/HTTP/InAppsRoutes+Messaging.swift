@@ -130,7 +130,8 @@ extension InAppsRoutes {
                 ),
                 (
                     "failures",
-                    .object(JSONObject(run.failures.sorted { $0.key < $1.key }.map { ($0.key, number(Int64($0.value))) }))
+                    .object(
+                        JSONObject(run.failures.sorted { $0.key < $1.key }.map { ($0.key, number(Int64($0.value))) }))
                 ),
             ])
         }

@@ -1,8 +1,8 @@
-import IAPCore
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import IAPCore
 import IAPSignedData
 import IAPSimulator
 

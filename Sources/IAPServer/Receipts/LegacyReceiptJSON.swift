@@ -1,5 +1,5 @@
-import IAPCore
 import Foundation
+import IAPCore
 import IAPEntitlements
 import IAPReceipts
 import IAPSignedData

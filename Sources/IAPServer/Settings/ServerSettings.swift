@@ -82,14 +82,20 @@ public struct ServerSettings: Sendable {
         settings.server.maximumBodySize =
             try keys.int("server.maximumBodySize", in: 1_024...(64 << 20)) ?? settings.server.maximumBodySize
         var limits = settings.server.connectionLimits
-        if let seconds = try keys.int("server.headerTimeout", in: 1...3_600) { limits.headerTimeout = .seconds(seconds) }
+        if let seconds = try keys.int("server.headerTimeout", in: 1...3_600) {
+            limits.headerTimeout = .seconds(seconds)
+        }
         if let seconds = try keys.int("server.bodyTimeout", in: 1...3_600) { limits.bodyTimeout = .seconds(seconds) }
         if let seconds = try keys.int("server.idleTimeout", in: 1...3_600) { limits.idleTimeout = .seconds(seconds) }
-        limits.maximumConnections = try keys.int("server.maximumConnections", in: 1...1_000_000) ?? limits.maximumConnections
+        limits.maximumConnections =
+            try keys.int("server.maximumConnections", in: 1...1_000_000) ?? limits.maximumConnections
         settings.server.connectionLimits = limits
         settings.server.allowedHosts = try keys.strings("server.allowedHosts") ?? []
-        if let bad = settings.server.allowedHosts.first(where: { $0.isEmpty || $0.contains(where: { $0 == "/" || $0 == " " }) }) {
-            throw ConfigurationProblem("server.allowedHosts", "'\(bad)' is not a host name (give iap.example.com, no scheme)")
+        if let bad = settings.server.allowedHosts.first(where: {
+            $0.isEmpty || $0.contains(where: { $0 == "/" || $0 == " " })
+        }) {
+            throw ConfigurationProblem(
+                "server.allowedHosts", "'\(bad)' is not a host name (give iap.example.com, no scheme)")
         }
         settings.server.apiKeys = try keys.strings("apiKeys") ?? []
         if let short = settings.server.apiKeys.first(where: { $0.count < 16 }) {

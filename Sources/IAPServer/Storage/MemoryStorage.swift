@@ -1,5 +1,5 @@
-import IAPCore
 import Foundation
+import IAPCore
 public import IAPEntitlements
 
 /// Storage in memory, for tests and throwaway servers: the same rules as the SQL backends, nothing kept on exit.

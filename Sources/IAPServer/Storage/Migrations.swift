@@ -1,5 +1,5 @@
-import IAPCore
 import Foundation
+import IAPCore
 
 /// The schema's history: each migration has a stable name and is never edited once shipped; a database records the
 /// names it has applied, and start-up applies the rest in order.

@@ -1,5 +1,5 @@
-import IAPCore
 import Foundation
+import IAPCore
 public import IAPEntitlements
 
 /// Storage in an SQL database: one schema, one set of statements and one implementation of the rules, for SQLite

@@ -159,4 +159,3 @@ public struct StorageCounts: Hashable, Sendable, Codable {
         self.customers = customers
     }
 }
-

@@ -1,5 +1,5 @@
-import IAPCore
 public import Foundation
+import IAPCore
 
 /// A moment as Apple's signed data writes it: milliseconds since 1970, possibly fractional (Xcode writes
 /// `1697679936049.7297`) and possibly before 1970 (Xcode's app transactions say year 1).
