@@ -38,7 +38,8 @@ public struct Scenario: Sendable, Decodable {
     public var steps: [ScenarioStep]
 
     /// Reads a scenario from JSON or YAML text (YAML is a superset of JSON, so one parser reads both), in time linear
-    /// in the text's size (``YAMLNode`` says how).
+    /// in the text's size: aliases are bounded in number and expansion, complex and duplicate keys are refused, each
+    /// refusal a ``ScenarioError`` naming the line.
     public static func parse(_ text: String) throws(ScenarioError) -> Scenario {
         let root = try YAMLNode.parse(text)
         do {
