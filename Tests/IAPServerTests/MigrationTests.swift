@@ -6,7 +6,7 @@ import Testing
 
 /// A database made by an earlier version moves forward on start-up with its rows.
 @Suite struct MigrationTests {
-    @Test func transactionsMoveToTheirAppsKeys() async throws {
+    @Test func transactionsAndNotificationsMoveToTheirAppsKeys() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         // The schema as the first two migrations left it, with one stored transaction.
@@ -37,11 +37,20 @@ import Testing
                     signed_date, document, app_account_token, record)
                 VALUES ('1', '1', 'com.example.one', 'p', 1, 'doc', NULL, '{}')
                 """))
+        try await old.execute(
+            SQLStatement(
+                """
+                INSERT INTO iap_notifications (notification_uuid, bundle_id, notification_type, subtype, signed_date,
+                    received_at, body)
+                VALUES ('n-1', 'com.example.one', 'TEST', NULL, 1, 2, '{}')
+                """))
         try await old.close()
 
         let storage = try await SQLStorage(database: try SQLiteDatabase(path: path))
         #expect(try await storage.counts().transactions == 1, "the stored row moved")
         #expect(try await storage.largestTransactionID(bundleID: "com.example.one") == 1)
+        #expect(try await storage.notification(uuid: "n-1", bundleID: "com.example.one")?.type == "TEST")
+        #expect(try await storage.notification(uuid: "n-1", bundleID: "com.example.two") == nil)
         try await storage.shutdown()
     }
 }

@@ -117,6 +117,26 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    @Test(arguments: Backend.allCases) func twoAppsKeepTheirOwnNotificationsUnderOneUUID(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        var ours = Self.notification("shared-uuid")
+        var theirs = Self.notification("shared-uuid")
+        ours.bundleID = "com.example.one"
+        theirs.bundleID = "com.example.two"
+        theirs.body = #"{"signedPayload":"theirs"}"#
+        #expect(try await storage.record(notification: ours, applying: PurchaseBatch(claimant: nil, transactions: [])))
+        #expect(
+            try await storage.record(notification: theirs, applying: PurchaseBatch(claimant: nil, transactions: [])),
+            "another app's notification with the same UUID is not a duplicate")
+        #expect(
+            !(try await storage.record(notification: ours, applying: PurchaseBatch(claimant: nil, transactions: []))))
+        #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.one") == ours)
+        #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.two") == theirs)
+        #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.three") == nil)
+        #expect(try await storage.counts().notifications == 2)
+        try await storage.shutdown()
+    }
+
     @Test(arguments: Backend.allCases) func aClaimedPurchaseStaysWithItsOwner(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         let first = Self.transaction("t1", signed: 1)
@@ -178,7 +198,7 @@ struct StorageConformanceTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(results.filter { $0 }.count == 1)
-        #expect(try await storage.notification(uuid: "n1") == note)
+        #expect(try await storage.notification(uuid: "n1", bundleID: Self.bundle) == note)
         #expect(try await storage.counts() == StorageCounts(transactions: 1, notifications: 1, customers: 1))
         #expect(try await storage.customer(matching: "tok", bundleID: Self.bundle)?.id == "tok")
         try await storage.shutdown()

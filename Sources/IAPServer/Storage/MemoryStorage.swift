@@ -14,7 +14,7 @@ public actor MemoryStorage: ServerStorage {
     private var transactions: [String: StoredTransaction] = [:]
     private var owners: [String: [String: Owner]] = [:]  // bundle id -> original transaction id -> owner
     private var renewals: [String: [String: StoredRenewal]] = [:]
-    private var notifications: [String: StoredNotification] = [:]
+    private var notifications: [String: StoredNotification] = [:]  // by bundle id and UUID
     private var consumptions: [CustomerKey: [String: ConsumptionRecord]] = [:]
     private var consumptionOrder: [CustomerKey: [String]] = [:]
 
@@ -30,8 +30,9 @@ public actor MemoryStorage: ServerStorage {
     }
 
     public func record(notification: StoredNotification, applying batch: PurchaseBatch) throws(StorageError) -> Bool {
-        guard notifications[notification.uuid] == nil else { return false }
-        notifications[notification.uuid] = notification
+        let key = "\(notification.bundleID)\u{0}\(notification.uuid)"
+        guard notifications[key] == nil else { return false }
+        notifications[key] = notification
         _ = apply(batch)
         return true
     }
@@ -63,7 +64,9 @@ public actor MemoryStorage: ServerStorage {
         return true
     }
 
-    public func notification(uuid: String) throws(StorageError) -> StoredNotification? { notifications[uuid] }
+    public func notification(uuid: String, bundleID: String) throws(StorageError) -> StoredNotification? {
+        notifications["\(bundleID)\u{0}\(uuid)"]
+    }
 
     public func counts() throws(StorageError) -> StorageCounts {
         let customers = Set(owners.flatMap { bundle, table in table.values.map { "\(bundle)\u{0}\($0.customerID)" } })

@@ -105,6 +105,32 @@ enum Migrations {
                 "CREATE INDEX iap_transactions_original ON iap_transactions (bundle_id, original_transaction_id)",
             ]
         },
+        // A notification belongs to its app too: its UUID is recorded once per app, so one app's notifications
+        // can never mask another's.
+        Migration(name: "2026-11-25-notifications-by-app") { _ in
+            [
+                """
+                CREATE TABLE iap_notifications_by_app (
+                    bundle_id TEXT NOT NULL,
+                    notification_uuid TEXT NOT NULL,
+                    notification_type TEXT NOT NULL,
+                    subtype TEXT,
+                    signed_date BIGINT NOT NULL,
+                    received_at BIGINT NOT NULL,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, notification_uuid)
+                )
+                """,
+                """
+                INSERT INTO iap_notifications_by_app (bundle_id, notification_uuid, notification_type, subtype,
+                    signed_date, received_at, body)
+                SELECT bundle_id, notification_uuid, notification_type, subtype, signed_date, received_at, body
+                FROM iap_notifications
+                """,
+                "DROP TABLE iap_notifications",
+                "ALTER TABLE iap_notifications_by_app RENAME TO iap_notifications",
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

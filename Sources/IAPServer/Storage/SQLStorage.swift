@@ -126,7 +126,7 @@ public final class SQLStorage: ServerStorage {
                     INSERT INTO iap_notifications (notification_uuid, bundle_id, notification_type, subtype,
                         signed_date, received_at, body)
                     VALUES ($1, $2, $3, $4, $5, $6, $7)
-                    ON CONFLICT (notification_uuid) DO NOTHING
+                    ON CONFLICT (bundle_id, notification_uuid) DO NOTHING
                     RETURNING notification_uuid
                     """,
                     [
@@ -212,15 +212,15 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    public func notification(uuid: String) async throws(StorageError) -> StoredNotification? {
+    public func notification(uuid: String, bundleID: String) async throws(StorageError) -> StoredNotification? {
         let rows = try await read { db in
             try await db.rows(
                 SQLStatement(
                     """
                     SELECT notification_uuid, bundle_id, notification_type, subtype, signed_date, received_at, body
-                    FROM iap_notifications WHERE notification_uuid = $1
+                    FROM iap_notifications WHERE bundle_id = $1 AND notification_uuid = $2
                     """,
-                    [.text(uuid)]))
+                    [.text(bundleID), .text(uuid)]))
         }
         return try Self.decoding {
             try rows.first.map { row in

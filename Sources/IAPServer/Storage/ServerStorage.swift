@@ -9,7 +9,7 @@ public import IAPEntitlements
 ///   the greater document wins, so the end state does not depend on arrival order);
 /// - an original transaction id has one owner; a claim by another customer is refused, except that an owner the
 ///   server made up (nobody had claimed it) gives way to the first real claim;
-/// - a notification UUID is recorded once, with what it carried, in the same step;
+/// - a notification UUID is recorded once per app, with what it carried, in the same step;
 /// - a consumption is recorded once per idempotency key and customer.
 public protocol ServerStorage: Sendable {
     /// Records a batch claimed by a customer (or by nobody, see ``PurchaseBatch/claimant``).
@@ -27,8 +27,8 @@ public protocol ServerStorage: Sendable {
     /// Records a consumption under its id (the idempotency key): false when that id was already recorded.
     func record(consumption: ConsumptionRecord, for customer: CustomerKey) async throws(StorageError) -> Bool
 
-    /// A stored notification by UUID.
-    func notification(uuid: String) async throws(StorageError) -> StoredNotification?
+    /// A stored notification of an app by UUID.
+    func notification(uuid: String, bundleID: String) async throws(StorageError) -> StoredNotification?
 
     /// How much is stored.
     func counts() async throws(StorageError) -> StorageCounts
