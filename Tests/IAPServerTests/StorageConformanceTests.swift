@@ -117,7 +117,9 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
-    @Test(arguments: Backend.allCases) func twoAppsKeepTheirOwnNotificationsUnderOneUUID(_ backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func twoAppsKeepTheirOwnNotificationsUnderOneUUID(_ backend: Backend)
+        async throws
+    {
         guard let storage = try await Self.storage(backend) else { return }
         var ours = Self.notification("shared-uuid")
         var theirs = Self.notification("shared-uuid")
