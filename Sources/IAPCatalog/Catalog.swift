@@ -20,9 +20,9 @@ public struct ProductLocalization: Hashable, Sendable {
 
 /// A discount on a subscription: an introductory offer, a promotional (ad hoc) offer, an offer code or a win-back
 /// offer.
-public struct SubscriptionOffer: Hashable, Sendable {
+public struct SubscriptionOffer: Hashable, Sendable, Codable {
     /// How the customer pays during the offer.
-    public enum PaymentMode: String, Hashable, Sendable {
+    public enum PaymentMode: String, Hashable, Sendable, Codable {
         case freeTrial, payAsYouGo, payUpFront
     }
 

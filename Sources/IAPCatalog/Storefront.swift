@@ -2,7 +2,7 @@ public import Foundation
 
 /// An App Store storefront: a three-letter country code with the currency prices are shown in and the locale they are
 /// formatted for.
-public struct Storefront: Hashable, Sendable, CustomStringConvertible {
+public struct Storefront: Hashable, Sendable, CustomStringConvertible, Codable {
     /// ISO 3166-1 alpha-3, as the App Store writes it (`USA`, `GBR`, `FRA`).
     public let countryCode: String
     /// ISO 4217 currency code.

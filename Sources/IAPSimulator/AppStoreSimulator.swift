@@ -42,7 +42,7 @@ public final class AppStoreSimulator: Sendable {
     }
 
     /// The running clock's dial: simulated time from an anchor on the wall clock, at a speed, unless paused.
-    struct ClockDial: Sendable {
+    struct ClockDial: Sendable, Codable {
         var wallAnchor: Date
         var simulatedAnchor: Date
         var speed: Double = 1
@@ -84,6 +84,10 @@ public final class AppStoreSimulator: Sendable {
     private let state: Mutex<(core: SimulatorCore, dial: ClockDial)>
     /// The clock as the last call left it, for ``currentTime`` (its own lock, so reading it never waits on a move).
     private let reading: Mutex<ClockReading>
+    /// Called after every call that may have changed the state (see ``onChange(_:)``).
+    private let changeObservers = Mutex<[@Sendable () -> Void]>([])
+    /// The state document last handed out by ``changedRows()``, so an unchanged one is not saved again.
+    let savedState = Mutex<String?>(nil)
 
     struct ClockReading: Sendable {
         var now: Date
@@ -148,6 +152,25 @@ public final class AppStoreSimulator: Sendable {
             return (result, state.core.outbox.takeFirstBatch())
         }
         deliver(batch)
+        for observer in changeObservers.withLock({ $0 }) { observer() }
+        return try result.get()
+    }
+
+    /// Calls `observer` after every call that may have changed the simulator (outside its lock): a server saves
+    /// ``changedRows()`` then. Reads call it too; ``changedRows()`` answers nil when nothing changed.
+    public func onChange(_ observer: @escaping @Sendable () -> Void) {
+        changeObservers.withLock { $0.append(observer) }
+    }
+
+    /// Runs `body` on the state and the clock's dial under the lock, without catching up or delivering anything.
+    func withState<T: Sendable>(_ body: (inout SimulatorCore, inout ClockDial) throws(SimulatorError) -> T)
+        throws(SimulatorError) -> T
+    {
+        let result = state.withLock { state in
+            Result { () throws(SimulatorError) -> T in try body(&state.core, &state.dial) }
+        }
+        let now = state.withLock { ClockReading(now: $0.core.now, dial: $0.dial) }
+        reading.withLock { $0 = now }
         return try result.get()
     }
 

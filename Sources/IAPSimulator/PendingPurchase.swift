@@ -5,7 +5,7 @@ import IAPReceipts
 import IAPSignedData
 
 /// A purchase waiting for someone: a parent's approval (ask to buy) or the customer's action (interrupted purchase).
-public struct PendingPurchase: Hashable, Sendable {
+public struct PendingPurchase: Hashable, Sendable, Codable {
     public enum Reason: String, Hashable, Sendable, Codable {
         case askToBuy, interrupted
     }

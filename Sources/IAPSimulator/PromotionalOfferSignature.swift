@@ -9,7 +9,7 @@ import IAPSignedData
 /// Apple's format: an ECDSA P-256 SHA-256 signature (DER, base64) over the bundle id, key id, product id, offer id,
 /// application username (the app account token, lowercased), nonce (lowercased) and timestamp (ms), joined by
 /// U+2063 (invisible separator).
-public struct PromotionalOfferSignature: Hashable, Sendable {
+public struct PromotionalOfferSignature: Hashable, Sendable, Codable {
     public var offerID: String
     public var keyID: String
     public var nonce: UUID

@@ -5,7 +5,7 @@ import IAPReceipts
 import IAPSignedData
 
 /// Options of one purchase, as StoreKit's `Product.PurchaseOption`s give them.
-public struct PurchaseOptions: Sendable {
+public struct PurchaseOptions: Sendable, Codable {
     /// How many (consumables; others must be 1).
     public var quantity: Int
     /// The app's identifier for the customer, written into the transaction (the account's token when nil).
@@ -33,7 +33,7 @@ public struct PurchaseOptions: Sendable {
 }
 
 /// An offer the purchase asks for.
-public enum OfferChoice: Hashable, Sendable {
+public enum OfferChoice: Hashable, Sendable, Codable {
     /// A promotional offer, signed by the developer's server with a promotional-offer key.
     case promotional(PromotionalOfferSignature)
     /// A promotional offer V2: the compact JWS the developer's server signed (`aud` "promotional-offer").

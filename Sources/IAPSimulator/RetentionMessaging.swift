@@ -25,7 +25,7 @@ public enum RetentionImageSize: String, Hashable, Sendable, Codable, CaseIterabl
 }
 
 /// An uploaded retention image: its kind, size and review state (the pixels are checked, not kept).
-public struct RetentionImage: Hashable, Sendable {
+public struct RetentionImage: Hashable, Sendable, Codable {
     public let identifier: UUID
     public let size: RetentionImageSize
     public let width: UInt32
@@ -34,9 +34,9 @@ public struct RetentionImage: Hashable, Sendable {
 }
 
 /// A retention message as uploaded: the text, an optional image and up to five bullet points.
-public struct RetentionMessage: Hashable, Sendable {
+public struct RetentionMessage: Hashable, Sendable, Codable {
     /// A reference to an uploaded image with the text that stands for it.
-    public struct Image: Hashable, Sendable {
+    public struct Image: Hashable, Sendable, Codable {
         public var imageIdentifier: UUID
         public var altText: String
 
@@ -47,7 +47,7 @@ public struct RetentionMessage: Hashable, Sendable {
     }
 
     /// One bullet point: its text and its icon (a ``RetentionImageSize/bulletPoint`` image).
-    public struct BulletPoint: Hashable, Sendable {
+    public struct BulletPoint: Hashable, Sendable, Codable {
         public var text: String
         public var image: Image
 
@@ -58,7 +58,7 @@ public struct RetentionMessage: Hashable, Sendable {
     }
 
     /// Where the header goes.
-    public enum HeaderPosition: String, Hashable, Sendable, CaseIterable {
+    public enum HeaderPosition: String, Hashable, Sendable, CaseIterable, Codable {
         case aboveBody = "ABOVE_BODY"
         case aboveImage = "ABOVE_IMAGE"
     }
@@ -87,7 +87,7 @@ public struct RetentionMessage: Hashable, Sendable {
 }
 
 /// A stored message with its identifier and review state.
-public struct StoredRetentionMessage: Hashable, Sendable {
+public struct StoredRetentionMessage: Hashable, Sendable, Codable {
     public let identifier: UUID
     public let message: RetentionMessage
     public internal(set) var state: RetentionReviewState
@@ -95,7 +95,7 @@ public struct StoredRetentionMessage: Hashable, Sendable {
 
 /// How the App Store load-tests a developer's "Get Retention Message" endpoint. Apple publishes the shape, not the
 /// values; ``standard`` uses a response-time threshold of 700 ms, the figure Apple's documentation gives.
-public struct PerformanceTestConfiguration: Hashable, Sendable {
+public struct PerformanceTestConfiguration: Hashable, Sendable, Codable {
     public var maxConcurrentRequests: Int
     public var totalRequests: Int
     /// The longest the test runs, in milliseconds; requests still unanswered then count as timed out.
@@ -123,7 +123,7 @@ public struct PerformanceTestConfiguration: Hashable, Sendable {
 
 /// One request of a performance test as it ended: Apple's send-attempt result (`SUCCESS`, `TIMED_OUT`,
 /// `INVALID_RESPONSE`, ...) and how long the answer took.
-public struct PerformanceTestOutcome: Hashable, Sendable {
+public struct PerformanceTestOutcome: Hashable, Sendable, Codable {
     public var result: String
     public var milliseconds: Int64
 
@@ -134,7 +134,7 @@ public struct PerformanceTestOutcome: Hashable, Sendable {
 }
 
 /// A performance test of the realtime URL: what it sends, where, and what came back so far.
-public struct PerformanceTestRun: Hashable, Sendable {
+public struct PerformanceTestRun: Hashable, Sendable, Codable {
     public enum Result: String, Hashable, Sendable {
         case pending = "PENDING"
         case pass = "PASS"
@@ -179,7 +179,7 @@ public struct PerformanceTestRun: Hashable, Sendable {
 /// What the Retention Messaging API keeps for the simulated app: images, messages, default messages, the realtime URL
 /// and performance tests, with Apple's rules and error codes. Text lengths count Unicode scalars, as Apple's own
 /// libraries check them.
-struct RetentionMessagingRecords {
+struct RetentionMessagingRecords: Codable {
     /// Apple's limits per app.
     static let maximumImages = 2000
     static let maximumMessages = 2000
@@ -207,7 +207,7 @@ struct RetentionMessagingRecords {
     var realtimeURL: String?
     var performanceTests: [UUID: PerformanceTestRun] = [:]
 
-    struct DefaultKey: Hashable {
+    struct DefaultKey: Hashable, Codable {
         let productID: String
         let locale: String
     }

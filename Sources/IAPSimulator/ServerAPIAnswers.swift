@@ -31,7 +31,7 @@ public struct RenewalExtensionRequest: Hashable, Sendable {
 }
 
 /// The answer to one subscription's renewal extension (`ExtendRenewalDateResponse`).
-public struct RenewalExtensionResult: Hashable, Sendable {
+public struct RenewalExtensionResult: Hashable, Sendable, Codable {
     public let originalTransactionID: String
     public let webOrderLineItemID: String?
     public let success: Bool
@@ -40,7 +40,7 @@ public struct RenewalExtensionResult: Hashable, Sendable {
 }
 
 /// Where a mass renewal extension stands (`MassExtendRenewalDateStatusResponse`).
-public struct MassRenewalExtensionStatus: Hashable, Sendable {
+public struct MassRenewalExtensionStatus: Hashable, Sendable, Codable {
     public let requestIdentifier: String
     public let productID: String
     public let complete: Bool
@@ -50,7 +50,7 @@ public struct MassRenewalExtensionStatus: Hashable, Sendable {
 }
 
 /// One attempt to deliver a notification to the developer's server, as the notification history reports it.
-public struct NotificationSendAttempt: Hashable, Sendable {
+public struct NotificationSendAttempt: Hashable, Sendable, Codable {
     public let date: Date
     /// Apple's `sendAttemptResult`: `SUCCESS`, `TIMED_OUT`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE`, ...
     public let result: String

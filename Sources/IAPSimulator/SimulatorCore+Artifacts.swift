@@ -167,7 +167,10 @@ extension SimulatorCore {
         let notification = SimulatorNotification(
             uuid: payload.notificationUUID!, type: payload.notificationType ?? .test, subtype: payload.subtype,
             date: now, accountID: account, transactionID: id.map(String.init), signedPayload: jws, payload: payload)
-        if keepsNotifications { notifications.append(notification) }
+        if keepsNotifications {
+            notifications.append(notification)
+            changedNotifications.insert(notification.uuid)
+        }
         keep(.notification, id: notification.uuid, account: account, bytes: notification.requestBody)
         if !notificationSinks.isEmpty { outbox.post(.notification(notification, sinks: notificationSinks)) }
         return notification

@@ -5,7 +5,7 @@ import IAPEntitlements
 import IAPSignedData
 
 /// What the App Store Server API was asked and keeps.
-struct ServerAPIRecords {
+struct ServerAPIRecords: Codable {
     /// Renewal extensions by original transaction id and request identifier: asking again answers the same.
     var extensions: [String: RenewalExtensionResult] = [:]
     /// Mass extensions by product id and request identifier.
@@ -381,5 +381,6 @@ extension SimulatorCore {
         guard attempts.count < 6 else { return }
         attempts.append(NotificationSendAttempt(date: now, result: result))
         serverAPI.sendAttempts[uuid] = attempts
+        changedNotifications.insert(uuid)
     }
 }

@@ -25,7 +25,7 @@ struct SimulatorCore {
     var accounts: [String: Account] = [:]
     var accountOrder: [String] = []
     var families: [String: [String]] = [:]
-    var transactions: [UInt64: TransactionState] = [:]
+    var transactions = TransactionTable()
     var lines: [SubscriptionLine] = []
     var lineIndex: [String: [String: Int]] = [:]
     var queue = EventQueue()
@@ -45,6 +45,8 @@ struct SimulatorCore {
     var events: [SimulatorEvent] = []
     var artifacts: [SimulatorArtifact] = []
     var notifications: [SimulatorNotification] = []
+    /// The UUIDs of kept notifications added or sent again since the last save (see ``takeChangedRows()``).
+    var changedNotifications: Set<String> = []
     var statistics = SimulatorStatistics()
     var notificationSinks: [Outbox.Sink] = []
     var updateStreams: [String: [UUID: UpdateStream]] = [:]

@@ -19,6 +19,8 @@ public struct SimulatorError: CodedError, Sendable {
         public static let invalidArgument = Code(rawValue: "invalidArgument")
         public static let timeGoesForward = Code(rawValue: "timeGoesForward")
         public static let signingFailed = Code(rawValue: "signingFailed")
+        /// A stored state that cannot be read back (another format, or a damaged row).
+        public static let unreadableState = Code(rawValue: "unreadableState")
 
         /// The codes that can be injected into an operation, as StoreKit testing allows.
         public static let injectable: [Code] = [

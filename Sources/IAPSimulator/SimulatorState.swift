@@ -4,7 +4,7 @@ import IAPReceipts
 import IAPSignedData
 
 /// A customer of the simulated store.
-struct Account {
+struct Account: Codable {
     let id: String
     var storefront: Storefront
     var appAccountToken: UUID?
@@ -24,14 +24,16 @@ struct Account {
 }
 
 /// A device of an account: its identifier feeds the receipt hash.
-struct Device {
+struct Device: Codable {
     let id: UUID
     let opaqueValue: [UInt8]
     var cachedReceipt: (revision: Int, receipt: SimulatorReceipt)?
+
+    private enum CodingKeys: String, CodingKey { case id, opaqueValue }
 }
 
 /// A revocation as the store records it.
-struct TransactionRevocation {
+struct TransactionRevocation: Codable {
     var date: Date
     var reason: RevocationReason
     var type: RevocationType
@@ -40,7 +42,7 @@ struct TransactionRevocation {
 }
 
 /// An offer applied to a transaction.
-struct AppliedOffer {
+struct AppliedOffer: Codable {
     var type: OfferType
     var id: String?
     var offer: SubscriptionOffer
@@ -49,7 +51,7 @@ struct AppliedOffer {
 }
 
 /// A transaction the store issued.
-struct TransactionState {
+struct TransactionState: Codable {
     let id: UInt64
     let originalID: UInt64
     let accountID: String
@@ -74,11 +76,17 @@ struct TransactionState {
     var finished = false
     /// The signed form, dropped whenever the transaction changes.
     var signed: SimulatorTransaction?
+
+    private enum CodingKeys: String, CodingKey {
+        case id, originalID, accountID, productID, kind, groupID, quantity, purchaseDate, originalPurchaseDate
+        case expiresDate, webOrderLineItemID, reason, offer, appAccountToken, ownership, sharedFrom, price
+        case storefront, revocation, isUpgraded, finished
+    }
 }
 
 /// One customer's subscription in one group: the chain of periods sharing an original transaction.
-struct SubscriptionLine {
-    enum Status {
+struct SubscriptionLine: Codable {
+    enum Status: Codable {
         case active
         case billingRetry(graceEnd: Date?, retryEnd: Date, graceExpiredNotified: Bool)
         case expired(ExpirationIntent)
@@ -137,14 +145,14 @@ struct SubscriptionLine {
 }
 
 /// A purchase waiting for approval or for the customer.
-struct PendingRequest {
+struct PendingRequest: Codable {
     let pending: PendingPurchase
     let deviceID: UUID?
     let options: PurchaseOptions
 }
 
 /// A customer's refund request waiting for the developer's consumption information and Apple's decision.
-struct RefundRequest {
+struct RefundRequest: Codable {
     let transactionID: UInt64
     let reason: ConsumptionRequestReason
     var report: ConsumptionReport?
@@ -203,7 +211,7 @@ struct EventQueue {
 }
 
 /// Deterministic identifiers: numbered transactions, seeded UUIDs.
-struct IdentifierSource {
+struct IdentifierSource: Codable {
     let seed: UInt64
     var nextTransactionID: UInt64
     var nextWebOrderLineItemID: UInt64
@@ -243,4 +251,38 @@ struct IdentifierSource {
                 bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
             ))
     }
+}
+
+/// The store's transactions by id, remembering which were added, changed or removed since ``takeChanged()``, so a
+/// save writes those rows and no others.
+struct TransactionTable {
+    private var byID: [UInt64: TransactionState] = [:]
+    private var changed: Set<UInt64> = []
+
+    init(_ transactions: [TransactionState] = []) {
+        for transaction in transactions { byID[transaction.id] = transaction }
+    }
+
+    subscript(id: UInt64) -> TransactionState? {
+        get { byID[id] }
+        set {
+            changed.insert(id)
+            byID[id] = newValue
+        }
+        _modify {
+            changed.insert(id)
+            yield &byID[id]
+        }
+    }
+
+    var count: Int { byID.count }
+
+    /// The ids changed since the last call, and forgets them.
+    mutating func takeChanged() -> Set<UInt64> {
+        defer { changed = [] }
+        return changed
+    }
+
+    /// Every id, as if each had just changed (for a first save).
+    mutating func markAllChanged() { changed = Set(byID.keys) }
 }

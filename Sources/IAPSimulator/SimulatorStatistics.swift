@@ -3,7 +3,7 @@ import IAPEntitlements
 import IAPSignedData
 
 /// What the simulator counted: events and every signature it made.
-public struct SimulatorStatistics: Hashable, Sendable {
+public struct SimulatorStatistics: Hashable, Sendable, Codable {
     public var events = 0
     public var transactions = 0
     public var notifications = 0

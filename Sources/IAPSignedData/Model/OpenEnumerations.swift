@@ -3,13 +3,20 @@
 /// Apple adds values (notification types, environments) without notice; a payload with a new one decodes, and the
 /// value is kept as written.
 public protocol OpenStringEnumeration: RawRepresentable, Hashable, Sendable, CustomStringConvertible,
-    ExpressibleByStringLiteral
+    ExpressibleByStringLiteral, Codable
 where RawValue == String {
     init(rawValue: String)
 }
 
 extension OpenStringEnumeration {
     public init(stringLiteral value: String) { self.init(rawValue: value) }
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
     public var description: String { rawValue }
     static func read(_ scanner: inout JSONScanner, field: String) throws -> Self {
         Self(rawValue: try scanner.string(field))
@@ -19,13 +26,20 @@ extension OpenStringEnumeration {
 
 /// An integer-valued enumeration from Apple's formats that keeps values it does not know.
 public protocol OpenIntegerEnumeration: RawRepresentable, Hashable, Sendable, CustomStringConvertible,
-    ExpressibleByIntegerLiteral
+    ExpressibleByIntegerLiteral, Codable
 where RawValue == Int {
     init(rawValue: Int)
 }
 
 extension OpenIntegerEnumeration {
     public init(integerLiteral value: Int) { self.init(rawValue: value) }
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(Int.self))
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
     public var description: String { String(rawValue) }
     static func read(_ scanner: inout JSONScanner, field: String) throws -> Self {
         Self(rawValue: try Int.read(&scanner, field: field))

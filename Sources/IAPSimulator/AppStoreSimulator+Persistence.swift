@@ -1,0 +1,92 @@
+public import Foundation
+public import IAPCatalog
+import Synchronization
+
+extension AppStoreSimulator {
+    /// A simulator that continues a stored store: its accounts, devices, transactions, subscriptions, clock, pending
+    /// purchases, notifications with their send attempts, and id counters, as ``changedRows()`` handed them out.
+    /// Transaction ids continue past both the stored counter and `configuration.firstTransactionID`; UUIDs continue
+    /// the stored seed's sequence. A running clock goes on from its stored setting, so time that passed while the
+    /// store was stopped runs (its renewals and expiries) on the first call.
+    public convenience init(
+        restoring rows: SimulatorStateRows, catalog: Catalog, configuration: SimulatorConfiguration = .init(),
+        pki: SimulatorPKI, clock: Clock = .frozen, keepsRecords: Bool = true, keepsNotifications: Bool? = nil,
+        updateLimits: UpdateLimits = UpdateLimits()
+    ) throws {
+        try self.init(
+            catalog: catalog, configuration: configuration, pki: pki, clock: clock, keepsRecords: keepsRecords,
+            keepsNotifications: keepsNotifications, updateLimits: updateLimits)
+        let decoder = JSONDecoder()
+        func decode<T: Decodable>(_ type: T.Type, _ json: String, _ what: String) throws(SimulatorError) -> T {
+            do { return try decoder.decode(type, from: Data(json.utf8)) } catch {
+                throw SimulatorError(.unreadableState, "the stored \(what) cannot be read: \(error)")
+            }
+        }
+        let document = try decode(PersistedCore.self, rows.state, "state")
+        guard document.format == PersistedCore.currentFormat else {
+            throw SimulatorError(
+                .unreadableState,
+                "the stored state has format \(document.format); this version reads \(PersistedCore.currentFormat)")
+        }
+        let transactions = try rows.transactions.compactMap { (row) throws(SimulatorError) in
+            try row.json.map { (json) throws(SimulatorError) in
+                try decode(TransactionState.self, json, "transaction \(row.key)")
+            }
+        }
+        let notifications = try rows.notifications.sorted { $0.order < $1.order }.compactMap {
+            (row) throws(SimulatorError) in
+            try row.json.map { (json) throws(SimulatorError) in
+                try decode(PersistedNotification.self, json, "notification \(row.key)")
+            }
+        }
+        try withState { (core, dial) throws(SimulatorError) in
+            try core.restore(document, transactions: transactions, notifications: notifications)
+            dial = document.dial
+        }
+        savedState.withLock { $0 = nil }
+    }
+
+    /// The rows changed since the last call (everything the first time something changed), or nil when nothing
+    /// did. Hand them to the database in this order; if saving fails, call ``saveFailed()`` so the next call answers
+    /// every row again.
+    public func changedRows() -> SimulatorStateRows? {
+        let (document, changes) = state(forSaving: ())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        func json(_ value: some Encodable) -> String {
+            // The stored types are plain values: encoding them cannot fail.
+            (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        }
+        let stateJSON = json(document)
+        let unchanged = savedState.withLock { saved in
+            defer { saved = stateJSON }
+            return saved == stateJSON
+        }
+        if unchanged && changes.transactions.isEmpty && changes.notifications.isEmpty { return nil }
+        return SimulatorStateRows(
+            state: stateJSON,
+            transactions: changes.transactions.map {
+                .init(key: String($0.id), order: Int64(bitPattern: $0.id), json: $0.transaction.map(json))
+            },
+            notifications: changes.notifications.map {
+                .init(key: $0.notification.uuid, order: Int64($0.order), json: json($0.notification))
+            })
+    }
+
+    /// Marks everything as changed, so the next ``changedRows()`` answers every row (after a save that failed).
+    public func saveFailed() {
+        try? withState { (core, _) in core.markAllChanged() }
+        savedState.withLock { $0 = nil }
+    }
+
+    private func state(forSaving: Void) -> (
+        PersistedCore,
+        (
+            transactions: [(id: UInt64, transaction: TransactionState?)],
+            notifications: [(order: Int, notification: PersistedNotification)]
+        )
+    ) {
+        // withState's body does not throw here.
+        (try? withState { (core, dial) in (core.persisted(dial: dial), core.takeChangedRows()) })!
+    }
+}

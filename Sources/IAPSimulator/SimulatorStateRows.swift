@@ -1,0 +1,168 @@
+public import Foundation
+import IAPSignedData
+
+/// A simulator's state as rows a database keeps: one state document, one row per transaction and one per notification
+/// (with its send attempts). Together they are enough to continue the same store after a restart; the catalog,
+/// configuration and PKI come from the settings again, and signatures, receipts and the renewal queue are rebuilt.
+///
+/// ``AppStoreSimulator/changedRows()`` answers the rows changed since it was last called, so a save writes what
+/// changed and not the whole history; ``AppStoreSimulator/init(restoring:catalog:configuration:pki:clock:keepsRecords:keepsNotifications:updateLimits:)``
+/// takes every stored row.
+public struct SimulatorStateRows: Hashable, Sendable {
+    /// One transaction or notification.
+    public struct Row: Hashable, Sendable {
+        /// The transaction id or notification UUID.
+        public var key: String
+        /// Notifications: their place in the order the store sent them. Transactions: their id.
+        public var order: Int64
+        /// The row's JSON; nil when the row is gone (a deleted account's transactions).
+        public var json: String?
+
+        public init(key: String, order: Int64, json: String?) {
+            self.key = key
+            self.order = order
+            self.json = json
+        }
+    }
+
+    /// Everything else: accounts, devices, subscriptions, the clock, pending purchases, id counters (JSON).
+    public var state: String
+    public var transactions: [Row]
+    public var notifications: [Row]
+
+    public init(state: String, transactions: [Row], notifications: [Row]) {
+        self.state = state
+        self.transactions = transactions
+        self.notifications = notifications
+    }
+}
+
+/// The state document: what a ``SimulatorCore`` holds apart from transactions, notifications and what it rebuilds.
+struct PersistedCore: Codable {
+    /// Bumped when the document changes shape; a document of another format is refused, not misread.
+    static let currentFormat = 1
+
+    var format: Int
+    var now: Date
+    var dial: AppStoreSimulator.ClockDial
+    var ids: IdentifierSource
+    var accounts: [Account]
+    var families: [String: [String]]
+    var lines: [SubscriptionLine]
+    var lineIndex: [String: [String: Int]]
+    var pending: [PendingRequest]
+    var failures: [SimulatorOperation: SimulatorError.Code]
+    var prices: [String: Decimal]
+    var refundRequests: [UInt64: RefundRequest]
+    var spentOfferNonces: Set<String>
+    /// Without the send attempts, which are kept with their notifications.
+    var serverAPI: ServerAPIRecords
+    var messaging: RetentionMessagingRecords
+    var statistics: SimulatorStatistics
+}
+
+/// A kept notification with its send attempts; its decoded payload is read back from the signed one.
+struct PersistedNotification: Codable {
+    var uuid: String
+    var type: NotificationType
+    var subtype: NotificationSubtype?
+    var date: Date
+    var accountID: String?
+    var transactionID: String?
+    var signedPayload: String
+    var sendAttempts: [NotificationSendAttempt]
+}
+
+extension SimulatorCore {
+    /// The state document for this core and `dial`.
+    func persisted(dial: AppStoreSimulator.ClockDial) -> PersistedCore {
+        var api = serverAPI
+        api.sendAttempts = [:]
+        return PersistedCore(
+            format: PersistedCore.currentFormat, now: now, dial: dial, ids: ids,
+            accounts: accountOrder.compactMap { accounts[$0] }, families: families, lines: lines,
+            lineIndex: lineIndex, pending: pendingOrder.compactMap { pending[$0] }, failures: failures,
+            prices: prices, refundRequests: refundRequests, spentOfferNonces: spentOfferNonces, serverAPI: api,
+            messaging: messaging, statistics: statistics)
+    }
+
+    /// Puts a stored state back: the document, then the transactions and notifications; the renewal queue is
+    /// rebuilt from the subscription lines.
+    mutating func restore(
+        _ state: PersistedCore, transactions stored: [TransactionState], notifications kept: [PersistedNotification]
+    ) throws(SimulatorError) {
+        now = state.now
+        let firstID = ids.nextTransactionID
+        ids = state.ids
+        ids.nextTransactionID = max(ids.nextTransactionID, firstID)
+        accounts = Dictionary(state.accounts.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        accountOrder = state.accounts.map(\.id)
+        families = state.families
+        lines = state.lines
+        lineIndex = state.lineIndex
+        pending = Dictionary(state.pending.map { ($0.pending.id, $0) }, uniquingKeysWith: { a, _ in a })
+        pendingOrder = state.pending.map(\.pending.id)
+        failures = state.failures
+        prices.merge(state.prices) { _, stored in stored }
+        refundRequests = state.refundRequests
+        spentOfferNonces = state.spentOfferNonces
+        serverAPI = state.serverAPI
+        messaging = state.messaging
+        statistics = state.statistics
+        transactions = TransactionTable(stored)
+        _ = transactions.takeChanged()
+        notifications = []
+        for notification in kept {
+            guard let jws = try? CompactJWS(notification.signedPayload),
+                let payload = try? jws.decodePayload(as: NotificationPayload.self)
+            else {
+                throw SimulatorError(
+                    .invalidArgument, "stored notification \(notification.uuid) does not hold a signed payload")
+            }
+            notifications.append(
+                SimulatorNotification(
+                    uuid: notification.uuid, type: notification.type, subtype: notification.subtype,
+                    date: notification.date, accountID: notification.accountID,
+                    transactionID: notification.transactionID, signedPayload: notification.signedPayload,
+                    payload: payload))
+            if !notification.sendAttempts.isEmpty {
+                serverAPI.sendAttempts[notification.uuid] = notification.sendAttempts
+            }
+        }
+        changedNotifications = []
+        queue.removeAll()
+        for number in lines.indices { reschedule(number) }
+    }
+
+    /// Every transaction and notification, as if each had just changed (after a save that failed).
+    mutating func markAllChanged() {
+        transactions.markAllChanged()
+        changedNotifications = Set(notifications.map(\.uuid))
+    }
+
+    /// The rows of the transactions and notifications changed since the last call, as values to encode (outside the
+    /// lock): a nil transaction is one that is gone.
+    mutating func takeChangedRows() -> (
+        transactions: [(id: UInt64, transaction: TransactionState?)],
+        notifications: [(order: Int, notification: PersistedNotification)]
+    ) {
+        let changedTransactions = transactions.takeChanged().sorted().map { ($0, transactions[$0]) }
+        var changed: [(Int, PersistedNotification)] = []
+        if !changedNotifications.isEmpty {
+            for (order, notification) in notifications.enumerated()
+            where changedNotifications.contains(notification.uuid) {
+                changed.append(
+                    (
+                        order,
+                        PersistedNotification(
+                            uuid: notification.uuid, type: notification.type, subtype: notification.subtype,
+                            date: notification.date, accountID: notification.accountID,
+                            transactionID: notification.transactionID, signedPayload: notification.signedPayload,
+                            sendAttempts: serverAPI.sendAttempts[notification.uuid] ?? [])
+                    ))
+            }
+            changedNotifications = []
+        }
+        return (changedTransactions, changed)
+    }
+}

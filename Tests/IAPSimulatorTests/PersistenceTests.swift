@@ -1,0 +1,174 @@
+import Foundation
+import IAPCatalog
+import IAPSignedData
+import IAPSimulator
+import IAPTestSupport
+import Testing
+
+/// A store saved as rows and restored continues as the same store: what it holds reads back the same, and what
+/// happens next happens exactly as it would have without the restart.
+@Suite struct PersistenceTests {
+    /// The rows a database would hold after applying each save in turn.
+    struct RowStore {
+        var state: String?
+        var transactions: [String: SimulatorStateRows.Row] = [:]
+        var notifications: [String: SimulatorStateRows.Row] = [:]
+        var saves = 0
+        var rowsWritten = 0
+
+        mutating func save(_ store: AppStoreSimulator) {
+            guard let rows = store.changedRows() else { return }
+            saves += 1
+            state = rows.state
+            for row in rows.transactions { transactions[row.key] = row.json == nil ? nil : row }
+            for row in rows.notifications { notifications[row.key] = row }
+            rowsWritten += rows.transactions.count + rows.notifications.count
+        }
+
+        var rows: SimulatorStateRows {
+            SimulatorStateRows(
+                state: state ?? "", transactions: Array(transactions.values), notifications: Array(notifications.values)
+            )
+        }
+    }
+
+    static let bundleID = SimulatorHarness.bundleID
+    static func configuration() -> SimulatorConfiguration {
+        SimulatorConfiguration(bundleID: bundleID, start: SimulatorHarness.start)
+    }
+
+    static func store() throws -> AppStoreSimulator {
+        try AppStoreSimulator(
+            catalog: FloristCatalog.catalog, configuration: configuration(), pki: SimulatorTestKeys.pki)
+    }
+
+    static func restored(_ rows: SimulatorStateRows) throws -> AppStoreSimulator {
+        try AppStoreSimulator(
+            restoring: rows, catalog: FloristCatalog.catalog, configuration: configuration(), pki: SimulatorTestKeys.pki
+        )
+    }
+
+    /// Everything a client can read of a store, as comparable values (signatures aside: they differ run to run).
+    static func view(_ store: AppStoreSimulator) throws -> [String] {
+        var lines = ["now \(try store.now.timeIntervalSince1970)"]
+        for account in store.accountIDs {
+            for transaction in try store.transactions(account: account) {
+                // When a document was signed differs: a restored store signs again what the original had cached.
+                var payload = transaction.payload
+                payload.signedDate = nil
+                lines.append("\(account) \(transaction.transactionID) \(payload)")
+            }
+            lines.append("\(account) entitled \(try store.currentEntitlements(account: account).map(\.transactionID))")
+        }
+        lines += store.pendingPurchases.map { "pending \($0)" }
+        for notification in store.notifications {
+            lines.append(
+                "notification \(notification.uuid) \(notification.type) \(notification.subtype?.rawValue ?? "-") "
+                    + "\(notification.payload.data?.signedTransactionInfo != nil) "
+                    + "\(store.sendAttempts(notificationUUID: notification.uuid))")
+        }
+        return lines
+    }
+
+    /// What happens to a store after the restart, done to the original and to the restored one alike.
+    static func carryOn(_ store: AppStoreSimulator, pendingID: String) throws {
+        _ = try store.approve(pendingID)
+        try store.advance(by: SubscriptionPeriod(value: 1, unit: .month), count: 2)
+        _ = try store.purchase(FloristCatalog.flowers, account: "ana")
+        _ = try store.purchase(FloristCatalog.installation, account: "carol")
+        try store.setAutoRenew(account: "ana", group: FloristCatalog.vipGroup, enabled: false)
+        try store.advance(by: SubscriptionPeriod(value: 1, unit: .month), count: 2)
+    }
+
+    @Test func aRestoredStoreContinuesAsTheSameStore() throws {
+        let store = try Self.store()
+        var database = RowStore()
+        try store.createAccount("ana")
+        let device = try store.addDevice(account: "ana")
+        try store.createAccount("bob", askToBuy: true)
+        try store.createAccount("carol", storefront: "FRA")
+        database.save(store)
+        _ = try store.purchase(FloristCatalog.flowers, account: "ana", device: device)
+        let gold = try store.purchase(FloristCatalog.gold, account: "ana", device: device)
+        _ = try store.purchase(FloristCatalog.monthPass, account: "carol")
+        let asked = try store.purchase(FloristCatalog.installation, account: "bob")
+        database.save(store)
+        try store.advance(by: SubscriptionPeriod(value: 1, unit: .month))
+        let consumable = try #require(try store.latestTransaction(account: "ana", productID: FloristCatalog.flowers))
+        try store.refund(consumable.transactionID)
+        try store.requestRefund(try #require(gold.transaction).transactionID)
+        let first = try #require(store.notifications.first)
+        store.recordSendAttempt(notificationUUID: first.uuid, result: "SUCCESS")
+        database.save(store)
+        #expect(store.changedRows() == nil, "nothing changed since the last save")
+        guard case .pending(let pending) = asked else {
+            Issue.record("bob's purchase should wait for approval: \(asked)")
+            return
+        }
+
+        let restored = try Self.restored(database.rows)
+        #expect(try Self.view(restored) == Self.view(store), "the restored store holds what the original held")
+        try Self.carryOn(store, pendingID: pending.id)
+        try Self.carryOn(restored, pendingID: pending.id)
+        #expect(
+            try Self.view(restored) == Self.view(store),
+            "renewals, purchases, approvals and notifications after the restart match, ids and UUIDs included")
+        #expect(try store.transactions(account: "ana").count >= 5)
+    }
+
+    @Test func aSaveWritesOnlyTheRowsThatChanged() throws {
+        let store = try Self.store()
+        var database = RowStore()
+        try store.createAccount("ana")
+        for _ in 0..<50 { _ = try store.purchase(FloristCatalog.installation, account: "ana") }
+        database.save(store)
+        let written = database.rowsWritten
+        _ = try store.purchase(FloristCatalog.installation, account: "ana")
+        let rows = try #require(store.changedRows())
+        #expect(rows.transactions.count == 1, "one new transaction, not the fifty before it")
+        #expect(rows.notifications.count <= 1)
+        #expect(written >= 50)
+    }
+
+    @Test func clearedTransactionsAreRowsToRemove() throws {
+        let store = try Self.store()
+        var database = RowStore()
+        try store.createAccount("ana")
+        _ = try store.purchase(FloristCatalog.installation, account: "ana")
+        database.save(store)
+        #expect(database.transactions.count == 1)
+        try store.clearTransactions(account: "ana")
+        database.save(store)
+        #expect(database.transactions.isEmpty)
+        let restored = try Self.restored(database.rows)
+        #expect(try restored.transactions(account: "ana").isEmpty)
+    }
+
+    @Test func aRestoredStoreCountsOnFromTheConfiguredFirstIDWhenItIsFurther() throws {
+        let store = try Self.store()
+        var database = RowStore()
+        try store.createAccount("ana")
+        _ = try store.purchase(FloristCatalog.installation, account: "ana")
+        database.save(store)
+        var configuration = Self.configuration()
+        configuration.firstTransactionID = 9_000_000_000_000_000
+        let restored = try AppStoreSimulator(
+            restoring: database.rows, catalog: FloristCatalog.catalog, configuration: configuration,
+            pki: SimulatorTestKeys.pki)
+        let next = try restored.purchase(FloristCatalog.flowers, account: "ana")
+        #expect(next.transaction?.transactionID == "9000000000000000")
+    }
+
+    @Test func aStateOfAnotherFormatOrDamagedIsRefusedWithACode() throws {
+        let store = try Self.store()
+        try store.createAccount("ana")
+        let rows = try #require(store.changedRows())
+        var future = rows
+        future.state = rows.state.replacingOccurrences(of: #""format":1"#, with: #""format":99"#)
+        let refusal = #expect(throws: SimulatorError.self) { try Self.restored(future) }
+        #expect(refusal?.code == .unreadableState)
+        var damaged = rows
+        damaged.state = "{"
+        #expect(throws: SimulatorError.self) { try Self.restored(damaged) }
+    }
+}
