@@ -15,6 +15,7 @@ public struct ServerRuntime: Sendable {
     /// The local App Store, when it runs.
     public let simulator: AppStoreSimulator?
     private let feed: NotificationFeed?
+    private let saver: SimulatorSaver?
     private let logger: Logger
 
     /// Opens the storage (migrating it), loads the simulator's catalog and authority, and builds the service.
@@ -48,10 +49,23 @@ public struct ServerRuntime: Sendable {
                 }
                 configuration.seed = UInt64(bitPattern: Int64(clock().timeIntervalSince1970 * 1_000_000)) | 1
                 // A server keeps the notifications (for /simulator/notifications and the notification history), not
-                // every event and signed artifact: those would grow with every renewal for as long as it runs.
-                let store = try AppStoreSimulator(
-                    catalog: catalog, configuration: configuration, pki: authority, clock: .running(wallClock: clock),
-                    keepsRecords: false, keepsNotifications: true)
+                // every event and signed artifact: those would grow with every renewal for as long as it runs. A store
+                // saved in this database before continues where it stopped.
+                let store: AppStoreSimulator
+                if let saved = try await storage.simulatorState(bundleID: simulated.bundleID) {
+                    store = try AppStoreSimulator(
+                        restoring: saved, catalog: catalog, configuration: configuration, pki: authority,
+                        clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+                    logger.notice(
+                        "the local App Store continues from the database",
+                        metadata: [
+                            "accounts": "\(store.accountIDs.count)", "notifications": "\(store.notifications.count)",
+                        ])
+                } else {
+                    store = try AppStoreSimulator(
+                        catalog: catalog, configuration: configuration, pki: authority,
+                        clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+                }
                 apps.append(
                     AppConfiguration(
                         bundleID: simulated.bundleID, appAppleID: store.configuration.appAppleID,
@@ -73,13 +87,21 @@ public struct ServerRuntime: Sendable {
             throw error
         }
         var feed: NotificationFeed?
+        var saver: SimulatorSaver?
         if let simulator {
             let notifications = NotificationFeed(service: service, simulator: simulator, logger: logger)
+            // Notifications a stopped server had not applied yet (no send attempt) are sent again, as Apple retries.
+            for notification in simulator.notifications
+            where simulator.sendAttempts(notificationUUID: notification.uuid).isEmpty {
+                notifications.send(notification)
+            }
             simulator.addNotificationSink { notifications.send($0) }
             feed = notifications
+            saver = SimulatorSaver(simulator: simulator, storage: storage, logger: logger)
         }
         return ServerRuntime(
-            settings: settings, service: service, storage: storage, simulator: simulator, feed: feed, logger: logger)
+            settings: settings, service: service, storage: storage, simulator: simulator, feed: feed, saver: saver,
+            logger: logger)
     }
 
     /// The Hummingbird application; `/simulator` is mounted when the simulator runs, behind the operator guard.
@@ -88,7 +110,7 @@ public struct ServerRuntime: Sendable {
         -> some ApplicationProtocol
     {
         buildApplication(
-            service: service, configuration: settings.server, simulator: simulator,
+            service: service, configuration: settings.server, simulator: simulator, saver: saver,
             operatorAccess: settings.operatorAccess, logger: logger, onServerRunning: onServerRunning)
     }
 
@@ -129,11 +151,13 @@ public struct ServerRuntime: Sendable {
         do {
             try await application(onServerRunning: onServerRunning).runService()
         } catch {
+            await saver?.finish()
             try? await storage.shutdown()
             throw error
         }
         feed?.finish()
         await feed?.drained()
+        await saver?.finish()
         try await storage.shutdown()
     }
 

@@ -293,4 +293,69 @@ import Testing
         let after = try await settled(second, notifications: 2)
         #expect(after.transactions == 2 && after.notifications == 2, "\(after)")
     }
+
+    @Test func aRestartContinuesTheSameStoreEvenAfterAKillAndWithAFreshPKIFolder() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let folder = try ServerProcessTests.pkiFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("iapkit.sqlite").path
+        func transactionIDs(_ server: ServerProcess, _ account: String) async throws -> [String] {
+            let (status, answer) = try await server.get("/simulator/accounts/\(account)/transactions")
+            #expect(status == 200, "\(answer)")
+            return (answer["transactions"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String }
+        }
+        func notificationUUIDs(_ server: ServerProcess) async throws -> [String] {
+            let (_, answer) = try await server.get("/simulator/notifications")
+            return (answer["notifications"] as? [[String: Any]] ?? []).compactMap { $0["notificationUUID"] as? String }
+        }
+        func state(_ server: ServerProcess) async throws -> [String: Any] { try await server.get("/simulator").1 }
+
+        let first = try await ServerProcess.start(["--database", database, "--pki", folder.path])
+        #expect(try await first.post("/simulator/accounts", ["accountId": "ana"]).0 == 201)
+        #expect(try await first.post("/simulator/accounts", ["accountId": "bob", "askToBuy": true]).0 == 201)
+        for product in ["com.example.florist.vip.gold", "com.example.florist.flowers"] {
+            #expect(try await first.post("/simulator/accounts/ana/purchases", ["productId": product]).0 == 201)
+        }
+        let asked = try await first.post(
+            "/simulator/accounts/bob/purchases", ["productId": "com.example.florist.installation"])
+        #expect(asked.0 == 202, "\(asked.1)")
+        let anaBefore = try await transactionIDs(first, "ana")
+        let pendingBefore = try await state(first)["pendingPurchases"] as? [[String: Any]] ?? []
+        let pendingID = try #require(pendingBefore.first?["id"] as? String)
+        // Killed with no chance to save anything more: what it answered must already be in the database.
+        try await first.kill()
+
+        let second = try await ServerProcess.start(["--database", database, "--pki", folder.path])
+        #expect((try await state(second)["accounts"] as? [String]) == ["ana", "bob"])
+        #expect(try await transactionIDs(second, "ana") == anaBefore, "ana's purchases are still hers")
+        let pendingAfter = try await state(second)["pendingPurchases"] as? [[String: Any]] ?? []
+        #expect(pendingAfter.compactMap { $0["id"] as? String } == [pendingID], "bob's request still waits")
+        let approved = try await second.post("/simulator/pending/\(pendingID)/approve", [:])
+        #expect(approved.0 == 201 || approved.0 == 200, "\(approved.1)")
+        let bobs = try await transactionIDs(second, "bob")
+        #expect(bobs.count == 1)
+        #expect(Set(bobs).isDisjoint(with: anaBefore), "a new id, not one of the first run's")
+        let notesBefore = try await notificationUUIDs(second)
+        _ = try await second.stop(within: .seconds(10))
+
+        // A fresh PKI folder on the old database: the same store, signing with new keys, never repeating an id or UUID.
+        let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pki-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: fresh) }
+        let third = try await ServerProcess.start(["--database", database, "--pki", fresh.path])
+        defer { Task { try? await third.stop() } }
+        #expect((try await state(third)["accounts"] as? [String]) == ["ana", "bob"])
+        let askedAgain = try await third.post(
+            "/simulator/accounts/bob/purchases", ["productId": "com.example.florist.chocolates"])
+        #expect(askedAgain.0 == 202, "bob still has ask to buy on: \(askedAgain.1)")
+        let bought = try await third.post(
+            "/simulator/accounts/ana/purchases", ["productId": "com.example.florist.chocolates"])
+        #expect(bought.0 == 201, "\(bought.1)")
+        let anaNow = try await transactionIDs(third, "ana")
+        #expect(anaNow.count == anaBefore.count + 1)
+        #expect(Set(anaNow).subtracting(anaBefore).isDisjoint(with: bobs), "a new id: \(anaNow) \(bobs)")
+        let notesAfter = try await notificationUUIDs(third)
+        #expect(Array(notesAfter.prefix(notesBefore.count)) == notesBefore, "the notification history is kept")
+        #expect(Set(notesAfter).count == notesAfter.count, "no UUID twice: \(notesAfter)")
+        #expect(notesAfter.count > notesBefore.count)
+    }
 }

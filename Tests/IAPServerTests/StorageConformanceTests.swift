@@ -1,6 +1,7 @@
 import Foundation
 import IAPEntitlements
 import IAPServer
+import IAPSimulator
 import Synchronization
 import Testing
 
@@ -38,12 +39,9 @@ struct StorageConformanceTests {
                 return nil
             }
             let database = try PostgresDatabase(url: url)
-            for table in [
-                "iap_owners", "iap_transactions", "iap_renewals", "iap_notifications", "iap_consumptions",
-                "iap_migrations",
-            ] {
-                try await database.execute(SQLStatement("DROP TABLE IF EXISTS \(table)"))
-            }
+            // Every table of earlier runs and versions goes, whatever its name.
+            try await database.execute(SQLStatement("DROP SCHEMA public CASCADE"))
+            try await database.execute(SQLStatement("CREATE SCHEMA public"))
             return database
         }
     }
@@ -136,6 +134,40 @@ struct StorageConformanceTests {
         #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.two") == theirs)
         #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.three") == nil)
         #expect(try await storage.counts().notifications == 2)
+        try await storage.shutdown()
+    }
+
+    @Test(arguments: Backend.allCases) func aLocalAppStoresRowsAreSavedByChangeAndReadBackWhole(_ backend: Backend)
+        async throws
+    {
+        guard let storage = try await Self.storage(backend) else { return }
+        typealias Row = SimulatorStateRows.Row
+        #expect(try await storage.simulatorState(bundleID: "com.example.one") == nil)
+        try await storage.saveSimulatorState(
+            SimulatorStateRows(
+                state: #"{"v":1}"#,
+                transactions: [Row(key: "2", order: 2, json: "b"), Row(key: "1", order: 1, json: "a")],
+                notifications: [Row(key: "n-b", order: 1, json: "nb"), Row(key: "n-a", order: 0, json: "na")]),
+            bundleID: "com.example.one")
+        try await storage.saveSimulatorState(
+            SimulatorStateRows(
+                state: #"{"other":true}"#, transactions: [Row(key: "1", order: 1, json: "x")], notifications: []),
+            bundleID: "com.example.two")
+        // A later save replaces the document, changes one row, removes one, adds one, and leaves the rest.
+        try await storage.saveSimulatorState(
+            SimulatorStateRows(
+                state: #"{"v":2}"#,
+                transactions: [Row(key: "1", order: 1, json: nil), Row(key: "3", order: 3, json: "c")],
+                notifications: [Row(key: "n-a", order: 0, json: "na+attempt")]),
+            bundleID: "com.example.one")
+        let one = try #require(try await storage.simulatorState(bundleID: "com.example.one"))
+        #expect(one.state == #"{"v":2}"#)
+        #expect(one.transactions.map(\.key) == ["2", "3"])
+        #expect(one.transactions.map(\.json) == ["b", "c"])
+        #expect(one.notifications.map(\.key) == ["n-a", "n-b"], "in the order the store sent them")
+        #expect(one.notifications.map(\.json) == ["na+attempt", "nb"])
+        let two = try #require(try await storage.simulatorState(bundleID: "com.example.two"))
+        #expect(two.transactions.map(\.json) == ["x"], "another app's store is its own")
         try await storage.shutdown()
     }
 

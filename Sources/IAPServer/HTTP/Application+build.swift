@@ -19,10 +19,23 @@ public func buildApplication(
     operatorAccess: OperatorAccess = .refused, logger: Logger = Logger(label: "iapkit.server"),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    buildApplication(
+        service: service, configuration: configuration, simulator: simulator, saver: nil,
+        operatorAccess: operatorAccess, logger: logger, onServerRunning: onServerRunning)
+}
+
+/// The application, with the local App Store's saver: a request that changed the store is answered once it is saved.
+func buildApplication(
+    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator?,
+    saver: SimulatorSaver?, operatorAccess: OperatorAccess, logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void
+) -> some ApplicationProtocol {
     let connections = ConnectionRegistry(limits: configuration.connectionLimits)
+    let router = buildRouter(
+        service: service, configuration: configuration, simulator: simulator, operatorAccess: operatorAccess)
+    if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver)) }
     return Application(
-        router: buildRouter(
-            service: service, configuration: configuration, simulator: simulator, operatorAccess: operatorAccess),
+        router: router,
         server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(registry: connections)])),
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port), serverName: "iapkit"),

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 public import IAPEntitlements
+public import IAPSimulator
 
 /// Storage in memory, for tests and throwaway servers: the same rules as the SQL backends, nothing kept on exit.
 public actor MemoryStorage: ServerStorage {
@@ -17,6 +18,9 @@ public actor MemoryStorage: ServerStorage {
     private var notifications: [String: StoredNotification] = [:]  // by bundle id and UUID
     private var consumptions: [CustomerKey: [String: ConsumptionRecord]] = [:]
     private var consumptionOrder: [CustomerKey: [String]] = [:]
+    /// Local App Stores' saved rows by bundle id.
+    private var simulators:
+        [String: (state: String, rows: [String: SimulatorStateRows.Row], notes: [String: SimulatorStateRows.Row])] = [:]
 
     public init() {}
 
@@ -62,6 +66,22 @@ public actor MemoryStorage: ServerStorage {
         consumptions[customer, default: [:]][key] = consumption
         consumptionOrder[customer, default: []].append(key)
         return true
+    }
+
+    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) throws(StorageError) {
+        var saved = simulators[bundleID] ?? (rows.state, [:], [:])
+        saved.state = rows.state
+        for row in rows.transactions { saved.rows[row.key] = row.json == nil ? nil : row }
+        for row in rows.notifications { saved.notes[row.key] = row.json == nil ? nil : row }
+        simulators[bundleID] = saved
+    }
+
+    public func simulatorState(bundleID: String) throws(StorageError) -> SimulatorStateRows? {
+        simulators[bundleID].map {
+            SimulatorStateRows(
+                state: $0.state, transactions: $0.rows.values.sorted { $0.order < $1.order },
+                notifications: $0.notes.values.sorted { $0.order < $1.order })
+        }
     }
 
     public func notification(uuid: String, bundleID: String) throws(StorageError) -> StoredNotification? {

@@ -131,6 +131,29 @@ enum Migrations {
                 "ALTER TABLE iap_notifications_by_app RENAME TO iap_notifications",
             ]
         },
+        // The local App Store's own state, so a restart continues the same store: a document per app, and a row
+        // per transaction and per notification, so a save writes what changed and not the whole history.
+        Migration(name: "2026-11-25-simulator-state") { _ in
+            [
+                """
+                CREATE TABLE iap_simulator_state (
+                    bundle_id TEXT PRIMARY KEY,
+                    state TEXT NOT NULL,
+                    saved_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE iap_simulator_rows (
+                    bundle_id TEXT NOT NULL,
+                    kind BIGINT NOT NULL CHECK (kind IN (0, 1)),
+                    row_key TEXT NOT NULL,
+                    position BIGINT NOT NULL,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, kind, row_key)
+                )
+                """,
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

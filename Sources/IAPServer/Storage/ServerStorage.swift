@@ -1,5 +1,6 @@
 public import IAPCore
 public import IAPEntitlements
+public import IAPSimulator
 
 /// Where the server keeps what it verified. Every backend (memory, SQLite, PostgreSQL) passes the same conformance
 /// suite; each method is atomic (all of it happens, or none).
@@ -36,6 +37,13 @@ public protocol ServerStorage: Sendable {
     /// The largest numeric transaction id stored for an app, if any: where a local App Store restarted on this
     /// database must continue counting, so its new transactions never collide with stored ones.
     func largestTransactionID(bundleID: String) async throws(StorageError) -> UInt64?
+
+    /// Saves what a local App Store serving `bundleID` changed, all at once: its state document replaced, its
+    /// transaction and notification rows inserted, replaced, or (rows without JSON) deleted.
+    func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError)
+
+    /// Everything saved of the local App Store serving `bundleID`, or nil when nothing was.
+    func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows?
 
     /// Closes connections; in-flight calls finish first.
     func shutdown() async throws(StorageError)

@@ -1,0 +1,99 @@
+import Hummingbird
+import IAPSimulator
+import Logging
+import Synchronization
+
+/// Saves the local App Store to the server's database after every change (what changed, not everything), one save
+/// at a time: changes made while a save runs are saved together by the next. A failed save is logged and retried
+/// with every row on the next change or at shutdown. ``saved()`` waits until every change made before it is saved,
+/// so a request that changed the store is answered only once the change is durable.
+final class SimulatorSaver: Sendable {
+    private struct Progress {
+        var requested: UInt64 = 0
+        var saved: UInt64 = 0
+        var finished = false
+        var waiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    /// The progress, in a class of its own so the worker and the change observer can hold it.
+    private final class Tracker: Sendable {
+        let state = Mutex(Progress())
+    }
+
+    private let continuation: AsyncStream<Void>.Continuation
+    private let tracker = Tracker()
+    private let worker = Mutex<Task<Void, Never>?>(nil)
+
+    init(simulator: AppStoreSimulator, storage: any ServerStorage, logger: Logger) {
+        let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.continuation = continuation
+        let bundleID = simulator.configuration.bundleID
+        let task = Task { [tracker] in
+            func save() async {
+                let target = tracker.state.withLock { $0.requested }
+                if let rows = simulator.changedRows() {
+                    do {
+                        try await storage.saveSimulatorState(rows, bundleID: bundleID)
+                    } catch {
+                        simulator.saveFailed()
+                        logger.error(
+                            "the local App Store could not be saved; it will try again",
+                            metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
+                    }
+                }
+                let ready = tracker.state.withLock { state in
+                    state.saved = max(state.saved, target)
+                    let ready = state.waiters.filter { $0.target <= state.saved }
+                    state.waiters.removeAll { $0.target <= state.saved }
+                    return ready
+                }
+                for waiter in ready { waiter.continuation.resume() }
+            }
+            for await _ in changes { await save() }
+            await save()
+            let waiting = tracker.state.withLock { state in
+                state.finished = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiting { waiter.continuation.resume() }
+        }
+        worker.withLock { $0 = task }
+        simulator.onChange { [tracker] in
+            tracker.state.withLock { $0.requested += 1 }
+            continuation.yield()
+        }
+    }
+
+    /// Returns once every change made before the call is saved (or saving has stopped).
+    func saved() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let done = tracker.state.withLock { state in
+                guard !state.finished, state.saved < state.requested else { return true }
+                state.waiters.append((state.requested, waiter))
+                return false
+            }
+            if done { waiter.resume() }
+        }
+    }
+
+    /// Saves what is left and stops.
+    func finish() async {
+        continuation.finish()
+        await worker.withLock { $0 }?.value
+    }
+}
+
+/// Answers a request that may have changed the local App Store (anything but GET and HEAD) only once the change is
+/// saved, so what a client was told happened survives a crash right after.
+struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
+    let saver: SimulatorSaver
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        let response = try await next(request, context)
+        if request.method != .get && request.method != .head { await saver.saved() }
+        return response
+    }
+}
