@@ -14,8 +14,38 @@ public struct ConsumableBalance: Hashable, Sendable, Codable {
     /// Units consumed or refunded when nothing was left (a refund after use, a consumption never bought): the
     /// customer's debt, which the balance does not carry forward.
     public var shortfall: Int
-    /// Every purchase, consumption and refund in time order, with the balance after it.
+    /// The purchases, consumptions and refunds in time order, with the balance after each: every one, or, for a long
+    /// history kept compact, the most recent ones after ``earlierEvents`` others that the totals include.
     public var history: [ConsumableEvent]
+    /// How many events came before ``history`` (absent when it holds every one).
+    public var earlierEvents: Int?
+
+    public init(
+        productID: String, purchased: Int, consumed: Int, refunded: Int, balance: Int, shortfall: Int,
+        history: [ConsumableEvent], earlierEvents: Int? = nil
+    ) {
+        self.productID = productID
+        self.purchased = purchased
+        self.consumed = consumed
+        self.refunded = refunded
+        self.balance = balance
+        self.shortfall = shortfall
+        self.history = history
+        self.earlierEvents = earlierEvents
+    }
+}
+
+/// The totals of a consumable's events folded away by a ``CompactHistory``: where its balance starts from.
+public struct ConsumableOpening: Hashable, Sendable, Codable {
+    public var purchased = 0
+    public var consumed = 0
+    public var refunded = 0
+    public var balance = 0
+    public var shortfall = 0
+    /// How many events were folded.
+    public var events = 0
+
+    public init() {}
 }
 
 /// One step of a consumable's history.

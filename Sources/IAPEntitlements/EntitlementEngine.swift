@@ -62,6 +62,17 @@ public struct EntitlementEngine: Sendable {
         originalAppVersion: String? = nil,
         at moment: Date
     ) -> EntitlementSnapshot {
+        snapshot(
+            records: records, renewals: renewals, consumptions: consumptions, originalAppVersion: originalAppVersion,
+            openings: [:], at: moment)
+    }
+
+    /// The snapshot at `moment`, each consumable's balance starting from its `openings` (events folded away by a
+    /// ``CompactHistory``).
+    func snapshot(
+        records: [PurchaseRecord], renewals: [RenewalRecord], consumptions: [ConsumptionRecord],
+        originalAppVersion: String?, openings: [String: ConsumableOpening], at moment: Date
+    ) -> EntitlementSnapshot {
         var byKind: [ProductKind: [PurchaseRecord]] = [:]
         var unclassified: [UnclassifiedPurchase] = []
         var revoked: [RevokedTransaction] = []
@@ -90,7 +101,7 @@ public struct EntitlementEngine: Sendable {
         return EntitlementSnapshot(
             moment: moment,
             nonConsumables: ownedNonConsumables(byKind[.nonConsumable] ?? [], at: moment),
-            consumables: consumableBalances(byKind[.consumable] ?? [], consumptions, at: moment),
+            consumables: consumableBalances(byKind[.consumable] ?? [], consumptions, openings: openings, at: moment),
             subscriptionGroups: subscriptionGroups(
                 (byKind[.autoRenewable] ?? []) + laterSubscriptions, renewals, at: moment),
             nonRenewingSubscriptions: nonRenewingStatuses(byKind[.nonRenewable] ?? [], at: moment),
@@ -168,8 +179,52 @@ public struct EntitlementEngine: Sendable {
     // MARK: - Consumables
 
     private func consumableBalances(
-        _ records: [PurchaseRecord], _ consumptions: [ConsumptionRecord], at moment: Date
+        _ records: [PurchaseRecord], _ consumptions: [ConsumptionRecord], openings: [String: ConsumableOpening],
+        at moment: Date
     ) -> [ConsumableBalance] {
+        let ordered = Self.consumableEvents(records, consumptions, at: moment)
+        return Set(ordered.keys).union(openings.keys).sorted().map { productID in
+            var balance = ConsumableBalance(
+                productID: productID, purchased: 0, consumed: 0, refunded: 0, balance: 0, shortfall: 0, history: [])
+            if let opening = openings[productID] {
+                balance.purchased = opening.purchased
+                balance.consumed = opening.consumed
+                balance.refunded = opening.refunded
+                balance.balance = opening.balance
+                balance.shortfall = opening.shortfall
+                balance.earlierEvents = opening.events
+            }
+            for event in ordered[productID] ?? [] { balance.history.append(Self.apply(event, to: &balance)) }
+            return balance
+        }
+    }
+
+    /// Applies one event to a balance; answers the event with the balance after it.
+    static func apply(_ event: ConsumableEvent, to balance: inout ConsumableBalance) -> ConsumableEvent {
+        var event = event
+        switch event.kind {
+        case .purchase:
+            balance.purchased.saturatingAdd(event.quantity)
+            balance.balance.saturatingAdd(event.quantity)
+        case .consumption, .refund:
+            if event.kind == .consumption {
+                balance.consumed.saturatingAdd(event.quantity)
+            } else {
+                balance.refunded.saturatingAdd(event.quantity)
+            }
+            let covered = min(balance.balance, event.quantity)
+            balance.balance -= covered
+            balance.shortfall.saturatingAdd(event.quantity - covered)
+        }
+        event.balanceAfter = balance.balance
+        return event
+    }
+
+    /// Each consumable product's events at `moment` in the order they count: by date, a purchase before a consumption
+    /// before a refund on the same date, then by transaction id and quantity.
+    static func consumableEvents(
+        _ records: [PurchaseRecord], _ consumptions: [ConsumptionRecord], at moment: Date
+    ) -> [String: [ConsumableEvent]] {
         var events: [String: [(event: ConsumableEvent, order: Int)]] = [:]
         for record in records {
             let quantity = max(0, record.quantity)
@@ -196,33 +251,11 @@ public struct EntitlementEngine: Sendable {
                         transactionID: consumption.transactionID, balanceAfter: 0), 1
                 ))
         }
-        return events.keys.sorted().map { productID in
-            let ordered = events[productID]!.sorted {
+        return events.mapValues { list in
+            list.sorted {
                 ($0.event.date, $0.order, $0.event.transactionID ?? "", $0.event.quantity)
                     < ($1.event.date, $1.order, $1.event.transactionID ?? "", $1.event.quantity)
-            }
-            var balance = ConsumableBalance(
-                productID: productID, purchased: 0, consumed: 0, refunded: 0, balance: 0, shortfall: 0, history: [])
-            for (event, _) in ordered {
-                var event = event
-                switch event.kind {
-                case .purchase:
-                    balance.purchased.saturatingAdd(event.quantity)
-                    balance.balance.saturatingAdd(event.quantity)
-                case .consumption, .refund:
-                    if event.kind == .consumption {
-                        balance.consumed.saturatingAdd(event.quantity)
-                    } else {
-                        balance.refunded.saturatingAdd(event.quantity)
-                    }
-                    let covered = min(balance.balance, event.quantity)
-                    balance.balance -= covered
-                    balance.shortfall.saturatingAdd(event.quantity - covered)
-                }
-                event.balanceAfter = balance.balance
-                balance.history.append(event)
-            }
-            return balance
+            }.map(\.event)
         }
     }
 

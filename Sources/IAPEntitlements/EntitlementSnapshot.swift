@@ -16,8 +16,11 @@ public struct EntitlementSnapshot: Hashable, Sendable, Codable {
     public var nonRenewingSubscriptions: [NonRenewingStatus]
     /// Purchases whose type neither the catalog nor the record states: reported, never guessed.
     public var unclassified: [UnclassifiedPurchase]
-    /// Transactions refunded or revoked by this moment.
+    /// Transactions refunded or revoked by this moment, oldest first: every one, or, for a long history kept compact,
+    /// the most recent ones after ``earlierRevocations`` others.
     public var revokedTransactions: [RevokedTransaction]
+    /// How many revocations came before ``revokedTransactions`` (absent when it lists every one).
+    public var earlierRevocations: Int?
     /// The version of the app the customer first obtained (receipt attribute 19 / app transaction), if known.
     public var originalAppVersion: String?
 

@@ -8,6 +8,8 @@ public struct SignedDataReading: Sendable {
     public let snapshot: EntitlementSnapshot
     /// One sentence for each document that did not verify (none is expected).
     public let unverified: [String]
+    /// The records the snapshot was made from.
+    public let history: PurchaseHistory
 }
 
 extension AppStoreSimulator {
@@ -28,7 +30,8 @@ extension AppStoreSimulator {
             }
         }
         return SignedDataReading(
-            snapshot: EntitlementEngine(catalog: catalog).snapshot(of: history, at: try now), unverified: unverified)
+            snapshot: EntitlementEngine(catalog: catalog).snapshot(of: history, at: try now), unverified: unverified,
+            history: history)
     }
 
     /// Where the engine, reading the account's signed data, disagrees with the simulator's own view (and every
