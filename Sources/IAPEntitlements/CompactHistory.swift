@@ -47,6 +47,12 @@ public struct CompactHistory: Hashable, Sendable, Codable {
 
     /// Records and consumptions kept as they are: what a snapshot reads.
     public var keptCount: Int { history.records.count + history.consumptions.count }
+    /// ``keptCount`` right after the last fold: a history worth folding again has grown well past it.
+    public internal(set) var keptAtLastFold = 0
+
+    /// Whether folding now would be worth its cost: the kept records have grown past `minimum` and twice what the
+    /// last fold left.
+    public func worthFolding(minimum: Int = 64) -> Bool { keptCount >= max(minimum, 2 * keptAtLastFold) }
 
     /// Adds records of transactions not seen before, renewal information and consumptions. False (and nothing is
     /// added) when one of them is dated at or before what was folded: the events would count in the wrong order,
@@ -148,6 +154,7 @@ extension EntitlementEngine {
         result.history.consumptions = keptConsumptions
         result.foldedRevocations.sort { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
         result.foldedRevocations = Array(result.foldedRevocations.suffix(CompactHistory.keptRevocations))
+        result.keptAtLastFold = result.keptCount
         return result
     }
 

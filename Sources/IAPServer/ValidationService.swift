@@ -83,15 +83,15 @@ public struct ValidationService: Sendable {
                 "the request names app account token \(requested), the signed transaction \(named)")
         }
         let claimant = requested ?? transaction.appAccountToken
-        let (customer, records) = try await record(
+        let (customer, digest) = try await record(
             PurchaseBatch(claimant: claimant, transactions: [transaction], renewals: renewals), app: app)
-        return CustomerAnswer(customer: customer, entitlements: app.engine.snapshot(of: records.history, at: clock()))
+        return CustomerAnswer(customer: customer, entitlements: try await snapshot(of: customer, digest, app: app))
     }
 
-    /// Records a batch for its claimant and answers the customer who owns it with everything stored for them now; a
-    /// claim on another customer's purchase is refused (409) and logged.
+    /// Records a batch for its claimant and answers the customer who owns it with their compact history now; a claim
+    /// on another customer's purchase is refused (409) and logged.
     func record(_ batch: PurchaseBatch, app: ServedApp) async throws(APIError) -> (
-        customer: CustomerKey, records: CustomerRecords
+        customer: CustomerKey, digest: CustomerDigest
     ) {
         let outcome: RecordOutcome
         do { outcome = try await storage.record(batch) } catch { throw .storage(error) }
@@ -106,9 +106,9 @@ public struct ValidationService: Sendable {
             throw APIError(
                 409, "transactionClaimed",
                 "original transaction \(original) belongs to another customer; the claim was refused and logged")
-        case .recorded(let owners, let records):
+        case .recorded(let owners, let digest):
             return (
-                CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? batch.claimant ?? ""), records
+                CustomerKey(bundleID: app.configuration.bundleID, id: owners.first ?? batch.claimant ?? ""), digest
             )
         }
     }
@@ -244,11 +244,11 @@ public struct ValidationService: Sendable {
         }
         // Apple answered for this customer's account: what it lists is theirs (a purchase another customer holds is
         // refused, 409, as any claim on it is).
-        let (owner, records) = try await record(
+        let (owner, digest) = try await record(
             PurchaseBatch(claimant: customer.id, transactions: transactions, renewals: renewals), app: app)
         return RefreshAnswer(
             customer: owner, transactionsFetched: transactions.count, renewalsFetched: renewals.count,
-            entitlements: app.engine.snapshot(of: records.history, at: clock()))
+            entitlements: try await snapshot(of: owner, digest, app: app))
     }
 
     /// The App Store Server API refused or could not be reached: the client's request was fine, the upstream was not.
@@ -308,9 +308,29 @@ public struct ValidationService: Sendable {
     // MARK: - Helpers
 
     func snapshot(of customer: CustomerKey, app: ServedApp) async throws(APIError) -> EntitlementSnapshot {
-        let records: CustomerRecords
-        do { records = try await storage.records(of: customer) } catch { throw .storage(error) }
-        return app.engine.snapshot(of: records.history, at: clock())
+        let digest: CustomerDigest
+        do { digest = try await storage.digest(of: customer) } catch { throw .storage(error) }
+        return try await snapshot(of: customer, digest, app: app)
+    }
+
+    /// A customer's entitlements now from their compact history, which is folded (and stored folded, unless a write
+    /// changed it meanwhile) once it has grown enough; from every record for a moment before the last fold.
+    func snapshot(of customer: CustomerKey, _ digest: CustomerDigest, app: ServedApp) async throws(APIError)
+        -> EntitlementSnapshot
+    {
+        let now = clock()
+        guard let snapshot = app.engine.snapshot(of: digest.history, at: now) else {
+            return app.engine.snapshot(of: try await records(of: customer).history, at: now)
+        }
+        if digest.history.worthFolding() {
+            let folded = app.engine.compacted(digest.history, at: now)
+            do { _ = try await storage.replaceDigest(folded, of: customer, version: digest.version) } catch {
+                logger.warning(
+                    "a customer's history could not be folded; it stays as it is",
+                    metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
+            }
+        }
+        return snapshot
     }
 
     func app(bundleID: String?) throws(APIError) -> ServedApp {

@@ -79,7 +79,12 @@ extension OpenAPIDocument {
                 customerId: { type: string, description: Absent only for a receipt without purchases and without token. }
                 bundleId: { type: string }
                 entitledProductIds: { type: array, items: { type: string } }
-                entitlements: { type: object, description: The entitlement engine's snapshot. }
+                entitlements:
+                  type: object
+                  description: >-
+                    The entitlement engine's snapshot. For a long history, a consumable's history and the revoked
+                    transactions list the most recent entries, after earlierEvents and earlierRevocations others that
+                    the totals include; the whole history is at /v1/customers/{customerId}/transactions.
             Transactions:
               type: object
               required: [customerId, bundleId, transactions]

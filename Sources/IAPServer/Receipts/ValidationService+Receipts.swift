@@ -29,10 +29,10 @@ extension ValidationService {
         guard let claimant = try await claimant(of: transactions, token: token, app: checked.app) else {
             return ReceiptAnswer(customer: nil, entitlements: checked.app.engine.snapshot(of: .init(), at: now))
         }
-        let (customer, records) = try await record(
+        let (customer, digest) = try await record(
             PurchaseBatch(claimant: claimant, transactions: transactions), app: checked.app)
         return ReceiptAnswer(
-            customer: customer, entitlements: checked.app.engine.snapshot(of: records.history, at: now))
+            customer: customer, entitlements: try await snapshot(of: customer, digest, app: checked.app))
     }
 
     /// What `POST /v1/receipts` answers: the customer (nil when the receipt names nobody) and what they own.
@@ -105,8 +105,10 @@ extension ValidationService {
         var renewals: [RenewalRecord] = []
         do {
             if let claimant = try await claimant(of: transactions, token: nil, app: app) {
-                let (_, records) = try await record(
+                // Apple's answer lists every purchase of the customer: the legacy endpoint reads them all.
+                let (customer, _) = try await record(
                     PurchaseBatch(claimant: claimant, transactions: transactions), app: app)
+                let records = try await records(of: customer)
                 latest = records.transactions.map(\.record)
                 renewals = records.renewals.map(\.record)
             }

@@ -18,6 +18,8 @@ public actor MemoryStorage: ServerStorage {
     private var notifications: [String: StoredNotification] = [:]  // by bundle id and UUID
     private var consumptions: [CustomerKey: [String: ConsumptionRecord]] = [:]
     private var consumptionOrder: [CustomerKey: [String]] = [:]
+    /// Writes per customer: the version of their digest.
+    private var writes: [CustomerKey: Int64] = [:]
     /// Local App Stores' saved rows by bundle id.
     private var simulators:
         [String: (state: String, rows: [String: SimulatorStateRows.Row], notes: [String: SimulatorStateRows.Row])] = [:]
@@ -27,10 +29,10 @@ public actor MemoryStorage: ServerStorage {
     public func record(_ batch: PurchaseBatch) throws(StorageError) -> RecordOutcome {
         if let conflict = conflict(in: batch) { return conflict }
         let owners = apply(batch)
-        let records = try owners.first.map { (owner) throws(StorageError) in
-            try self.records(of: CustomerKey(bundleID: batch.transactions.first?.bundleID ?? "", id: owner))
+        let digest = try owners.first.map { (owner) throws(StorageError) in
+            try self.digest(of: CustomerKey(bundleID: batch.transactions.first?.bundleID ?? "", id: owner))
         }
-        return .recorded(owners: owners, records: records ?? CustomerRecords())
+        return .recorded(owners: owners, digest: digest ?? CustomerDigest(history: CompactHistory(), version: 0))
     }
 
     public func record(notification: StoredNotification, applying batch: PurchaseBatch) throws(StorageError) -> Bool {
@@ -60,11 +62,24 @@ public actor MemoryStorage: ServerStorage {
         return CustomerRecords(transactions: bought, renewals: renewing, consumptions: used)
     }
 
+    /// Built from every record each time: memory keeps nothing to fold.
+    public func digest(of customer: CustomerKey) throws(StorageError) -> CustomerDigest {
+        CustomerDigest(history: CompactHistory(try records(of: customer).history), version: writes[customer] ?? 0)
+    }
+
+    /// Nothing is kept, so nothing is replaced.
+    public func replaceDigest(_ history: CompactHistory, of customer: CustomerKey, version: Int64)
+        throws(StorageError) -> Bool
+    {
+        false
+    }
+
     public func record(consumption: ConsumptionRecord, for customer: CustomerKey) throws(StorageError) -> Bool {
         let key = consumption.id ?? UUID().uuidString
         guard consumptions[customer]?[key] == nil else { return false }
         consumptions[customer, default: [:]][key] = consumption
         consumptionOrder[customer, default: []].append(key)
+        writes[customer, default: 0] += 1
         return true
     }
 
@@ -128,6 +143,9 @@ public actor MemoryStorage: ServerStorage {
                 continue
             }
             transactions[key] = transaction
+        }
+        for owner in result {
+            writes[CustomerKey(bundleID: batch.transactions.first?.bundleID ?? "", id: owner), default: 0] += 1
         }
         for renewal in batch.renewals {
             if let current = renewals[renewal.bundleID]?[renewal.originalTransactionID],

@@ -154,6 +154,21 @@ enum Migrations {
                 """,
             ]
         },
+        // Each customer's history kept compact for the engine (CompactHistory as JSON), so a post reads one row
+        // whatever the length of the history; built from the records on first use.
+        Migration(name: "2026-11-25-customer-digests") { _ in
+            [
+                """
+                CREATE TABLE iap_customer_digests (
+                    bundle_id TEXT NOT NULL,
+                    customer_id TEXT NOT NULL,
+                    version BIGINT NOT NULL,
+                    digest TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, customer_id)
+                )
+                """
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

@@ -25,40 +25,38 @@ public final class SQLStorage: ServerStorage {
         let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? ""
         if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
-        // The owner's rows are read in the transaction and decoded after it, outside the writer's turn.
         let written: Written = try await inTransaction { db in
+            let known = try await Self.knownTransactionIDs(rows, bundleID: bundleID, db: db)
             var owners: [String] = []
             for row in rows.transactions {
                 let owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
                 if let claimant = batch.claimant, owner != claimant {
                     let refused = RecordOutcome.claimedByAnother(
                         originalTransactionID: row.transaction.originalTransactionID, owner: owner)
-                    return (Written(refusal: refused, owners: [], ownerRows: []), commit: false)
+                    return (Written(refusal: refused, owners: [], digest: nil), commit: false)
                 }
                 if !owners.contains(owner) { owners.append(owner) }
             }
             try await Self.write(rows, db: db)
-            var ownerRows: [SQLRow] = []
-            if let owner = owners.first {
-                ownerRows = try await db.rows(Self.recordsQuery(CustomerKey(bundleID: bundleID, id: owner)))
-            }
-            return (Written(refusal: nil, owners: owners, ownerRows: ownerRows), commit: true)
+            let digest = try await updateDigests(of: owners, bundleID: bundleID, adding: rows, known: known, db: db)
+            return (Written(refusal: nil, owners: owners, digest: digest), commit: true)
         }
         if let refusal = written.refusal { return refusal }
-        guard let owner = written.owners.first else { return .recorded(owners: [], records: CustomerRecords()) }
-        let key = CustomerKey(bundleID: bundleID, id: owner)
-        return .recorded(owners: written.owners, records: try records(of: key, from: written.ownerRows, written: rows))
+        return .recorded(
+            owners: written.owners,
+            digest: written.digest ?? CustomerDigest(history: CompactHistory(), version: 0))
     }
 
     /// The answer to a batch that would change nothing, read without taking the writer's turn; nil when it may change
     /// something. Apps post the same transaction at every launch: once it is stored, a post of it finds one owner who
     /// stays (the claimant, when there is one, already holds the claim) and, for each document, the same one or a
-    /// newer one stored, which is exactly when the writes would leave every row as it is.
+    /// newer one stored, which is exactly when the writes would leave every row as it is. Reads the batch's own rows
+    /// and the owner's digest, never the owner's whole history.
     private func alreadyRecorded(_ batch: PurchaseBatch, rows: EncodedRows, bundleID: String) async throws(StorageError)
         -> RecordOutcome?
     {
         guard !batch.transactions.isEmpty else { return nil }
-        let found: (owner: String, rows: [SQLRow])? = try await read { db in
+        let found: (owner: String, documents: [SQLRow], digest: SQLRow)? = try await read { db in
             var owner: String?
             for transaction in batch.transactions {
                 guard let row = try await db.rows(Self.ownerQuery(transaction)).first else { return nil }
@@ -70,50 +68,60 @@ public final class SQLStorage: ServerStorage {
                 owner = customer
             }
             guard let owner else { return nil }
-            return (owner, try await db.rows(Self.recordsQuery(CustomerKey(bundleID: bundleID, id: owner))))
+            guard let digest = try await db.rows(Self.digestQuery(CustomerKey(bundleID: bundleID, id: owner))).first
+            else { return nil }
+            var documents: [SQLRow] = []
+            for transaction in batch.transactions {
+                documents += try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT 0 AS kind, transaction_id AS id, signed_date, document FROM iap_transactions
+                        WHERE bundle_id = $1 AND transaction_id = $2
+                        """, [.text(bundleID), .text(transaction.transactionID)]))
+            }
+            for renewal in batch.renewals {
+                documents += try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT 1 AS kind, original_transaction_id AS id, signed_date, document FROM iap_renewals
+                        WHERE bundle_id = $1 AND original_transaction_id = $2
+                        """, [.text(bundleID), .text(renewal.originalTransactionID)]))
+            }
+            return (owner, documents, digest)
         }
         guard let found else { return nil }
-        // The stored versions by id, so a receipt's thousand purchases cost a thousand lookups, not a million.
         let unchanged = try Self.decoding {
-            var transactions: [String: SQLRow] = [:]
-            var renewals: [String: SQLRow] = [:]
-            for row in found.rows {
-                switch try row.integer("kind") {
-                case 0: transactions[try row.text("transaction_id")] = row
-                case 1: renewals[try row.text("original_transaction_id")] = row
-                default: break
-                }
-            }
-            func keeps(_ row: SQLRow?, signedDate: Date, document: String) throws -> Bool {
-                guard let row else { return false }
+            var stored: [String: SQLRow] = [:]
+            for row in found.documents { stored["\(try row.integer("kind"))/\(try row.text("id"))"] = row }
+            func keeps(_ key: String, signedDate: Date, document: String) throws -> Bool {
+                guard let row = stored[key] else { return false }
                 return try row.text("document") == document || row.integer("signed_date") > Self.millis(signedDate)
             }
             for transaction in batch.transactions {
                 guard
                     try keeps(
-                        transactions[transaction.transactionID], signedDate: transaction.signedDate,
+                        "0/\(transaction.transactionID)", signedDate: transaction.signedDate,
                         document: transaction.document)
                 else { return false }
             }
             for renewal in batch.renewals {
                 guard
                     try keeps(
-                        renewals[renewal.originalTransactionID], signedDate: renewal.signedDate,
+                        "1/\(renewal.originalTransactionID)", signedDate: renewal.signedDate,
                         document: renewal.document)
                 else { return false }
             }
             return true
         }
         guard unchanged else { return nil }
-        let key = CustomerKey(bundleID: bundleID, id: found.owner)
-        return .recorded(owners: [found.owner], records: try records(of: key, from: found.rows, written: rows))
+        return .recorded(owners: [found.owner], digest: try digest(from: found.digest))
     }
 
-    /// What a batch's transaction did: refused, or recorded with the first owner's rows.
+    /// What a batch's transaction did: refused, or recorded with the first owner's digest.
     private struct Written: Sendable {
         var refusal: RecordOutcome?
         var owners: [String]
-        var ownerRows: [SQLRow]
+        var digest: CustomerDigest?
     }
 
     public func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError)
@@ -136,8 +144,14 @@ public final class SQLStorage: ServerStorage {
                         .integer(Self.millis(notification.receivedAt)), .text(notification.body),
                     ]))
             guard !inserted.isEmpty else { return (false, commit: false) }
-            for row in rows.transactions { _ = try await Self.own(row.transaction, claimant: nil, db: db) }
+            let known = try await Self.knownTransactionIDs(rows, bundleID: notification.bundleID, db: db)
+            var owners: [String] = []
+            for row in rows.transactions {
+                let owner = try await Self.own(row.transaction, claimant: nil, db: db)
+                if !owners.contains(owner) { owners.append(owner) }
+            }
             try await Self.write(rows, db: db)
+            _ = try await updateDigests(of: owners, bundleID: notification.bundleID, adding: rows, known: known, db: db)
             return (true, commit: true)
         }
     }
@@ -209,7 +223,50 @@ public final class SQLStorage: ServerStorage {
                     RETURNING idempotency_key
                     """,
                     [.text(customer.bundleID), .text(customer.id), .text(key), .text(json)]))
-            return (!inserted.isEmpty, commit: !inserted.isEmpty)
+            guard !inserted.isEmpty else { return (false, commit: false) }
+            // The consumption joins the customer's digest, or the digest goes (built again when next read).
+            if let row = try await db.rows(Self.digestQuery(customer)).first {
+                var digest = try digest(from: row)
+                if digest.history.append(records: [], consumptions: [consumption]) {
+                    try await Self.saveDigest(digest.history, of: customer, version: digest.version + 1, db: db)
+                } else {
+                    try await Self.dropDigest(of: customer, db: db)
+                }
+            }
+            return (true, commit: true)
+        }
+    }
+
+    public func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest {
+        if let row = try await read({ db in try await db.rows(Self.digestQuery(customer)).first }) {
+            return try digest(from: row)
+        }
+        // None yet (a customer from before digests, or one whose digest a refund dropped): built from every record,
+        // kept unless a write made a newer one meanwhile.
+        return try await inTransaction { db in
+            if let row = try await db.rows(Self.digestQuery(customer)).first {
+                return (try digest(from: row), commit: false)
+            }
+            let records = try records(of: customer, from: try await db.rows(Self.recordsQuery(customer)))
+            let built = CustomerDigest(history: CompactHistory(records.history), version: 1)
+            try await Self.saveDigest(built.history, of: customer, version: built.version, db: db)
+            return (built, commit: true)
+        }
+    }
+
+    public func replaceDigest(_ history: CompactHistory, of customer: CustomerKey, version: Int64)
+        async throws(StorageError) -> Bool
+    {
+        let json = try encode(history)
+        return try await inTransaction { db in
+            let updated = try await db.rows(
+                SQLStatement(
+                    """
+                    UPDATE iap_customer_digests SET digest = $4, version = version + 1
+                    WHERE bundle_id = $1 AND customer_id = $2 AND version = $3
+                    RETURNING version
+                    """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
+            return (!updated.isEmpty, commit: !updated.isEmpty)
         }
     }
 
@@ -330,6 +387,86 @@ public final class SQLStorage: ServerStorage {
 
     public func shutdown() async throws(StorageError) {
         do { try await database.close() } catch { throw StorageError.unavailable(error) }
+    }
+
+    // MARK: - Digests
+
+    /// Brings the digests of the customers a write touched up to date: the first owner's gets the new rows appended
+    /// when they are new transactions after what it folded, else it is built again from every row of the customer; any
+    /// other owner's goes (built again when next read). Answers the first owner's.
+    private func updateDigests(
+        of owners: [String], bundleID: String, adding rows: EncodedRows, known: Set<String>,
+        db: any SQLStatementRunner
+    ) async throws -> CustomerDigest? {
+        guard let first = owners.first else { return nil }
+        for other in owners.dropFirst() {
+            try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
+        }
+        let customer = CustomerKey(bundleID: bundleID, id: first)
+        let stored = try await db.rows(Self.digestQuery(customer)).first
+        let version = (try stored?.integer("version") ?? 0) + 1
+        let fresh = rows.transactions.allSatisfy { !known.contains($0.transaction.transactionID) }
+        if fresh, owners.count == 1, let stored {
+            var digest = try digest(from: stored)
+            if digest.history.append(
+                records: rows.transactions.map(\.transaction.record), renewals: rows.renewals.map(\.renewal.record))
+            {
+                try await Self.saveDigest(digest.history, of: customer, version: version, db: db)
+                return CustomerDigest(history: digest.history, version: version)
+            }
+        }
+        let records = try records(of: customer, from: try await db.rows(Self.recordsQuery(customer)), written: rows)
+        let built = CompactHistory(records.history)
+        try await Self.saveDigest(built, of: customer, version: version, db: db)
+        return CustomerDigest(history: built, version: version)
+    }
+
+    /// Which of a batch's transaction ids are stored already (a new version of one is not an append).
+    private static func knownTransactionIDs(_ rows: EncodedRows, bundleID: String, db: any SQLStatementRunner)
+        async throws -> Set<String>
+    {
+        guard !rows.transactions.isEmpty else { return [] }
+        let ids = rows.transactions.map(\.transaction.transactionID)
+        let placeholders = ids.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
+        let found = try await db.rows(
+            SQLStatement(
+                "SELECT transaction_id FROM iap_transactions WHERE bundle_id = $1 AND transaction_id IN (\(placeholders))",
+                [.text(bundleID)] + ids.map(SQLValue.text)))
+        return Set(try found.map { try $0.text("transaction_id") })
+    }
+
+    static func digestQuery(_ customer: CustomerKey) -> SQLStatement {
+        SQLStatement(
+            "SELECT version, digest FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
+            [.text(customer.bundleID), .text(customer.id)])
+    }
+
+    private func digest(from row: SQLRow) throws(StorageError) -> CustomerDigest {
+        try Self.decoding {
+            CustomerDigest(
+                history: try decoder.decode(CompactHistory.self, from: Data(try row.text("digest").utf8)),
+                version: try row.integer("version"))
+        }
+    }
+
+    private static func saveDigest(
+        _ history: CompactHistory, of customer: CustomerKey, version: Int64, db: any SQLStatementRunner
+    ) async throws {
+        let json = String(
+            decoding: try StreamingJSONEncoder(datesAsReferenceSeconds: true).encode(history), as: UTF8.self)
+        try await db.run(
+            SQLStatement(
+                """
+                INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (bundle_id, customer_id) DO UPDATE SET version = excluded.version, digest = excluded.digest
+                """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
+    }
+
+    private static func dropDigest(of customer: CustomerKey, db: any SQLStatementRunner) async throws {
+        try await db.run(
+            SQLStatement(
+                "DELETE FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
+                [.text(customer.bundleID), .text(customer.id)]))
     }
 
     // MARK: - Statements

@@ -11,7 +11,8 @@ public import IAPSimulator
 /// - an original transaction id has one owner; a claim by another customer is refused, except that an owner the
 ///   server made up (nobody had claimed it) gives way to the first real claim;
 /// - a notification UUID is recorded once per app, with what it carried, in the same step;
-/// - a consumption is recorded once per idempotency key and customer.
+/// - a consumption is recorded once per idempotency key and customer;
+/// - a customer's digest answers what their records answer (``CompactHistory``), after every write.
 public protocol ServerStorage: Sendable {
     /// Records a batch claimed by a customer (or by nobody, see ``PurchaseBatch/claimant``).
     func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome
@@ -24,6 +25,14 @@ public protocol ServerStorage: Sendable {
 
     /// Everything stored for a customer.
     func records(of customer: CustomerKey) async throws(StorageError) -> CustomerRecords
+
+    /// A customer's compact history, kept up to date by every write (built from every record the first time).
+    func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest
+
+    /// Replaces a customer's compact history with a folded one, unless it changed since `version` was read: false
+    /// then, and nothing changes.
+    func replaceDigest(_ history: CompactHistory, of customer: CustomerKey, version: Int64) async throws(StorageError)
+        -> Bool
 
     /// Records a consumption under its id (the idempotency key): false when that id was already recorded.
     func record(consumption: ConsumptionRecord, for customer: CustomerKey) async throws(StorageError) -> Bool

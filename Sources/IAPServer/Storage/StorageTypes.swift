@@ -111,10 +111,10 @@ public struct PurchaseBatch: Hashable, Sendable {
 
 /// What recording a batch did.
 public enum RecordOutcome: Hashable, Sendable {
-    /// Recorded; the customers who own the batch's purchases now (one, for a claimed batch), and everything stored for
-    /// the first of them once the batch is in, read in the same transaction (so the answer to a purchase costs no
-    /// second trip to the database).
-    case recorded(owners: [String], records: CustomerRecords)
+    /// Recorded; the customers who own the batch's purchases now (one, for a claimed batch), and the compact history
+    /// of the first of them once the batch is in, kept up to date in the same transaction (so the answer to a
+    /// purchase costs no second trip to the database, and does not grow with the customer's history).
+    case recorded(owners: [String], digest: CustomerDigest)
     /// Refused, nothing recorded: the original transaction is already claimed by another customer.
     case claimedByAnother(originalTransactionID: String, owner: String)
 }
@@ -123,6 +123,18 @@ extension RecordOutcome {
     /// The owners, when the batch was recorded.
     public var owners: [String]? {
         if case .recorded(let owners, _) = self { owners } else { nil }
+    }
+}
+
+/// A customer's history as the storage keeps it up to date for the engine: compact (see ``CompactHistory``), with the
+/// version a replacement must name so it never overwrites a newer one.
+public struct CustomerDigest: Hashable, Sendable {
+    public var history: CompactHistory
+    public var version: Int64
+
+    public init(history: CompactHistory, version: Int64) {
+        self.history = history
+        self.version = version
     }
 }
 
