@@ -22,7 +22,8 @@ import IAPCatalog
 public struct CompactHistory: Hashable, Sendable, Codable {
     /// The records kept as they are (renewal information: the latest per original transaction).
     public internal(set) var history: PurchaseHistory
-    /// The latest date of anything folded away; nil while nothing is.
+    /// The latest date of a subscription period or non-consumable folded away; nil while none is. (A consumable's
+    /// fold point is its opening's ``ConsumableOpening/last``.)
     public internal(set) var foldedThrough: Date?
     /// The moment of the last fold: a snapshot of an earlier moment needs the whole history.
     public internal(set) var foldedAt: Date?
@@ -55,17 +56,28 @@ public struct CompactHistory: Hashable, Sendable, Codable {
     public func worthFolding(minimum: Int = 64) -> Bool { keptCount >= max(minimum, 2 * keptAtLastFold) }
 
     /// Adds records of transactions not seen before, renewal information and consumptions. False (and nothing is
-    /// added) when one of them is dated at or before what was folded: the events would count in the wrong order,
-    /// so the compact history must be built again from the whole one.
+    /// added) when one of them reaches back into what was folded (a consumable's event that would count before its
+    /// folded ones, another record dated at or before ``foldedThrough``): the compact history must then be built
+    /// again from the whole one.
     public mutating func append(
         records: [PurchaseRecord], renewals: [RenewalRecord] = [], consumptions: [ConsumptionRecord] = []
     ) -> Bool {
-        if let folded = foldedThrough {
-            for record in records {
+        for record in records {
+            if let last = openings[record.productID]?.last {
+                // Revoked or not later: the refund, if any, must come after the fold too.
+                let events = EntitlementEngine.consumableEvents(of: record, at: .distantFuture)
+                if events.contains(where: { ConsumableEventKey($0) <= last }) { return false }
+            } else if let folded = foldedThrough {
                 if record.purchaseDate <= folded { return false }
                 if let revocation = record.revocation, revocation.date <= folded { return false }
             }
-            if consumptions.contains(where: { $0.date <= folded }) { return false }
+        }
+        for consumption in consumptions {
+            if let last = openings[consumption.productID]?.last,
+                ConsumableEventKey(EntitlementEngine.consumableEvent(of: consumption)) <= last
+            {
+                return false
+            }
         }
         history.records += records
         history.consumptions += consumptions
@@ -202,7 +214,6 @@ extension EntitlementEngine {
             var consumed: [ConsumableEvent] = []
             for event in ordered.prefix(cut) {
                 _ = Self.apply(event, to: &balance)
-                result.noteFolded(event.date)
                 switch event.kind {
                 case .purchase:
                     if let id = event.transactionID, let index = indexByID[id] { folded.insert(index) }
@@ -229,6 +240,7 @@ extension EntitlementEngine {
             updated.balance = balance.balance
             updated.shortfall = balance.shortfall
             updated.events += cut
+            updated.last = ConsumableEventKey(ordered[cut - 1])
             result.openings[productID] = updated
         }
         if !foldedConsumptions.isEmpty {

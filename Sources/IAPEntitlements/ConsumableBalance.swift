@@ -44,8 +44,30 @@ public struct ConsumableOpening: Hashable, Sendable, Codable {
     public var shortfall = 0
     /// How many events were folded.
     public var events = 0
+    /// Where the last folded event stands in the order events count: a later arrival must come after it.
+    public var last: ConsumableEventKey?
 
     public init() {}
+}
+
+/// Where a consumable event stands in the order events count: by date, a purchase before a consumption before a
+/// refund on the same date, then by transaction id and quantity.
+public struct ConsumableEventKey: Hashable, Sendable, Codable, Comparable {
+    public var date: Date
+    public var order: Int
+    public var transactionID: String
+    public var quantity: Int
+
+    public init(_ event: ConsumableEvent) {
+        date = event.date
+        order = event.kind == .purchase ? 0 : event.kind == .consumption ? 1 : 2
+        transactionID = event.transactionID ?? ""
+        quantity = event.quantity
+    }
+
+    public static func < (a: Self, b: Self) -> Bool {
+        (a.date, a.order, a.transactionID, a.quantity) < (b.date, b.order, b.transactionID, b.quantity)
+    }
 }
 
 /// One step of a consumable's history.

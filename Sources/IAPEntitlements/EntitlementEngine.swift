@@ -225,38 +225,36 @@ public struct EntitlementEngine: Sendable {
     static func consumableEvents(
         _ records: [PurchaseRecord], _ consumptions: [ConsumptionRecord], at moment: Date
     ) -> [String: [ConsumableEvent]] {
-        var events: [String: [(event: ConsumableEvent, order: Int)]] = [:]
-        for record in records {
-            let quantity = max(0, record.quantity)
-            events[record.productID, default: []].append(
-                (
-                    ConsumableEvent(
-                        date: record.purchaseDate, kind: .purchase, quantity: quantity,
-                        transactionID: record.transactionID, balanceAfter: 0), 0
-                ))
-            if record.isRevoked(at: moment), let revocation = record.revocation {
-                events[record.productID, default: []].append(
-                    (
-                        ConsumableEvent(
-                            date: revocation.date, kind: .refund, quantity: Self.refundedUnits(quantity, revocation),
-                            transactionID: record.transactionID, balanceAfter: 0), 2
-                    ))
-            }
-        }
+        var events: [String: [ConsumableEvent]] = [:]
+        for record in records { events[record.productID, default: []] += consumableEvents(of: record, at: moment) }
         for consumption in Self.distinct(consumptions) where consumption.date <= moment {
-            events[consumption.productID, default: []].append(
-                (
-                    ConsumableEvent(
-                        date: consumption.date, kind: .consumption, quantity: max(0, consumption.quantity),
-                        transactionID: consumption.transactionID, balanceAfter: 0), 1
-                ))
+            events[consumption.productID, default: []].append(consumableEvent(of: consumption))
         }
-        return events.mapValues { list in
-            list.sorted {
-                ($0.event.date, $0.order, $0.event.transactionID ?? "", $0.event.quantity)
-                    < ($1.event.date, $1.order, $1.event.transactionID ?? "", $1.event.quantity)
-            }.map(\.event)
+        return events.mapValues { list in list.sorted { ConsumableEventKey($0) < ConsumableEventKey($1) } }
+    }
+
+    /// A consumable record's events: its purchase, and its refund when revoked by `moment`.
+    static func consumableEvents(of record: PurchaseRecord, at moment: Date) -> [ConsumableEvent] {
+        let quantity = max(0, record.quantity)
+        var events = [
+            ConsumableEvent(
+                date: record.purchaseDate, kind: .purchase, quantity: quantity, transactionID: record.transactionID,
+                balanceAfter: 0)
+        ]
+        if record.isRevoked(at: moment), let revocation = record.revocation {
+            events.append(
+                ConsumableEvent(
+                    date: revocation.date, kind: .refund, quantity: refundedUnits(quantity, revocation),
+                    transactionID: record.transactionID, balanceAfter: 0))
         }
+        return events
+    }
+
+    /// A consumption's event.
+    static func consumableEvent(of consumption: ConsumptionRecord) -> ConsumableEvent {
+        ConsumableEvent(
+            date: consumption.date, kind: .consumption, quantity: max(0, consumption.quantity),
+            transactionID: consumption.transactionID, balanceAfter: 0)
     }
 
     /// Units a revocation takes back: all of them, or the refunded share of a prorated refund.

@@ -285,6 +285,15 @@ public struct ValidationService: Sendable {
         do { return try await storage.records(of: customer) } catch { throw .storage(error) }
     }
 
+    /// A page of a customer's transactions in id order after `cursor` (before it, newest first).
+    public func transactions(of customer: CustomerKey, after cursor: String?, limit: Int, newestFirst: Bool = false)
+        async throws(APIError) -> [StoredTransaction]
+    {
+        do {
+            return try await storage.transactions(of: customer, after: cursor, limit: limit, newestFirst: newestFirst)
+        } catch { throw .storage(error) }
+    }
+
     /// Records that a customer used `quantity` of a consumable, once per idempotency key; answers whether it was new
     /// and the entitlements after it.
     public func recordConsumption(

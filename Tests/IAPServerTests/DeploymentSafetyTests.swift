@@ -1,4 +1,5 @@
 import Foundation
+import IAPSimulator
 import IAPTestSupport
 import Testing
 
@@ -357,5 +358,60 @@ import Testing
         #expect(Array(notesAfter.prefix(notesBefore.count)) == notesBefore, "the notification history is kept")
         #expect(Set(notesAfter).count == notesAfter.count, "no UUID twice: \(notesAfter)")
         #expect(notesAfter.count > notesBefore.count)
+    }
+
+    /// A customer with thousands of purchases: every answer stays the size of a short history's (the recent events,
+    /// after a count of the earlier ones the totals include), the console shows the newest transactions, and the
+    /// listing pages through every one. (What a post costs is measured by Scripts/history-bench.py, not timed here.)
+    @Test func aCustomerWithThousandsOfTransactionsGetsBoundedAnswersAndPagesThroughThemAll() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let folder = try ServerProcessTests.pkiFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("long.sqlite").path
+        let server = try await ServerProcess.start(
+            ["--database", database, "--pki", folder.path, "--api-key", ServerProcessTests.key])
+        defer { Task { try? await server.stop() } }
+        let headers = ["Authorization": "Bearer \(ServerProcessTests.key)"]
+        let token = "00000000-0000-4000-8000-00000000abcd"
+        let store = try ServerProcessTests.simulator()
+        try store.createAccount("long", appAccountToken: UUID(uuidString: token))
+        let count = 1_500
+        var last: [String: Any] = [:]
+        for _ in 0..<count {
+            let bought = try store.purchase("com.example.florist.installation", account: "long")
+            let (status, answer) = try await server.post(
+                "/v1/transactions", ["signedTransaction": try #require(bought.transaction?.jws)], headers: headers)
+            #expect(status == 200, "\(answer)")
+            last = answer
+        }
+        func consumable(_ answer: [String: Any]) -> [String: Any] {
+            ((answer["entitlements"] as? [String: Any])?["consumables"] as? [[String: Any]])?.first ?? [:]
+        }
+        for (what, answer) in [
+            ("the last post", last),
+            ("GET entitlements", try await server.get("/v1/customers/\(token)/entitlements", headers: headers).1),
+        ] {
+            let balance = consumable(answer)
+            let history = balance["history"] as? [[String: Any]] ?? []
+            let earlier = balance["earlierEvents"] as? Int ?? 0
+            #expect(balance["balance"] as? Int == count, "\(what): \(balance["balance"] ?? "?")")
+            #expect(history.count <= 100, "\(what) lists the recent events only: \(history.count)")
+            #expect(earlier + history.count == count, "\(what): \(earlier) earlier + \(history.count) listed")
+        }
+        let (status, view) = try await server.get("/console/customers/\(token)")
+        #expect(status == 200)
+        #expect((view["transactions"] as? [[String: Any]])?.count == 100)
+        #expect(view["moreTransactions"] as? Bool == true)
+        var ids: [String] = []
+        var cursor: String?
+        repeat {
+            let query = "limit=1000" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let (status, page) = try await server.get("/v1/customers/\(token)/transactions?\(query)", headers: headers)
+            #expect(status == 200)
+            ids += (page["transactions"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String }
+            cursor = page["next"] as? String
+        } while cursor != nil && ids.count <= count
+        #expect(ids.count == count && Set(ids).count == count, "every transaction once: \(ids.count)")
+        #expect(ids == ids.sorted { ($0.count, $0) < ($1.count, $1) }, "in id order")
     }
 }

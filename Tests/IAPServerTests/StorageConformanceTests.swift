@@ -236,6 +236,32 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    @Test(arguments: Backend.allCases) func aCustomersTransactionsComeInPagesInIDOrder(_ backend: Backend) async throws
+    {
+        guard let storage = try await Self.storage(backend) else { return }
+        let ana = CustomerKey(bundleID: Self.bundle, id: "ana")
+        let ids = ["9", "10", "11", "100", "2", "abc"]
+        for id in ids {
+            _ = try await storage.record(
+                PurchaseBatch(claimant: "ana", transactions: [Self.transaction(id, signed: 1)]))
+        }
+        _ = try await storage.record(PurchaseBatch(claimant: "bo", transactions: [Self.transaction("5", signed: 1)]))
+        let ordered = ["2", "9", "10", "11", "100", "abc"]
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try await storage.transactions(of: ana, after: cursor, limit: 4, newestFirst: false)
+            seen += page.prefix(2).map(\.transactionID)
+            cursor = page.count > 2 ? page[1].transactionID : nil
+        } while cursor != nil
+        #expect(seen == ordered, "pages of two, in id order (numeric ids by value), another customer's left out")
+        let newest = try await storage.transactions(of: ana, after: nil, limit: 3, newestFirst: true)
+        #expect(newest.map(\.transactionID) == ["abc", "100", "11"])
+        let older = try await storage.transactions(of: ana, after: "11", limit: 10, newestFirst: true)
+        #expect(older.map(\.transactionID) == ["10", "9", "2"])
+        try await storage.shutdown()
+    }
+
     @Test(arguments: Backend.allCases) func aClaimedPurchaseStaysWithItsOwner(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
         let first = Self.transaction("t1", signed: 1)

@@ -77,7 +77,8 @@ struct StreamingJSONEncoderTests {
         #expect(!snapshot.subscriptionGroups.isEmpty)
 
         let answers: [any Encodable] = [
-            Answers.Entitlements(key, snapshot), Answers.Transactions(key, records),
+            Answers.Entitlements(key, snapshot), Answers.Transactions(key, records.transactions, limit: 1_000),
+            EntitlementEngine().compacted(CompactHistory(records.history), at: snapshot.moment, keeping: 1),
             ["b": 1, "a": 2], [String](), ["text": "quote \" slash / back \\ tab \t nl \n nul \u{0} é 🌸"],
         ]
         for answer in answers {

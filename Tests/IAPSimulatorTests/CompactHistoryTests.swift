@@ -163,7 +163,9 @@ import Testing
         let history = PurchaseHistory(
             records: (0..<10).map { consumable("\($0)", early.addingTimeInterval(Double($0))) })
         var compact = Self.engine.compacted(CompactHistory(history), at: early.addingTimeInterval(100), keeping: 2)
-        #expect(compact.foldedThrough == early.addingTimeInterval(7), "eight of ten folded, two kept")
+        #expect(
+            compact.openings[FloristCatalog.installation]?.last?.date == early.addingTimeInterval(7),
+            "eight of ten folded, two kept")
         let late = compact.append(records: [consumable("late", early.addingTimeInterval(3))])
         #expect(!late, "dated inside what was folded")
         let new = compact.append(records: [consumable("new", early.addingTimeInterval(200))])
@@ -171,5 +173,23 @@ import Testing
         let snapshot = Self.engine.snapshot(of: compact, at: early.addingTimeInterval(300))
         #expect(snapshot?.balance(of: FloristCatalog.installation) == 11)
         #expect(snapshot?.consumables.first?.earlierEvents == 8)
+    }
+
+    /// On a frozen clock every purchase has the same date: the order events count in still puts each new one after
+    /// those folded, so they append.
+    @Test func arrivalsAtTheSameMomentAsTheFoldStillAppend() {
+        let moment = Date(timeIntervalSince1970: 1_000_000)
+        func consumable(_ id: Int) -> PurchaseRecord {
+            PurchaseRecord(
+                transactionID: String(2_000_000_000_000_000 + id), productID: FloristCatalog.installation,
+                kind: .consumable, quantity: 1, purchaseDate: moment, source: .signedTransaction)
+        }
+        let history = PurchaseHistory(records: (0..<30).map(consumable))
+        var compact = Self.engine.compacted(CompactHistory(history), at: moment, keeping: 5)
+        let appended = compact.append(records: [consumable(30)])
+        #expect(appended, "a later transaction id at the same moment counts after the folded ones")
+        let earlier = compact.append(records: [consumable(3)])
+        #expect(!earlier, "an earlier id at the same moment would count among them")
+        #expect(Self.engine.snapshot(of: compact, at: moment)?.balance(of: FloristCatalog.installation) == 31)
     }
 }

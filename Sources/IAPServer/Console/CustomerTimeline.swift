@@ -3,7 +3,9 @@ import IAPCatalog
 import IAPEntitlements
 
 /// What a customer owned when: the entitlement engine asked at every moment the stored records change something (a
-/// purchase, an expiry, a revocation), kept where the answer changes. The customers page draws it.
+/// purchase, an expiry, a revocation), kept where the answer changes. The customers page draws it. Read from the
+/// customer's compact history, so a long history costs what a short one does: the moments before its last fold, and
+/// all but the latest ``maximumMoments``, are left out (``truncated``).
 struct CustomerTimeline: Encodable {
     /// One stretch of time with the same products entitled.
     struct Stretch: Encodable {
@@ -14,25 +16,27 @@ struct CustomerTimeline: Encodable {
     }
 
     /// The moments looked at are bounded: the latest ones are kept.
-    static let maximumMoments = 500
+    static let maximumMoments = 200
 
     var stretches: [Stretch]
     /// Whether older moments were left out.
     var truncated: Bool
 
-    init(history: PurchaseHistory, engine: EntitlementEngine, now: Date) {
+    init(history: CompactHistory, engine: EntitlementEngine, now: Date) {
         var moments = Set<Date>()
-        for record in history.records {
+        for record in history.history.records {
             moments.insert(record.purchaseDate)
             if let expires = record.expiresDate { moments.insert(expires) }
             if let revoked = record.revocation?.date { moments.insert(revoked) }
         }
-        let sorted = moments.filter { $0 <= now }.sorted()
-        truncated = sorted.count > Self.maximumMoments
+        let start = history.foldedAt ?? .distantPast
+        let sorted = moments.filter { $0 <= now && $0 >= start }.sorted()
+        truncated = sorted.count > Self.maximumMoments || history.foldedAt != nil
         var stretches: [Stretch] = []
         var previous: Set<String> = []
         for moment in sorted.suffix(Self.maximumMoments) {
-            let entitled = engine.snapshot(of: history, at: moment).entitledProductIDs
+            guard let snapshot = engine.snapshot(of: history, at: moment) else { continue }
+            let entitled = snapshot.entitledProductIDs
             guard entitled != previous || stretches.isEmpty else { continue }
             stretches.append(
                 Stretch(
@@ -45,7 +49,7 @@ struct CustomerTimeline: Encodable {
     }
 }
 
-/// A customer as the customers page shows it: what they own now, every stored transaction, and the timeline.
+/// A customer as the customers page shows it: what they own now, their latest transactions, and the timeline.
 struct CustomerView: Encodable {
     struct Transaction: Encodable {
         var transactionId: String
@@ -65,22 +69,31 @@ struct CustomerView: Encodable {
     var bundleId: String
     var entitledProductIds: [String]
     var entitlements: EntitlementSnapshot
+    /// The newest ``shownTransactions``; the rest are at `/v1/customers/{id}/transactions`.
     var transactions: [Transaction]
+    /// Whether there are older transactions than those listed.
+    var moreTransactions: Bool
     var timeline: CustomerTimeline
+
+    static let shownTransactions = 100
 }
 
 extension ValidationService {
     /// The customers page's view of one customer.
     func customerView(_ customer: CustomerKey) async throws(APIError) -> CustomerView {
         let app = try app(bundleID: customer.bundleID)
-        let records = try await records(of: customer)
-        let history = records.history
-        let snapshot = app.engine.snapshot(of: history, at: now)
+        let digest: CustomerDigest
+        do { digest = try await storage.digest(of: customer) } catch { throw .storage(error) }
+        let snapshot = try await snapshot(of: customer, digest, app: app)
+        let newest = try await transactions(
+            of: customer, after: nil, limit: CustomerView.shownTransactions + 1, newestFirst: true)
         return CustomerView(
             customerId: customer.id, bundleId: customer.bundleID,
             entitledProductIds: snapshot.entitledProductIDs.sorted(),
             entitlements: snapshot,
-            transactions: history.records.sorted { $0.purchaseDate > $1.purchaseDate }.map { record in
+            transactions: newest.prefix(CustomerView.shownTransactions).map(\.record).sorted {
+                $0.purchaseDate > $1.purchaseDate
+            }.map { record in
                 CustomerView.Transaction(
                     transactionId: record.transactionID, originalTransactionId: record.originalTransactionID,
                     productId: record.productID, kind: record.kind?.rawValue, purchaseDate: record.purchaseDate,
@@ -88,6 +101,7 @@ extension ValidationService {
                     revocationReason: record.revocation?.reason, ownership: "\(record.ownership)",
                     source: "\(record.source)", signedDate: record.signedDate)
             },
-            timeline: CustomerTimeline(history: history, engine: app.engine, now: now))
+            moreTransactions: newest.count > CustomerView.shownTransactions,
+            timeline: CustomerTimeline(history: digest.history, engine: app.engine, now: now))
     }
 }

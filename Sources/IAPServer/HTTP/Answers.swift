@@ -50,21 +50,18 @@ enum Answers {
         /// The cursor of the next page, when there is one.
         var next: String?
 
-        /// One page: the transactions in id order (numeric ids by value) after `cursor`, at most `limit` of them.
-        init(_ customer: CustomerKey, _ records: CustomerRecords, after cursor: String? = nil, limit: Int = .max) {
+        /// One page, as the storage read it with one more than `limit` (which tells whether there is a next page).
+        init(_ customer: CustomerKey, _ stored: [StoredTransaction], limit: Int) {
             customerId = customer.id
             bundleId = customer.bundleID
-            func key(_ id: String) -> (Int, String) { (id.utf8.count, id) }
-            let ordered = records.transactions.sorted { key($0.transactionID) < key($1.transactionID) }
-            let remaining = cursor.map { cursor in ordered.filter { key($0.transactionID) > key(cursor) } } ?? ordered
-            let page = remaining.prefix(limit)
+            let page = stored.prefix(limit)
             transactions = page.map {
                 Item(
                     transactionId: $0.transactionID, originalTransactionId: $0.originalTransactionID,
                     productId: $0.productID, signedDate: $0.signedDate, appAccountToken: $0.appAccountToken,
                     document: $0.document, record: $0.record)
             }
-            next = remaining.count > page.count ? page.last?.transactionID : nil
+            next = stored.count > page.count ? page.last?.transactionID : nil
         }
     }
 

@@ -98,8 +98,8 @@ struct ServerRoutes: Sendable {
         if let cursor, cursor.isEmpty || cursor.utf8.count > 64 {
             throw .badRequest("invalidQuery", "'cursor' is the 'next' of the previous page")
         }
-        return JSONBody.response(
-            Answers.Transactions(customer, try await service.records(of: customer), after: cursor, limit: limit))
+        let page = try await service.transactions(of: customer, after: cursor, limit: limit + 1)
+        return JSONBody.response(Answers.Transactions(customer, page, limit: limit))
     }
 
     func consumptions(_ request: Request, id: String) async throws(APIError) -> Response {

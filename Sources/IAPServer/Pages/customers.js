@@ -36,7 +36,7 @@ document.addEventListener("DOMContentLoaded", () => {
         consumables.length ? [el("h3", {}, "Consumables"), el("ul", {}, consumables)] : null),
       el("section", { class: "panel", "aria-labelledby": "timeline-title" },
         el("h2", { id: "timeline-title" }, "What they owned when"),
-        customer.timeline.truncated ? el("p", {}, "Only the latest moments are shown.") : null,
+        customer.timeline.truncated ? el("p", {}, "Only the recent moments are shown.") : null,
         customer.timeline.stretches.length ? el("ol", { id: "timeline" }, customer.timeline.stretches.map((stretch) =>
           el("li", {},
             el("strong", {}, date(stretch.from)), ": ",
@@ -46,6 +46,8 @@ document.addEventListener("DOMContentLoaded", () => {
           : el("p", {}, "No purchase yet.")),
       el("section", { class: "panel", "aria-labelledby": "history-title" },
         el("h2", { id: "history-title" }, "Stored transactions"),
+        customer.moreTransactions ? el("p", {}, "The newest " + customer.transactions.length +
+          " are shown; the API lists every one (GET /v1/customers/{id}/transactions).") : null,
         el("div", { class: "table-scroll" }, el("table", {},
           el("caption", { class: "visually-hidden" }, "Stored transactions, newest first"),
           el("thead", {}, el("tr", {}, ["Product", "Transaction", "Bought", "Expires", "Revoked", "From"].map((t) => el("th", { scope: "col" }, t)))),

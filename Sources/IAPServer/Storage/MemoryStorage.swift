@@ -62,6 +62,18 @@ public actor MemoryStorage: ServerStorage {
         return CustomerRecords(transactions: bought, renewals: renewing, consumptions: used)
     }
 
+    public func transactions(of customer: CustomerKey, after cursor: String?, limit: Int, newestFirst: Bool)
+        throws(StorageError) -> [StoredTransaction]
+    {
+        func key(_ id: String) -> (Int, String) { (id.utf8.count, id) }
+        var ordered = try records(of: customer).transactions.sorted { key($0.transactionID) < key($1.transactionID) }
+        if newestFirst { ordered.reverse() }
+        let remaining = cursor.map { cursor in
+            ordered.filter { newestFirst ? key($0.transactionID) < key(cursor) : key($0.transactionID) > key(cursor) }
+        }
+        return Array((remaining ?? ordered).prefix(max(0, limit)))
+    }
+
     /// Built from every record each time: memory keeps nothing to fold.
     public func digest(of customer: CustomerKey) throws(StorageError) -> CustomerDigest {
         CustomerDigest(history: CompactHistory(try records(of: customer).history), version: writes[customer] ?? 0)

@@ -237,6 +237,47 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
+    public func transactions(of customer: CustomerKey, after cursor: String?, limit: Int, newestFirst: Bool)
+        async throws(StorageError) -> [StoredTransaction]
+    {
+        // Ids compare by length, then as bytes (PostgreSQL's collation would order them by the locale).
+        let id = database.engine == .postgres ? "t.transaction_id COLLATE \"C\"" : "t.transaction_id"
+        let comparison = newestFirst ? "<" : ">"
+        let direction = newestFirst ? "DESC" : "ASC"
+        let cursorCondition =
+            cursor == nil
+            ? ""
+            : """
+            AND (LENGTH(t.transaction_id) \(comparison) LENGTH($3)
+                OR (LENGTH(t.transaction_id) = LENGTH($3) AND \(id) \(comparison) $3))
+            """
+        let rows = try await read { db in
+            try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
+                        t.app_account_token, t.record
+                    FROM iap_owners o CROSS JOIN iap_transactions t
+                    WHERE o.bundle_id = $1 AND o.customer_id = $2
+                        AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id
+                        \(cursorCondition)
+                    ORDER BY LENGTH(t.transaction_id) \(direction), \(id) \(direction)
+                    LIMIT \(max(0, min(limit, 10_000)))
+                    """, [.text(customer.bundleID), .text(customer.id)] + (cursor.map { [SQLValue.text($0)] } ?? [])))
+        }
+        return try Self.decoding {
+            try rows.map { row in
+                StoredTransaction(
+                    transactionID: try row.text("transaction_id"),
+                    originalTransactionID: try row.text("original_transaction_id"),
+                    bundleID: customer.bundleID, productID: try row.text("product_id"),
+                    signedDate: Self.date(try row.integer("signed_date")), document: try row.text("document"),
+                    appAccountToken: try row.optionalText("app_account_token"),
+                    record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8)))
+            }
+        }
+    }
+
     public func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest {
         if let row = try await read({ db in try await db.rows(Self.digestQuery(customer)).first }) {
             return try digest(from: row)

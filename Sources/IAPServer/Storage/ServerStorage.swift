@@ -26,6 +26,11 @@ public protocol ServerStorage: Sendable {
     /// Everything stored for a customer.
     func records(of customer: CustomerKey) async throws(StorageError) -> CustomerRecords
 
+    /// One page of a customer's stored transactions in id order (numeric ids by value: shorter first, then as text),
+    /// those after `cursor` (before it, newest first), at most `limit`.
+    func transactions(of customer: CustomerKey, after cursor: String?, limit: Int, newestFirst: Bool)
+        async throws(StorageError) -> [StoredTransaction]
+
     /// A customer's compact history, kept up to date by every write (built from every record the first time).
     func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest
 
