@@ -195,11 +195,12 @@ struct StorageConformanceTests {
             return transaction
         }
         var last: CustomerDigest?
-        for index in 0..<30 {  // new purchases, one at a time: appended
+        for index in 0..<80 {  // new purchases, one at a time: a digest once the history is long, then appended
             let outcome = try await storage.record(
                 PurchaseBatch(claimant: "ana", transactions: [coins("c\(index)", at: Double(index) * 10)]))
             guard case .recorded(_, let digest) = outcome else { throw CancellationError() }
-            if let last { #expect(digest.version > last.version) }
+            // Versions count once a digest is kept (every backend keeps one for a long history).
+            if let last, index >= 70 { #expect(digest.version > last.version) }
             last = digest
         }
         try await Self.expectDigestAgrees(try #require(last), storage, ana)

@@ -26,7 +26,6 @@ public final class SQLStorage: ServerStorage {
         let bundleID = batch.transactions.first?.bundleID ?? ""
         if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
         let written: Written = try await inTransaction { db in
-            let known = try await Self.knownTransactionIDs(rows, bundleID: bundleID, db: db)
             var owners: [String] = []
             for row in rows.transactions {
                 let owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
@@ -37,8 +36,7 @@ public final class SQLStorage: ServerStorage {
                 }
                 if !owners.contains(owner) { owners.append(owner) }
             }
-            try await Self.write(rows, db: db)
-            let digest = try await updateDigests(of: owners, bundleID: bundleID, adding: rows, known: known, db: db)
+            let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
             return (Written(refusal: nil, owners: owners, digest: digest), commit: true)
         }
         if let refusal = written.refusal { return refusal }
@@ -56,8 +54,9 @@ public final class SQLStorage: ServerStorage {
         -> RecordOutcome?
     {
         guard !batch.transactions.isEmpty else { return nil }
-        let found: (owner: String, documents: [SQLRow], digest: SQLRow)? = try await read { db in
+        let found: (owner: String, digest: SQLRow?, rows: [SQLRow])? = try await read { db in
             var owner: String?
+            var digest: SQLRow?
             for transaction in batch.transactions {
                 guard let row = try await db.rows(Self.ownerQuery(transaction)).first else { return nil }
                 let customer = try row.text("customer_id")
@@ -66,55 +65,74 @@ public final class SQLStorage: ServerStorage {
                 }
                 guard owner == nil || owner == customer else { return nil }
                 owner = customer
+                digest = row
             }
             guard let owner else { return nil }
-            guard let digest = try await db.rows(Self.digestQuery(CustomerKey(bundleID: bundleID, id: owner))).first
-            else { return nil }
+            let customer = CustomerKey(bundleID: bundleID, id: owner)
+            guard let digest, try !(digest.optionalText("digest") ?? "").isEmpty else {
+                // No digest: a short history, read whole (a long one goes through the writer, which builds one).
+                let rows = try await db.rows(Self.recordsQuery(customer))
+                return rows.count >= Self.digestThreshold ? nil : (owner, nil, rows)
+            }
             var documents: [SQLRow] = []
             for transaction in batch.transactions {
                 documents += try await db.rows(
                     SQLStatement(
                         """
-                        SELECT 0 AS kind, transaction_id AS id, signed_date, document FROM iap_transactions
-                        WHERE bundle_id = $1 AND transaction_id = $2
+                        SELECT 0 AS kind, transaction_id, original_transaction_id, signed_date, document
+                        FROM iap_transactions WHERE bundle_id = $1 AND transaction_id = $2
                         """, [.text(bundleID), .text(transaction.transactionID)]))
             }
             for renewal in batch.renewals {
                 documents += try await db.rows(
                     SQLStatement(
                         """
-                        SELECT 1 AS kind, original_transaction_id AS id, signed_date, document FROM iap_renewals
-                        WHERE bundle_id = $1 AND original_transaction_id = $2
+                        SELECT 1 AS kind, CAST(NULL AS TEXT) AS transaction_id, original_transaction_id, signed_date,
+                            document
+                        FROM iap_renewals WHERE bundle_id = $1 AND original_transaction_id = $2
                         """, [.text(bundleID), .text(renewal.originalTransactionID)]))
             }
-            return (owner, documents, digest)
+            return (owner, digest, documents)
         }
         guard let found else { return nil }
         let unchanged = try Self.decoding {
-            var stored: [String: SQLRow] = [:]
-            for row in found.documents { stored["\(try row.integer("kind"))/\(try row.text("id"))"] = row }
-            func keeps(_ key: String, signedDate: Date, document: String) throws -> Bool {
-                guard let row = stored[key] else { return false }
+            var transactions: [String: SQLRow] = [:]
+            var renewals: [String: SQLRow] = [:]
+            for row in found.rows {
+                switch try row.integer("kind") {
+                case 0: transactions[try row.text("transaction_id")] = row
+                case 1: renewals[try row.text("original_transaction_id")] = row
+                default: break
+                }
+            }
+            func keeps(_ row: SQLRow?, signedDate: Date, document: String) throws -> Bool {
+                guard let row else { return false }
                 return try row.text("document") == document || row.integer("signed_date") > Self.millis(signedDate)
             }
             for transaction in batch.transactions {
                 guard
                     try keeps(
-                        "0/\(transaction.transactionID)", signedDate: transaction.signedDate,
+                        transactions[transaction.transactionID], signedDate: transaction.signedDate,
                         document: transaction.document)
                 else { return false }
             }
             for renewal in batch.renewals {
                 guard
                     try keeps(
-                        "1/\(renewal.originalTransactionID)", signedDate: renewal.signedDate,
+                        renewals[renewal.originalTransactionID], signedDate: renewal.signedDate,
                         document: renewal.document)
                 else { return false }
             }
             return true
         }
         guard unchanged else { return nil }
-        return .recorded(owners: [found.owner], digest: try digest(from: found.digest))
+        let key = CustomerKey(bundleID: bundleID, id: found.owner)
+        if let row = found.digest, let digest = try digest(from: row) {
+            return .recorded(owners: [found.owner], digest: digest)
+        }
+        let records = try records(of: key, from: found.rows, written: rows)
+        return .recorded(
+            owners: [found.owner], digest: CustomerDigest(history: CompactHistory(records.history), version: 0))
     }
 
     /// What a batch's transaction did: refused, or recorded with the first owner's digest.
@@ -144,14 +162,12 @@ public final class SQLStorage: ServerStorage {
                         .integer(Self.millis(notification.receivedAt)), .text(notification.body),
                     ]))
             guard !inserted.isEmpty else { return (false, commit: false) }
-            let known = try await Self.knownTransactionIDs(rows, bundleID: notification.bundleID, db: db)
             var owners: [String] = []
             for row in rows.transactions {
                 let owner = try await Self.own(row.transaction, claimant: nil, db: db)
                 if !owners.contains(owner) { owners.append(owner) }
             }
-            try await Self.write(rows, db: db)
-            _ = try await updateDigests(of: owners, bundleID: notification.bundleID, adding: rows, known: known, db: db)
+            _ = try await writeUpdatingDigests(rows, owners: owners, bundleID: notification.bundleID, db: db)
             return (true, commit: true)
         }
     }
@@ -225,8 +241,7 @@ public final class SQLStorage: ServerStorage {
                     [.text(customer.bundleID), .text(customer.id), .text(key), .text(json)]))
             guard !inserted.isEmpty else { return (false, commit: false) }
             // The consumption joins the customer's digest, or the digest goes (built again when next read).
-            if let row = try await db.rows(Self.digestQuery(customer)).first {
-                var digest = try digest(from: row)
+            if let row = try await db.rows(Self.digestQuery(customer)).first, var digest = try digest(from: row) {
                 if digest.history.append(records: [], consumptions: [consumption]) {
                     try await Self.saveDigest(digest.history, of: customer, version: digest.version + 1, db: db)
                 } else {
@@ -279,19 +294,23 @@ public final class SQLStorage: ServerStorage {
     }
 
     public func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest {
-        if let row = try await read({ db in try await db.rows(Self.digestQuery(customer)).first }) {
-            return try digest(from: row)
+        let (stored, rows): (SQLRow?, [SQLRow]) = try await read { db in
+            let stored = try await db.rows(Self.digestQuery(customer)).first
+            if let stored, try !(stored.optionalText("digest") ?? "").isEmpty { return (stored, []) }
+            return (stored, try await db.rows(Self.recordsQuery(customer)))
         }
-        // None yet (a customer from before digests, or one whose digest a refund dropped): built from every record,
-        // kept unless a write made a newer one meanwhile.
+        if let stored, let digest = try digest(from: stored) { return digest }
+        let records = try records(of: customer, from: rows)
+        let version = (try Self.decoding { try stored?.integer("version") } ?? 0)
+        let built = CustomerDigest(history: CompactHistory(records.history), version: version)
+        guard rows.count >= Self.digestThreshold else { return built }
+        // A long history without a digest (from before digests, or one a refund made stale): built from every record
+        // and kept, unless a write changed it meanwhile.
         return try await inTransaction { db in
-            if let row = try await db.rows(Self.digestQuery(customer)).first {
-                return (try digest(from: row), commit: false)
-            }
-            let records = try records(of: customer, from: try await db.rows(Self.recordsQuery(customer)))
-            let built = CustomerDigest(history: CompactHistory(records.history), version: 1)
-            try await Self.saveDigest(built.history, of: customer, version: built.version, db: db)
-            return (built, commit: true)
+            let current = try await db.rows(Self.digestQuery(customer)).first
+            guard (try current?.integer("version") ?? 0) == version else { return (built, commit: false) }
+            try await Self.saveDigest(built.history, of: customer, version: version + 1, db: db)
+            return (CustomerDigest(history: built.history, version: version + 1), commit: true)
         }
     }
 
@@ -304,7 +323,7 @@ public final class SQLStorage: ServerStorage {
                 SQLStatement(
                     """
                     UPDATE iap_customer_digests SET digest = $4, version = version + 1
-                    WHERE bundle_id = $1 AND customer_id = $2 AND version = $3
+                    WHERE bundle_id = $1 AND customer_id = $2 AND version = $3 AND digest <> ''
                     RETURNING version
                     """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
             return (!updated.isEmpty, commit: !updated.isEmpty)
@@ -432,34 +451,46 @@ public final class SQLStorage: ServerStorage {
 
     // MARK: - Digests
 
-    /// Brings the digests of the customers a write touched up to date: the first owner's gets the new rows appended
-    /// when they are new transactions after what it folded, else it is built again from every row of the customer; any
-    /// other owner's goes (built again when next read). Answers the first owner's.
-    private func updateDigests(
-        of owners: [String], bundleID: String, adding rows: EncodedRows, known: Set<String>,
-        db: any SQLStatementRunner
+    /// A history shorter than this (records and consumptions) has no stored digest: reading it whole costs no more.
+    static let digestThreshold = 64
+
+    /// Writes a batch's rows and brings the digests of the customers it touched up to date: the first owner's gets
+    /// the new rows appended when they are new transactions after what it folded, else it is built again from every
+    /// row (and kept when the history is long enough to need one); any other owner's is marked stale (built again
+    /// when next read). Answers the first owner's.
+    private func writeUpdatingDigests(
+        _ rows: EncodedRows, owners: [String], bundleID: String, db: any SQLStatementRunner
     ) async throws -> CustomerDigest? {
-        guard let first = owners.first else { return nil }
-        for other in owners.dropFirst() {
-            try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
+        guard let first = owners.first else {
+            try await Self.write(rows, db: db)
+            return nil
         }
         let customer = CustomerKey(bundleID: bundleID, id: first)
         let stored = try await db.rows(Self.digestQuery(customer)).first
         let version = (try stored?.integer("version") ?? 0) + 1
-        let fresh = rows.transactions.allSatisfy { !known.contains($0.transaction.transactionID) }
-        if fresh, owners.count == 1, let stored {
-            var digest = try digest(from: stored)
-            if digest.history.append(
-                records: rows.transactions.map(\.transaction.record), renewals: rows.renewals.map(\.renewal.record))
-            {
-                try await Self.saveDigest(digest.history, of: customer, version: version, db: db)
-                return CustomerDigest(history: digest.history, version: version)
-            }
+        var appendable: CustomerDigest?
+        if owners.count == 1, let stored, let digest = try digest(from: stored) {
+            let known = try await Self.knownTransactionIDs(rows, bundleID: bundleID, db: db)
+            if rows.transactions.allSatisfy({ !known.contains($0.transaction.transactionID) }) { appendable = digest }
         }
-        let records = try records(of: customer, from: try await db.rows(Self.recordsQuery(customer)), written: rows)
-        let built = CompactHistory(records.history)
-        try await Self.saveDigest(built, of: customer, version: version, db: db)
-        return CustomerDigest(history: built, version: version)
+        try await Self.write(rows, db: db)
+        for other in owners.dropFirst() {
+            try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
+        }
+        if var digest = appendable,
+            digest.history.append(
+                records: rows.transactions.map(\.transaction.record), renewals: rows.renewals.map(\.renewal.record))
+        {
+            try await Self.saveDigest(digest.history, of: customer, version: version, db: db)
+            return CustomerDigest(history: digest.history, version: version)
+        }
+        let all = try await db.rows(Self.recordsQuery(customer))
+        let built = CompactHistory(try records(of: customer, from: all, written: rows).history)
+        if all.count >= Self.digestThreshold || stored != nil {
+            try await Self.saveDigest(built, of: customer, version: version, db: db)
+            return CustomerDigest(history: built, version: version)
+        }
+        return CustomerDigest(history: built, version: 0)
     }
 
     /// Which of a batch's transaction ids are stored already (a new version of one is not an append).
@@ -482,10 +513,12 @@ public final class SQLStorage: ServerStorage {
             [.text(customer.bundleID), .text(customer.id)])
     }
 
-    private func digest(from row: SQLRow) throws(StorageError) -> CustomerDigest {
+    /// The digest a row holds; nil when it is marked stale (empty) or the row has none (a join found no digest).
+    private func digest(from row: SQLRow) throws(StorageError) -> CustomerDigest? {
         try Self.decoding {
-            CustomerDigest(
-                history: try decoder.decode(CompactHistory.self, from: Data(try row.text("digest").utf8)),
+            guard let text = try row.optionalText("digest"), !text.isEmpty else { return nil }
+            return CustomerDigest(
+                history: try decoder.decode(CompactHistory.self, from: Data(text.utf8)),
                 version: try row.integer("version"))
         }
     }
@@ -503,11 +536,15 @@ public final class SQLStorage: ServerStorage {
                 """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
     }
 
+    /// Marks a digest stale (empty), keeping its version counting, so a fold read before can never replace the one
+    /// built next.
     private static func dropDigest(of customer: CustomerKey, db: any SQLStatementRunner) async throws {
         try await db.run(
             SQLStatement(
-                "DELETE FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
-                [.text(customer.bundleID), .text(customer.id)]))
+                """
+                UPDATE iap_customer_digests SET digest = '', version = version + 1
+                WHERE bundle_id = $1 AND customer_id = $2
+                """, [.text(customer.bundleID), .text(customer.id)]))
     }
 
     // MARK: - Statements
@@ -525,11 +562,14 @@ public final class SQLStorage: ServerStorage {
             [.text(bundleID), .text(id)])
     }
 
-    /// The owner of a transaction's original transaction, and whether a customer claimed it.
+    /// The owner of a transaction's original transaction, whether a customer claimed it, and the owner's digest.
     static func ownerQuery(_ transaction: StoredTransaction) -> SQLStatement {
         SQLStatement(
             """
-            SELECT customer_id, claimed FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2
+            SELECT o.customer_id, o.claimed, d.version, d.digest
+            FROM iap_owners o LEFT JOIN iap_customer_digests d
+                ON d.bundle_id = o.bundle_id AND d.customer_id = o.customer_id
+            WHERE o.bundle_id = $1 AND o.original_transaction_id = $2
             """,
             [.text(transaction.bundleID), .text(transaction.originalTransactionID)])
     }
