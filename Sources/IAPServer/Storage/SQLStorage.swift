@@ -461,50 +461,37 @@ public final class SQLStorage: ServerStorage {
     private func writeUpdatingDigests(
         _ rows: EncodedRows, owners: [String], bundleID: String, db: any SQLStatementRunner
     ) async throws -> CustomerDigest? {
-        guard let first = owners.first else {
-            try await Self.write(rows, db: db)
-            return nil
-        }
-        let customer = CustomerKey(bundleID: bundleID, id: first)
-        let stored = try await db.rows(Self.digestQuery(customer)).first
-        let version = (try stored?.integer("version") ?? 0) + 1
-        var appendable: CustomerDigest?
-        if owners.count == 1, let stored, let digest = try digest(from: stored) {
-            let known = try await Self.knownTransactionIDs(rows, bundleID: bundleID, db: db)
-            if rows.transactions.allSatisfy({ !known.contains($0.transaction.transactionID) }) { appendable = digest }
-        }
         try await Self.write(rows, db: db)
+        guard let first = owners.first else { return nil }
         for other in owners.dropFirst() {
             try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
         }
-        if var digest = appendable,
-            digest.history.append(
-                records: rows.transactions.map(\.transaction.record), renewals: rows.renewals.map(\.renewal.record))
-        {
-            try await Self.saveDigest(digest.history, of: customer, version: version, db: db)
-            return CustomerDigest(history: digest.history, version: version)
+        let customer = CustomerKey(bundleID: bundleID, id: first)
+        // One statement: the digest when there is a usable one, else every row (and the stale digest, if any).
+        var found = try await db.rows(Self.recordsQuery(customer, unlessDigested: true))
+        let stored = try found.first { try $0.integer("kind") == 3 }
+        let version = (try stored?.integer("sort_number") ?? 0) + 1
+        if let stored, let digest = try digest(json: try stored.optionalText("record"), version: version - 1) {
+            // A stored transaction is in the digest's kept records or before its fold point, where append refuses it.
+            let kept = Set(digest.history.history.records.map(\.transactionID))
+            var history = digest.history
+            if owners.count == 1, rows.transactions.allSatisfy({ !kept.contains($0.transaction.transactionID) }),
+                history.append(
+                    records: rows.transactions.map(\.transaction.record),
+                    renewals: rows.renewals.map(\.renewal.record))
+            {
+                try await Self.saveDigest(history, of: customer, version: version, db: db)
+                return CustomerDigest(history: history, version: version)
+            }
+            found = try await db.rows(Self.recordsQuery(customer))
         }
-        let all = try await db.rows(Self.recordsQuery(customer))
-        let built = CompactHistory(try records(of: customer, from: all, written: rows).history)
-        if all.count >= Self.digestThreshold || stored != nil {
+        let records = try records(of: customer, from: found, written: rows)
+        let built = CompactHistory(records.history)
+        if found.count >= Self.digestThreshold || stored != nil {
             try await Self.saveDigest(built, of: customer, version: version, db: db)
             return CustomerDigest(history: built, version: version)
         }
         return CustomerDigest(history: built, version: 0)
-    }
-
-    /// Which of a batch's transaction ids are stored already (a new version of one is not an append).
-    private static func knownTransactionIDs(_ rows: EncodedRows, bundleID: String, db: any SQLStatementRunner)
-        async throws -> Set<String>
-    {
-        guard !rows.transactions.isEmpty else { return [] }
-        let ids = rows.transactions.map(\.transaction.transactionID)
-        let placeholders = ids.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
-        let found = try await db.rows(
-            SQLStatement(
-                "SELECT transaction_id FROM iap_transactions WHERE bundle_id = $1 AND transaction_id IN (\(placeholders))",
-                [.text(bundleID)] + ids.map(SQLValue.text)))
-        return Set(try found.map { try $0.text("transaction_id") })
     }
 
     static func digestQuery(_ customer: CustomerKey) -> SQLStatement {
@@ -515,11 +502,15 @@ public final class SQLStorage: ServerStorage {
 
     /// The digest a row holds; nil when it is marked stale (empty) or the row has none (a join found no digest).
     private func digest(from row: SQLRow) throws(StorageError) -> CustomerDigest? {
+        let (json, version) = try Self.decoding { (try row.optionalText("digest"), try row.integer("version")) }
+        return try digest(json: json, version: version)
+    }
+
+    private func digest(json: String?, version: Int64) throws(StorageError) -> CustomerDigest? {
         try Self.decoding {
-            guard let text = try row.optionalText("digest"), !text.isEmpty else { return nil }
+            guard let json, !json.isEmpty else { return nil }
             return CustomerDigest(
-                history: try decoder.decode(CompactHistory.self, from: Data(text.utf8)),
-                version: try row.integer("version"))
+                history: try decoder.decode(CompactHistory.self, from: Data(json.utf8)), version: version)
         }
     }
 
@@ -576,29 +567,48 @@ public final class SQLStorage: ServerStorage {
 
     /// A customer's rows in one statement: kind 0 transactions, 1 renewals, 2 consumptions. The owner's rows come
     /// first (SQLite's planner keeps a CROSS JOIN's order), so the cost is the customer's rows, never the app's.
-    static func recordsQuery(_ customer: CustomerKey) -> SQLStatement {
-        SQLStatement(
-            """
-            SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
-                t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
-                t.app_account_token, t.record
-            FROM iap_owners o CROSS JOIN iap_transactions t
-            WHERE o.bundle_id = $1 AND o.customer_id = $2
-                AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id
+    static func recordsQuery(_ customer: CustomerKey, unlessDigested: Bool = false) -> SQLStatement {
+        // With `unlessDigested`, the digest comes first (kind 3: version as sort_number, JSON as record) and the rows
+        // only when it is missing or stale.
+        let digest =
+            unlessDigested
+            ? """
+            SELECT 3 AS kind, CAST(NULL AS TEXT) AS sort_text, version AS sort_number, CAST(NULL AS TEXT) AS transaction_id,
+                CAST(NULL AS TEXT) AS original_transaction_id, CAST(NULL AS TEXT) AS product_id,
+                CAST(NULL AS BIGINT) AS signed_date, CAST(NULL AS TEXT) AS document,
+                CAST(NULL AS TEXT) AS app_account_token, digest AS record
+            FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2
             UNION ALL
-            SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
-                r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT),
-                r.record
-            FROM iap_owners o CROSS JOIN iap_renewals r
-            WHERE o.bundle_id = $1 AND o.customer_id = $2
-                AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id
-            UNION ALL
-            SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
-                CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
-            FROM iap_consumptions
-            WHERE bundle_id = $1 AND customer_id = $2
-            ORDER BY kind, sort_text, sort_number
-            """,
+
+            """ : ""
+        let rowsWanted =
+            unlessDigested
+            ? """
+             AND NOT EXISTS (SELECT 1 FROM iap_customer_digests d
+                WHERE d.bundle_id = $1 AND d.customer_id = $2 AND d.digest <> '')
+            """ : ""
+        return SQLStatement(
+            digest + """
+                SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
+                    t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
+                    t.app_account_token, t.record
+                FROM iap_owners o CROSS JOIN iap_transactions t
+                WHERE o.bundle_id = $1 AND o.customer_id = $2
+                    AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id\(rowsWanted)
+                UNION ALL
+                SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
+                    r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT),
+                    r.record
+                FROM iap_owners o CROSS JOIN iap_renewals r
+                WHERE o.bundle_id = $1 AND o.customer_id = $2
+                    AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id\(rowsWanted)
+                UNION ALL
+                SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
+                    CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
+                FROM iap_consumptions
+                WHERE bundle_id = $1 AND customer_id = $2\(rowsWanted)
+                ORDER BY kind, sort_text, sort_number
+                """,
             [.text(customer.bundleID), .text(customer.id)])
     }
 
