@@ -42,6 +42,9 @@ public struct ServerRuntime: Sendable {
                 configuration.serverAPIKeys = simulated.serverAPIKeys
                 configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
                 configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
+                // One clock move runs at most this many renewals, retries and expiries (a jump to 2099 with a few
+                // dozen subscriptions is a few thousand); past it the move stops with an error.
+                configuration.maximumEventsPerAdvance = 100_000
                 // On a database that already holds this app's transactions (a restart), new ids continue past the
                 // stored ones and UUIDs come from a new seed, so nothing the store makes now collides with before.
                 if let largest = try await storage.largestTransactionID(bundleID: simulated.bundleID) {

@@ -36,7 +36,7 @@ extension AppStoreSimulator {
         let notifications = try rows.notifications.sorted { $0.order < $1.order }.compactMap {
             (row) throws(SimulatorError) in
             try row.json.map { (json) throws(SimulatorError) in
-                try decode(PersistedNotification.self, json, "notification \(row.key)")
+                (row.order, try decode(PersistedNotification.self, json, "notification \(row.key)"))
             }
         }
         try withState { (core, dial) throws(SimulatorError) in
@@ -69,7 +69,7 @@ extension AppStoreSimulator {
                 .init(key: String($0.id), order: Int64(bitPattern: $0.id), json: $0.transaction.map(json))
             },
             notifications: changes.notifications.map {
-                .init(key: $0.notification.uuid, order: Int64($0.order), json: json($0.notification))
+                .init(key: $0.uuid, order: $0.order, json: $0.notification.map(json))
             })
     }
 
@@ -83,7 +83,7 @@ extension AppStoreSimulator {
         PersistedCore,
         (
             transactions: [(id: UInt64, transaction: TransactionState?)],
-            notifications: [(order: Int, notification: PersistedNotification)]
+            notifications: [(uuid: String, order: Int64, notification: PersistedNotification?)]
         )
     ) {
         // withState's body does not throw here.

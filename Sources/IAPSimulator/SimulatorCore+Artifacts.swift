@@ -169,12 +169,40 @@ extension SimulatorCore {
             date: now, accountID: account, transactionID: id.map(String.init), signedPayload: jws, payload: payload)
         if keepsNotifications {
             notifications.append(notification)
+            notificationOrders.append(Int64(statistics.notifications))
             changedNotifications.insert(notification.uuid)
+            // A simulator keeping every record keeps every notification too; one keeping notifications alone (a
+            // server's) keeps what Apple's history would.
+            if !keepsRecords { letGoOfOldNotifications() }
         }
         keep(.notification, id: notification.uuid, account: account, bytes: notification.requestBody)
         if !notificationSinks.isEmpty { outbox.post(.notification(notification, sinks: notificationSinks)) }
         return notification
     }
+
+    /// Apple's notification history reaches back 180 days: kept notifications older than that go (with their send
+    /// attempts), and past ``maximumKeptNotifications`` the oldest do.
+    mutating func letGoOfOldNotifications() {
+        let horizon = now.addingTimeInterval(-Self.notificationHistoryWindow)
+        var drop = 0
+        while drop < notifications.count
+            && (notifications[drop].date < horizon || notifications.count - drop > Self.maximumKeptNotifications)
+        {
+            drop += 1
+        }
+        // A batch at a time (an eighth of what is kept, at most 64), so letting go costs little per notification.
+        guard drop > 0, drop >= min(64, max(1, notifications.count / 8)) else { return }
+        for notification in notifications.prefix(drop) {
+            serverAPI.sendAttempts[notification.uuid] = nil
+            changedNotifications.remove(notification.uuid)
+            removedNotifications.insert(notification.uuid)
+        }
+        notifications.removeFirst(drop)
+        notificationOrders.removeFirst(drop)
+    }
+
+    static let notificationHistoryWindow: TimeInterval = 180 * 86_400
+    static let maximumKeptNotifications = 10_000
 
     // MARK: - Receipts and app transactions
 

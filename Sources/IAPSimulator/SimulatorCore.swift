@@ -45,8 +45,12 @@ struct SimulatorCore {
     var events: [SimulatorEvent] = []
     var artifacts: [SimulatorArtifact] = []
     var notifications: [SimulatorNotification] = []
+    /// Each kept notification's place in the order the store sent them (parallel to ``notifications``).
+    var notificationOrders: [Int64] = []
     /// The UUIDs of kept notifications added or sent again since the last save (see ``takeChangedRows()``).
     var changedNotifications: Set<String> = []
+    /// The UUIDs of kept notifications let go since the last save (older than the history Apple keeps).
+    var removedNotifications: Set<String> = []
     var statistics = SimulatorStatistics()
     var notificationSinks: [Outbox.Sink] = []
     var updateStreams: [String: [UUID: UpdateStream]] = [:]

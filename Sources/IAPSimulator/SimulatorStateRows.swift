@@ -89,7 +89,8 @@ extension SimulatorCore {
     /// Puts a stored state back: the document, then the transactions and notifications; the renewal queue is
     /// rebuilt from the subscription lines.
     mutating func restore(
-        _ state: PersistedCore, transactions stored: [TransactionState], notifications kept: [PersistedNotification]
+        _ state: PersistedCore, transactions stored: [TransactionState],
+        notifications kept: [(order: Int64, notification: PersistedNotification)]
     ) throws(SimulatorError) {
         now = state.now
         let firstID = ids.nextTransactionID
@@ -112,7 +113,8 @@ extension SimulatorCore {
         transactions = TransactionTable(stored)
         _ = transactions.takeChanged()
         notifications = []
-        for notification in kept {
+        notificationOrders = []
+        for (order, notification) in kept {
             guard let jws = try? CompactJWS(notification.signedPayload),
                 let payload = try? jws.decodePayload(as: NotificationPayload.self)
             else {
@@ -125,11 +127,13 @@ extension SimulatorCore {
                     date: notification.date, accountID: notification.accountID,
                     transactionID: notification.transactionID, signedPayload: notification.signedPayload,
                     payload: payload))
+            notificationOrders.append(order)
             if !notification.sendAttempts.isEmpty {
                 serverAPI.sendAttempts[notification.uuid] = notification.sendAttempts
             }
         }
         changedNotifications = []
+        removedNotifications = []
         queue.removeAll()
         for number in lines.indices { reschedule(number) }
     }
@@ -141,19 +145,20 @@ extension SimulatorCore {
     }
 
     /// The rows of the transactions and notifications changed since the last call, as values to encode (outside the
-    /// lock): a nil transaction is one that is gone.
+    /// lock): a nil transaction or notification is one that is gone.
     mutating func takeChangedRows() -> (
         transactions: [(id: UInt64, transaction: TransactionState?)],
-        notifications: [(order: Int, notification: PersistedNotification)]
+        notifications: [(uuid: String, order: Int64, notification: PersistedNotification?)]
     ) {
         let changedTransactions = transactions.takeChanged().sorted().map { ($0, transactions[$0]) }
-        var changed: [(Int, PersistedNotification)] = []
+        var changed: [(String, Int64, PersistedNotification?)] = removedNotifications.sorted().map { ($0, 0, nil) }
+        removedNotifications = []
         if !changedNotifications.isEmpty {
-            for (order, notification) in notifications.enumerated()
+            for (index, notification) in notifications.enumerated()
             where changedNotifications.contains(notification.uuid) {
                 changed.append(
                     (
-                        order,
+                        notification.uuid, notificationOrders[index],
                         PersistedNotification(
                             uuid: notification.uuid, type: notification.type, subtype: notification.subtype,
                             date: notification.date, accountID: notification.accountID,

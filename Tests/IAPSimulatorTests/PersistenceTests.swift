@@ -21,7 +21,7 @@ import Testing
             saves += 1
             state = rows.state
             for row in rows.transactions { transactions[row.key] = row.json == nil ? nil : row }
-            for row in rows.notifications { notifications[row.key] = row }
+            for row in rows.notifications { notifications[row.key] = row.json == nil ? nil : row }
             rowsWritten += rows.transactions.count + rows.notifications.count
         }
 
@@ -170,5 +170,32 @@ import Testing
         var damaged = rows
         damaged.state = "{"
         #expect(throws: SimulatorError.self) { try Self.restored(damaged) }
+    }
+
+    /// Apple's notification history reaches back 180 days: older notifications go, from memory and from the rows.
+    @Test func notificationsOlderThanTheHistoryApplesKeepsAreLetGo() throws {
+        // As a server runs it: notifications kept, not every record.
+        let store = try AppStoreSimulator(
+            catalog: FloristCatalog.catalog, configuration: Self.configuration(), pki: SimulatorTestKeys.pki,
+            keepsRecords: false, keepsNotifications: true)
+        var database = RowStore()
+        for account in ["ana", "bob", "cy"] {
+            try store.createAccount(account)
+            _ = try store.purchase(FloristCatalog.gold, account: account)
+        }
+        database.save(store)
+        try store.advance(by: SubscriptionPeriod(value: 3, unit: .year))
+        database.save(store)
+        let kept = store.notifications
+        #expect(store.statistics.notifications > 100, "three years of renewals for three customers")
+        #expect(kept.count < store.statistics.notifications, "older ones were let go")
+        let now = try store.now
+        let oldest = try #require(kept.first?.date)
+        #expect(now.timeIntervalSince(oldest) < 400 * 86_400, "what is kept is recent: \(oldest)")
+        #expect(database.notifications.count == kept.count, "their rows went too")
+        let restored = try AppStoreSimulator(
+            restoring: database.rows, catalog: FloristCatalog.catalog, configuration: Self.configuration(),
+            pki: SimulatorTestKeys.pki, keepsRecords: false, keepsNotifications: true)
+        #expect(restored.notifications.map(\.uuid) == kept.map(\.uuid))
     }
 }
