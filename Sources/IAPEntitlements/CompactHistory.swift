@@ -6,8 +6,8 @@ import IAPCatalog
 ///
 /// ``EntitlementEngine/compacted(_:at:keeping:)`` folds what can no longer change: a consumable's old purchases,
 /// consumptions and refunds into opening totals, the periods of a subscription that ended long ago, the copies of a
-/// non-consumable after the one that owns it. The recent records stay as they are.
-/// ``EntitlementEngine/snapshot(of:at:)-(CompactHistory,_)`` then answers what the whole history would (the lists of a
+/// non-consumable after the one that owns it. The recent records stay as they are. The engine's
+/// `snapshot(of:at:)` for a compact history then answers what the whole history would (the lists of a
 /// consumable's events and of revocations start with the most recent ones and say how many came before), for any
 /// moment from the last fold on. New records are added with ``append(records:renewals:consumptions:)`` as long as
 /// they come after what was folded; anything else needs the compact history built again from the whole one.

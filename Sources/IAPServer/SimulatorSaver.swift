@@ -84,8 +84,9 @@ final class SimulatorSaver: Sendable {
     }
 }
 
-/// Answers a request that may have changed the local App Store (anything but GET and HEAD) only once the change is
-/// saved, so what a client was told happened survives a crash right after.
+/// Answers a request that may have changed the local App Store (anything but GET and HEAD under `/simulator` and
+/// `/inApps`) only once the change is saved, so what a client was told happened survives a crash right after. The
+/// validation routes never wait for it.
 struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
     let saver: SimulatorSaver
 
@@ -93,7 +94,11 @@ struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
         async throws -> Response
     {
         let response = try await next(request, context)
-        if request.method != .get && request.method != .head { await saver.saved() }
+        if request.method != .get, request.method != .head,
+            request.uri.path.hasPrefix("/simulator") || request.uri.path.hasPrefix("/inApps")
+        {
+            await saver.saved()
+        }
         return response
     }
 }

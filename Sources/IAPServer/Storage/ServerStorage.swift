@@ -12,7 +12,7 @@ public import IAPSimulator
 ///   server made up (nobody had claimed it) gives way to the first real claim;
 /// - a notification UUID is recorded once per app, with what it carried, in the same step;
 /// - a consumption is recorded once per idempotency key and customer;
-/// - a customer's digest answers what their records answer (``CompactHistory``), after every write.
+/// - a customer's digest answers what their records answer (IAPEntitlements' `CompactHistory`), after every write.
 public protocol ServerStorage: Sendable {
     /// Records a batch claimed by a customer (or by nobody, see ``PurchaseBatch/claimant``).
     func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome

@@ -126,7 +126,7 @@ extension RecordOutcome {
     }
 }
 
-/// A customer's history as the storage keeps it up to date for the engine: compact (see ``CompactHistory``), with the
+/// A customer's history as the storage keeps it up to date for the engine: compact (`CompactHistory` of IAPEntitlements), with the
 /// version a replacement must name so it never overwrites a newer one.
 public struct CustomerDigest: Hashable, Sendable {
     public var history: CompactHistory
