@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The deployment figures of the README, measured on a release `iapkit serve` on loopback.
+"""The deployment figures of docs/benchmarks.md, measured on a release `iapkit serve` on loopback.
 
 Usage: Scripts/deploy-bench.py [IAPKIT_BINARY]   (default .build/release/iapkit; build it with
        swift build -c release --product iapkit)

@@ -22,7 +22,7 @@ public struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "A JSON configuration file (apps, roots, secrets, keys; see the README). IAPKIT_* environment variables override it, flags override both."
+            "A JSON configuration file (apps, roots, secrets, keys; see the validation server in docs/tour.md). IAPKIT_* environment variables override it, flags override both."
     )
     var config: String?
 

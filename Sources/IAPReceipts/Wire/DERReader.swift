@@ -5,7 +5,7 @@ import IAPCore
 /// swift-asn1 builds a node tree for every element of its input. For a receipt that is the three certificates' few
 /// hundred nodes (which the trust layer parses again, once per distinct chain) and a few hundred tiny attributes.
 /// Measured (release build, one core, the 8.4 KB RevenueCat receipt): parsing it entirely through swift-asn1 took
-/// 217 us (39 MB/s), two thirds of it in retain/release of node arrays; the README's benchmark section has the figures
+/// 217 us (39 MB/s), two thirds of it in retain/release of node arrays; docs/benchmarks.md has the figures
 /// with this reader, which walks the signed-data skeleton and the attribute sets and leaves the small structures
 /// (algorithm identifiers, signer infos) to swift-asn1. BER input (indefinite lengths, as Xcode writes) makes it
 /// report ``Failure/indefiniteLength`` and the caller falls back to swift-asn1 for everything.
