@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension Date {
     /// The largest magnitude of a moment in milliseconds: 2^53 (about 285,000 years either side of 1970), the range in

@@ -1,6 +1,6 @@
-public import Crypto
+import Crypto
 public import Foundation
-public import IAPSignedData
+import IAPSignedData
 
 /// The signatures a developer's server makes for offers, as Apple's server libraries make them, with an In-App
 /// Purchase key from App Store Connect:

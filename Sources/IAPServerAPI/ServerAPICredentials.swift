@@ -1,5 +1,5 @@
 public import Crypto
-public import Foundation
+import Foundation
 import IAPCore
 
 /// What Apple's App Store Server API needs to know who is calling: an in-app purchase key from App Store Connect

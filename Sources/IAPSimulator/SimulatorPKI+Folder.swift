@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension SimulatorPKI {
     /// The authority saved in `folder` (made and saved there with its keys when the folder holds none), or a new one

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import IAPSignedData
 
 /// A simulator's state as rows a database keeps: one state document, one row per transaction and one per notification

@@ -99,12 +99,12 @@ struct ChainBoundTests {
                 notValidBefore: TestPKI.notValidBefore, notValidAfter: TestPKI.notValidAfter,
                 isCertificateAuthority: true, appleMarker: nil),
             publicKey: trusted.root.publicKey, issuer: trusted.root.subject, issuerKey: Self.key("junk"))
-        let withCopy = try await verifier.verify(
+        let withCopy = await verifier.verify(
             certificates: [Self.der(trusted.leaf), Self.der(trusted.intermediate), Self.der(forgedCopy)], leaf: .first,
             at: Self.time)
         #expect(withCopy.failures.map(\.code) == [.chainUntrusted])
         // The genuine chain still verifies, once.
-        let genuine = try await verifier.verify(
+        let genuine = await verifier.verify(
             certificates: trusted.certificates.map(Self.der), leaf: .first, at: Self.time)
         #expect(genuine.isTrusted)
         #expect(verifier.cachedChainCount == 1)
@@ -127,7 +127,7 @@ struct ChainBoundTests {
         )
         #expect(careless.roots == [TestJWS.trusted.root])
         let verifier = ChainVerifier(trustStore: careless)
-        let forged = try await verifier.verify(
+        let forged = await verifier.verify(
             certificates: [leaf, intermediate, xcode].map(Self.der), leaf: .first, at: Self.time)
         #expect(!forged.isTrusted)
         #expect(forged.kind == nil)

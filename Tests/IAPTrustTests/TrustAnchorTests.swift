@@ -87,7 +87,7 @@ struct ChainVerifierTests {
         let first = await verifier.verify(certificates: certificates, leaf: .first, at: TestPKI.signingTime)
         #expect(first.isTrusted && first.kind == .apple && first.chain.count == 3)
         #expect(verifier.cachedChainCount == 1)
-        let second = try await verifier.verify(
+        let second = await verifier.verify(
             certificates: certificates, leaf: .first, at: TestPKI.signingTime.addingTimeInterval(1))
         #expect(second.isTrusted)
         #expect(verifier.cachedChainCount == 1)
@@ -109,7 +109,7 @@ struct ChainVerifierTests {
 
     @Test func failuresAreNotCached() async throws {
         let verifier = ChainVerifier(trustStore: TrustStore(roots: [TestPKI.mint(rootKey: TestKeys.rogueRoot).root]))
-        let result = try await verifier.verify(
+        let result = await verifier.verify(
             certificates: try Self.bytes(TestPKI.trusted), leaf: .first, at: TestPKI.signingTime)
         #expect(result.failures.map(\.code) == [.chainUntrusted])
         #expect(result.leafPublicKey != nil)
@@ -136,7 +136,7 @@ struct ChainVerifierTests {
                 isCertificateAuthority: false, appleMarker: .AppleMarker.receiptSigningLeaf),
             publicKey: TestKeys.leaf.publicKey, issuer: root.subject, issuerKey: TestKeys.root)
         let verifier = ChainVerifier(trustStore: TrustStore(roots: [root]))
-        let result = try await verifier.verify(
+        let result = await verifier.verify(
             certificates: [try TrustAnchorTests.der(leaf)[...], try TrustAnchorTests.der(root)[...]], leaf: .first,
             at: TestPKI.signingTime)
         #expect(Set(result.failures.map(\.code)) == [.unexpectedChainLength, .intermediateMarkerMissing])
