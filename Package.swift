@@ -160,7 +160,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            resources: [.copy("Pages"), .copy("DefaultCatalog/Florist.storekit")],
+            resources: [.copy("Pages"), .copy("DefaultCatalog/Florist.storekit"), .copy("OpenAPI/openapi.yaml")],
             swiftSettings: strictSettings
         ),
         // The app side: the Store (products, purchase flow, updates, restore, counts, offline cache) over a StoreKit-shaped

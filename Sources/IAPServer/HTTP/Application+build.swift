@@ -70,9 +70,13 @@ public func buildRouter(
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
     }
     router.get("/openapi.yaml") { _, _ in
-        Response(
+        guard let yaml = OpenAPIDocument.yaml else {
+            throw APIError(
+                404, "openAPIMissing", "the OpenAPI document is missing from the resources beside this binary")
+        }
+        return Response(
             status: .ok, headers: [.contentType: "application/yaml"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: yaml)))
     }
     ServerRoutes(service: service, configuration: configuration).add(to: router)
     ConsoleRoutes(service: service, configuration: configuration, access: operatorAccess).add(to: router)
