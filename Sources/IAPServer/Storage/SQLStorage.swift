@@ -1,7 +1,6 @@
 import Foundation
 import IAPCore
 public import IAPEntitlements
-public import IAPSimulator
 
 /// Storage in an SQL database: one schema, one set of statements and one implementation of the rules, for SQLite
 /// (``SQLiteDatabase``) and PostgreSQL (``PostgresDatabase``), so the conformance suite tests the rules once.
@@ -9,7 +8,7 @@ public final class SQLStorage: ServerStorage {
     private let database: any SQLDatabase
     /// Records are stored as JSON, dates as `Date`'s own Codable form (what `JSONDecoder` reads by default).
     private let encoder = StreamingJSONEncoder(datesAsReferenceSeconds: true)
-    private let decoder = JSONDecoder()
+    let decoder = JSONDecoder()
 
     /// Opens storage in `database`, applying the migrations it has not seen.
     public init(database: any SQLDatabase) async throws(StorageError) {
@@ -186,7 +185,7 @@ public final class SQLStorage: ServerStorage {
 
     /// A customer's records from the rows of ``recordsQuery(_:)``. A row whose stored JSON is one just written (in
     /// `written`) takes the record it was written from instead of decoding it again.
-    private func records(of customer: CustomerKey, from rows: [SQLRow], written: EncodedRows? = nil)
+    func records(of customer: CustomerKey, from rows: [SQLRow], written: EncodedRows? = nil)
         throws(StorageError) -> CustomerRecords
     {
         let knownPurchases = Dictionary(
@@ -293,43 +292,6 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    public func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest {
-        let (stored, rows): (SQLRow?, [SQLRow]) = try await read { db in
-            let stored = try await db.rows(Self.digestQuery(customer)).first
-            if let stored, try !(stored.optionalText("digest") ?? "").isEmpty { return (stored, []) }
-            return (stored, try await db.rows(Self.recordsQuery(customer)))
-        }
-        if let stored, let digest = try digest(from: stored) { return digest }
-        let records = try records(of: customer, from: rows)
-        let version = (try Self.decoding { try stored?.integer("version") } ?? 0)
-        let built = CustomerDigest(history: CompactHistory(records.history), version: version)
-        guard rows.count >= Self.digestThreshold else { return built }
-        // A long history without a digest (from before digests, or one a refund made stale): built from every record
-        // and kept, unless a write changed it meanwhile.
-        return try await inTransaction { db in
-            let current = try await db.rows(Self.digestQuery(customer)).first
-            guard (try current?.integer("version") ?? 0) == version else { return (built, commit: false) }
-            try await Self.saveDigest(built.history, of: customer, version: version + 1, db: db)
-            return (CustomerDigest(history: built.history, version: version + 1), commit: true)
-        }
-    }
-
-    public func replaceDigest(_ history: CompactHistory, of customer: CustomerKey, version: Int64)
-        async throws(StorageError) -> Bool
-    {
-        let json = try encode(history)
-        return try await inTransaction { db in
-            let updated = try await db.rows(
-                SQLStatement(
-                    """
-                    UPDATE iap_customer_digests SET digest = $4, version = version + 1
-                    WHERE bundle_id = $1 AND customer_id = $2 AND version = $3 AND digest <> ''
-                    RETURNING version
-                    """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
-            return (!updated.isEmpty, commit: !updated.isEmpty)
-        }
-    }
-
     public func notification(uuid: String, bundleID: String) async throws(StorageError) -> StoredNotification? {
         let rows = try await read { db in
             try await db.rows(
@@ -385,157 +347,8 @@ public final class SQLStorage: ServerStorage {
         return try Self.decoding { try rows.compactMap { UInt64(try $0.text("transaction_id")) }.max() }
     }
 
-    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError) {
-        let savedAt = Date().millisecondsSince1970
-        try await inTransaction { db in
-            try await db.run(
-                SQLStatement(
-                    """
-                    INSERT INTO iap_simulator_state (bundle_id, state, saved_at) VALUES ($1, $2, $3)
-                    ON CONFLICT (bundle_id) DO UPDATE SET state = excluded.state, saved_at = excluded.saved_at
-                    """, [.text(bundleID), .text(rows.state), .integer(savedAt)]))
-            for (kind, list) in [(Int64(0), rows.transactions), (1, rows.notifications)] {
-                for row in list {
-                    guard let json = row.json else {
-                        try await db.run(
-                            SQLStatement(
-                                "DELETE FROM iap_simulator_rows WHERE bundle_id = $1 AND kind = $2 AND row_key = $3",
-                                [.text(bundleID), .integer(kind), .text(row.key)]))
-                        continue
-                    }
-                    try await db.run(
-                        SQLStatement(
-                            """
-                            INSERT INTO iap_simulator_rows (bundle_id, kind, row_key, position, body)
-                            VALUES ($1, $2, $3, $4, $5)
-                            ON CONFLICT (bundle_id, kind, row_key) DO UPDATE SET
-                                position = excluded.position, body = excluded.body
-                            """, [.text(bundleID), .integer(kind), .text(row.key), .integer(row.order), .text(json)]))
-                }
-            }
-            return ((), commit: true)
-        }
-    }
-
-    public func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows? {
-        let (state, rows) = try await read { db in
-            let state = try await db.rows(
-                SQLStatement("SELECT state FROM iap_simulator_state WHERE bundle_id = $1", [.text(bundleID)]))
-            let rows = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT kind, row_key, position, body FROM iap_simulator_rows WHERE bundle_id = $1
-                    ORDER BY kind, position
-                    """, [.text(bundleID)]))
-            return (state, rows)
-        }
-        return try Self.decoding {
-            guard let document = try state.first?.text("state") else { return nil }
-            var saved = SimulatorStateRows(state: document, transactions: [], notifications: [])
-            for row in rows {
-                let value = SimulatorStateRows.Row(
-                    key: try row.text("row_key"), order: try row.integer("position"), json: try row.text("body"))
-                if try row.integer("kind") == 0 {
-                    saved.transactions.append(value)
-                } else {
-                    saved.notifications.append(value)
-                }
-            }
-            return saved
-        }
-    }
-
     public func shutdown() async throws(StorageError) {
         do { try await database.close() } catch { throw StorageError.unavailable(error) }
-    }
-
-    // MARK: - Digests
-
-    /// A history shorter than this (records and consumptions) has no stored digest: reading it whole costs no more.
-    static let digestThreshold = 64
-
-    /// Writes a batch's rows and brings the digests of the customers it touched up to date: the first owner's gets
-    /// the new rows appended when they are new transactions after what it folded, else it is built again from every
-    /// row (and kept when the history is long enough to need one); any other owner's is marked stale (built again
-    /// when next read). Answers the first owner's.
-    private func writeUpdatingDigests(
-        _ rows: EncodedRows, owners: [String], bundleID: String, db: any SQLStatementRunner
-    ) async throws -> CustomerDigest? {
-        try await Self.write(rows, db: db)
-        guard let first = owners.first else { return nil }
-        for other in owners.dropFirst() {
-            try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
-        }
-        let customer = CustomerKey(bundleID: bundleID, id: first)
-        // One statement: the digest when there is a usable one, else every row (and the stale digest, if any).
-        var found = try await db.rows(Self.recordsQuery(customer, unlessDigested: true))
-        let stored = try found.first { try $0.integer("kind") == 3 }
-        let version = (try stored?.integer("sort_number") ?? 0) + 1
-        if let stored, let digest = try digest(json: try stored.optionalText("record"), version: version - 1) {
-            // A stored transaction is in the digest's kept records or before its fold point, where append refuses it.
-            let kept = Set(digest.history.history.records.map(\.transactionID))
-            var history = digest.history
-            if owners.count == 1, rows.transactions.allSatisfy({ !kept.contains($0.transaction.transactionID) }),
-                history.append(
-                    records: rows.transactions.map(\.transaction.record),
-                    renewals: rows.renewals.map(\.renewal.record))
-            {
-                try await Self.saveDigest(history, of: customer, version: version, db: db)
-                return CustomerDigest(history: history, version: version)
-            }
-            found = try await db.rows(Self.recordsQuery(customer))
-        }
-        let records = try records(of: customer, from: found, written: rows)
-        let built = CompactHistory(records.history)
-        if found.count >= Self.digestThreshold || stored != nil {
-            try await Self.saveDigest(built, of: customer, version: version, db: db)
-            return CustomerDigest(history: built, version: version)
-        }
-        return CustomerDigest(history: built, version: 0)
-    }
-
-    static func digestQuery(_ customer: CustomerKey) -> SQLStatement {
-        SQLStatement(
-            "SELECT version, digest FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
-            [.text(customer.bundleID), .text(customer.id)])
-    }
-
-    /// The digest a row holds; nil when it is marked stale (empty) or the row has none (a join found no digest).
-    private func digest(from row: SQLRow) throws(StorageError) -> CustomerDigest? {
-        let (json, version) = try Self.decoding { (try row.optionalText("digest"), try row.integer("version")) }
-        return try digest(json: json, version: version)
-    }
-
-    private func digest(json: String?, version: Int64) throws(StorageError) -> CustomerDigest? {
-        try Self.decoding {
-            guard let json, !json.isEmpty else { return nil }
-            return CustomerDigest(
-                history: try decoder.decode(CompactHistory.self, from: Data(json.utf8)), version: version)
-        }
-    }
-
-    private static func saveDigest(
-        _ history: CompactHistory, of customer: CustomerKey, version: Int64, db: any SQLStatementRunner
-    ) async throws {
-        let json = String(
-            decoding: try StreamingJSONEncoder(datesAsReferenceSeconds: true).encode(history), as: UTF8.self)
-        try await db.run(
-            SQLStatement(
-                """
-                INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (bundle_id, customer_id) DO UPDATE SET version = excluded.version, digest = excluded.digest
-                """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
-    }
-
-    /// Marks a digest stale (empty), keeping its version counting, so a fold read before can never replace the one
-    /// built next.
-    private static func dropDigest(of customer: CustomerKey, db: any SQLStatementRunner) async throws {
-        try await db.run(
-            SQLStatement(
-                """
-                UPDATE iap_customer_digests SET digest = '', version = version + 1
-                WHERE bundle_id = $1 AND customer_id = $2
-                """, [.text(customer.bundleID), .text(customer.id)]))
     }
 
     // MARK: - Statements
@@ -612,7 +425,7 @@ public final class SQLStorage: ServerStorage {
             [.text(customer.bundleID), .text(customer.id)])
     }
 
-    private struct EncodedRows: Sendable {
+    struct EncodedRows: Sendable {
         var transactions: [(transaction: StoredTransaction, json: String)]
         var renewals: [(renewal: StoredRenewal, json: String)]
     }
@@ -623,7 +436,7 @@ public final class SQLStorage: ServerStorage {
             renewals: try batch.renewals.map { (r) throws(StorageError) in (r, try encode(r.record)) })
     }
 
-    private func encode(_ value: some Encodable) throws(StorageError) -> String {
+    func encode(_ value: some Encodable) throws(StorageError) -> String {
         do { return String(decoding: try encoder.encode(value), as: UTF8.self) } catch {
             throw StorageError(code: "storageCorrupt", reason: "a record could not be encoded: \(error)")
         }
@@ -655,7 +468,7 @@ public final class SQLStorage: ServerStorage {
         return try rows.first?.text("customer_id") ?? customer
     }
 
-    private static func write(_ rows: EncodedRows, db: any SQLStatementRunner) async throws {
+    static func write(_ rows: EncodedRows, db: any SQLStatementRunner) async throws {
         for (transaction, json) in rows.transactions {
             try await db.run(
                 SQLStatement(
@@ -700,18 +513,18 @@ public final class SQLStorage: ServerStorage {
     // MARK: - Transactions and errors
 
     /// Runs `body` in one transaction; it answers whether to commit.
-    private func inTransaction<R: Sendable>(
+    func inTransaction<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws(StorageError) -> R {
         do { return try await database.transaction(body) } catch { throw StorageError.unavailable(error) }
     }
 
-    private func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws(StorageError) -> R {
+    func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws(StorageError) -> R {
         do { return try await database.read(body) } catch { throw StorageError.unavailable(error) }
     }
 
     /// Turns rows into values; a row of the wrong shape is a corrupt database.
-    private static func decoding<R>(_ body: () throws -> R) throws(StorageError) -> R {
+    static func decoding<R>(_ body: () throws -> R) throws(StorageError) -> R {
         do { return try body() } catch {
             throw StorageError(code: "storageCorrupt", reason: "a stored row could not be read: \(error)")
         }

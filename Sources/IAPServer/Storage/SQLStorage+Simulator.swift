@@ -1,0 +1,67 @@
+import Foundation
+import IAPCore
+public import IAPSimulator
+
+/// The local App Store's rows (``SimulatorStateRows``): a state document per app and a row per transaction and
+/// notification, saved by change and read back whole.
+extension SQLStorage {
+    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError) {
+        let savedAt = Date().millisecondsSince1970
+        try await inTransaction { db in
+            try await db.run(
+                SQLStatement(
+                    """
+                    INSERT INTO iap_simulator_state (bundle_id, state, saved_at) VALUES ($1, $2, $3)
+                    ON CONFLICT (bundle_id) DO UPDATE SET state = excluded.state, saved_at = excluded.saved_at
+                    """, [.text(bundleID), .text(rows.state), .integer(savedAt)]))
+            for (kind, list) in [(Int64(0), rows.transactions), (1, rows.notifications)] {
+                for row in list {
+                    guard let json = row.json else {
+                        try await db.run(
+                            SQLStatement(
+                                "DELETE FROM iap_simulator_rows WHERE bundle_id = $1 AND kind = $2 AND row_key = $3",
+                                [.text(bundleID), .integer(kind), .text(row.key)]))
+                        continue
+                    }
+                    try await db.run(
+                        SQLStatement(
+                            """
+                            INSERT INTO iap_simulator_rows (bundle_id, kind, row_key, position, body)
+                            VALUES ($1, $2, $3, $4, $5)
+                            ON CONFLICT (bundle_id, kind, row_key) DO UPDATE SET
+                                position = excluded.position, body = excluded.body
+                            """, [.text(bundleID), .integer(kind), .text(row.key), .integer(row.order), .text(json)]))
+                }
+            }
+            return ((), commit: true)
+        }
+    }
+
+    public func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows? {
+        let (state, rows) = try await read { db in
+            let state = try await db.rows(
+                SQLStatement("SELECT state FROM iap_simulator_state WHERE bundle_id = $1", [.text(bundleID)]))
+            let rows = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT kind, row_key, position, body FROM iap_simulator_rows WHERE bundle_id = $1
+                    ORDER BY kind, position
+                    """, [.text(bundleID)]))
+            return (state, rows)
+        }
+        return try Self.decoding {
+            guard let document = try state.first?.text("state") else { return nil }
+            var saved = SimulatorStateRows(state: document, transactions: [], notifications: [])
+            for row in rows {
+                let value = SimulatorStateRows.Row(
+                    key: try row.text("row_key"), order: try row.integer("position"), json: try row.text("body"))
+                if try row.integer("kind") == 0 {
+                    saved.transactions.append(value)
+                } else {
+                    saved.notifications.append(value)
+                }
+            }
+            return saved
+        }
+    }
+}
