@@ -14,29 +14,20 @@ import json
 import os
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_process import start_serve  # noqa: E402
+
 BINARY = sys.argv[1] if len(sys.argv) > 1 else ".build/release/iapkit"
 
 
 def start(port, folder):
-    command = ["prlimit", "--nofile=256:256", BINARY, "serve", "--port", str(port), "--database", ":memory:",
-               "--pki", folder]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
-            return process
-        except OSError:
-            if process.poll() is not None:
-                sys.exit("iapkit serve did not start")
-            time.sleep(0.05)
-    process.kill()
-    sys.exit("iapkit serve did not answer in 10 s")
+    return start_serve(["prlimit", "--nofile=256:256", BINARY, "serve", "--port", str(port), "--database", ":memory:",
+                        "--pki", folder], port)
 
 
 def post(port, path, body):

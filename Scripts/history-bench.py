@@ -14,11 +14,13 @@ stopped by their process ids.
 import http.client
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_process import start_serve  # noqa: E402
 
 LONG = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 BINARY = sys.argv[2] if len(sys.argv) > 2 else ".build/release/iapkit"
@@ -27,18 +29,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def start(port, *arguments):
-    process = subprocess.Popen([BINARY, "serve", "--port", str(port), *arguments],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
-            return process
-        except OSError:
-            if process.poll() is not None:
-                sys.exit("iapkit serve did not start")
-            time.sleep(0.05)
-    process.kill()
-    sys.exit("iapkit serve did not answer in 10 s")
+    return start_serve([BINARY, "serve", "--port", str(port), *arguments], port)
 
 
 class Client:
