@@ -185,23 +185,28 @@ extension EntitlementEngine {
         for (productID, ordered) in events.sorted(by: { $0.key < $1.key }) {
             var cut = max(0, ordered.count - recent)
             if let unsettled = ordered.prefix(cut).firstIndex(where: { $0.date > moment }) { cut = unsettled }
-            // A purchase and its refund fold together or not at all.
-            var changed = true
-            while changed {
-                changed = false
-                var positions: [String: [Int]] = [:]
-                for (position, event) in ordered.enumerated() where event.kind != .consumption {
-                    if let id = event.transactionID { positions[id, default: []].append(position) }
-                }
-                for (id, places) in positions {
-                    let inside = places.filter { $0 < cut }
-                    let record = indexByID[id].map { records[$0] }
-                    if !inside.isEmpty && (inside.count != places.count || record.map(settled) == false) {
-                        cut = inside.min()!
-                        changed = true
-                    }
-                }
+            // A purchase and its refund fold together or not at all, and a record not yet settled does not fold: a
+            // cut inside a record's span of events (or after the first event of an unsettled one) is not allowed.
+            // One pass over the spans marks those cuts; the largest allowed one at or below `cut` is taken.
+            var spans: [String: (first: Int, last: Int)] = [:]
+            for (position, event) in ordered.enumerated() where event.kind != .consumption {
+                guard let id = event.transactionID else { continue }
+                let span = spans[id] ?? (position, position)
+                spans[id] = (min(span.first, position), max(span.last, position))
             }
+            var blocked = [Int](repeating: 0, count: ordered.count + 2)  // a difference array over cuts 0...count
+            for (id, span) in spans {
+                let unsettled = indexByID[id].map { !settled(records[$0]) } ?? false
+                blocked[span.first + 1] += 1
+                blocked[(unsettled ? ordered.count : span.last) + 1] -= 1
+            }
+            var running = 0
+            var allowed = 0
+            for candidate in 0...cut {
+                running += blocked[candidate]
+                if running == 0 { allowed = candidate }
+            }
+            cut = allowed
             guard cut > 0 else { continue }
             var balance = ConsumableBalance(
                 productID: productID, purchased: 0, consumed: 0, refunded: 0, balance: 0, shortfall: 0, history: [])
@@ -223,15 +228,17 @@ extension EntitlementEngine {
                     consumed.append(event)
                 }
             }
-            // The consumptions folded: the first of `distinct` matching each folded consumption event.
-            for event in consumed {
-                if let index = distinct.indices.first(where: {
-                    !foldedConsumptions.contains($0) && distinct[$0].productID == productID
-                        && distinct[$0].date == event.date && max(0, distinct[$0].quantity) == event.quantity
-                        && distinct[$0].transactionID == event.transactionID
-                }) {
-                    foldedConsumptions.insert(index)
+            // The consumptions folded: for each folded consumption event, the first unfolded one of `distinct` it
+            // was made from.
+            var waiting: [ConsumableEventKey: [Int]] = [:]
+            if !consumed.isEmpty {
+                for index in distinct.indices where distinct[index].productID == productID {
+                    waiting[ConsumableEventKey(Self.consumableEvent(of: distinct[index])), default: []].append(index)
                 }
+            }
+            for key in waiting.keys { waiting[key]?.reverse() }  // the first is taken from the end
+            for event in consumed {
+                if let index = waiting[ConsumableEventKey(event)]?.popLast() { foldedConsumptions.insert(index) }
             }
             var updated = opening
             updated.purchased = balance.purchased
