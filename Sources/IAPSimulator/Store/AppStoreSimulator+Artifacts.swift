@@ -1,0 +1,79 @@
+public import Foundation
+import IAPCatalog
+import IAPCore
+import IAPReceipts
+import IAPSignedData
+import Synchronization
+
+/// What the simulator made and counted: events, artifacts, notifications, statistics, accounts.
+extension AppStoreSimulator {
+    /// The device's app receipt as of now (re-signed only after a change).
+    public func receipt(account: String, device: UUID) throws(SimulatorError) -> SimulatorReceipt {
+        try withCore { (core) throws(SimulatorError) in try core.receipt(account: account, device: device) }
+    }
+
+    /// A signed app transaction for the device, with a device verification for `nonce`.
+    public func appTransaction(account: String, device: UUID, nonce: UUID? = nil) throws(SimulatorError) -> String {
+        try withCore { (core) throws(SimulatorError) in
+            try core.appTransaction(account: account, device: device, nonce: nonce)
+        }
+    }
+
+    /// The signed renewal info of the account's subscription in a group (its own, or else the one its family shares).
+    public func renewalInfo(account: String, group: String) throws(SimulatorError) -> String {
+        try withCore { (core) throws(SimulatorError) in
+            _ = try core.account(account)
+            guard
+                let visible = core.visibleLines(account: account).first(where: { core.lines[$0.line].groupID == group })
+            else { throw SimulatorError(.invalidState, "\(account) has no subscription in group '\(group)'") }
+            return try core.signedRenewalInfo(line: visible.line, forAccount: account)
+        }
+    }
+
+    /// The signed renewal info of every subscription the account sees (its own and family-shared ones), as the
+    /// App Store Server API's subscription statuses give them.
+    public func renewalInfos(account: String) throws(SimulatorError) -> [String] {
+        try withCore { (core) throws(SimulatorError) in
+            try core.checkInjectedFailure(.subscriptionStatus)
+            _ = try core.account(account)
+            var result: [String] = []
+            for visible in core.visibleLines(account: account) {
+                result.append(try core.signedRenewalInfo(line: visible.line, forAccount: account))
+            }
+            return result
+        }
+    }
+
+    /// The simulator's own view of what the account has now.
+    public func view(account: String) throws(SimulatorError) -> SimulatorEntitlements {
+        try withCore { (core) throws(SimulatorError) in try core.view(account: account) }
+    }
+
+    /// Every event so far (when records are kept).
+    public var events: [SimulatorEvent] { state.withLock { $0.core.events } }
+    /// Every signed artifact so far, in issue order (when records are kept).
+    public var artifacts: [SimulatorArtifact] { state.withLock { $0.core.artifacts } }
+    /// Every notification so far (when records are kept).
+    public var notifications: [SimulatorNotification] { state.withLock { $0.core.notifications } }
+    /// What the simulator counted.
+    public var statistics: SimulatorStatistics { state.withLock { $0.core.statistics } }
+    /// Account ids in creation order.
+    public var accountIDs: [String] { state.withLock { $0.core.accountOrder } }
+
+    /// The devices of an account, in the order they were added.
+    public func devices(account: String) throws(SimulatorError) -> [UUID] {
+        try withCore { (core) throws(SimulatorError) in try core.account(account).devices.map(\.id) }
+    }
+
+    /// How an account is set up: its storefront, whether a parent approves its purchases, whether its card fails,
+    /// and its family.
+    public func settings(account: String) throws(SimulatorError) -> SimulatorAccountSettings {
+        try withCore { (core) throws(SimulatorError) in
+            let account = try core.account(account)
+            return SimulatorAccountSettings(
+                storefront: account.storefront.countryCode, askToBuy: account.askToBuy,
+                billingFails: account.billingFails, familyID: account.familyID,
+                appAccountToken: account.appAccountToken)
+        }
+    }
+}
