@@ -21,7 +21,9 @@ let package = Package(
         .library(name: "IAPSimulatorDelivery", targets: ["IAPSimulatorDelivery"]),
         .library(name: "IAPScenarios", targets: ["IAPScenarios"]),
         .library(name: "IAPServer", targets: ["IAPServer"]),
+        .library(name: "IAPSimulatorServer", targets: ["IAPSimulatorServer"]),
         .library(name: "IAPStoreClient", targets: ["IAPStoreClient"]),
+        .library(name: "IAPStoreClientTesting", targets: ["IAPStoreClientTesting"]),
         .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
         .executable(name: "florist", targets: ["florist"]),
@@ -144,8 +146,8 @@ let package = Package(
         .target(
             name: "IAPServer",
             dependencies: [
-                "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator",
-                "IAPSimulatorDelivery", "IAPServerAPI", "CSQLite3",
+                "IAPCore", "IAPTrust", "IAPReceipts", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPServerAPI",
+                "CSQLite3",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -160,16 +162,45 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            resources: [.copy("Pages"), .copy("DefaultCatalog/Florist.storekit"), .copy("OpenAPI/openapi.yaml")],
+            resources: [.copy("Pages"), .copy("OpenAPI/openapi.yaml")],
+            swiftSettings: strictSettings
+        ),
+        // The local App Store's HTTP face: `/simulator` and its update streams, `/inApps`, the store and manager pages,
+        // its notifications applied by the server, its state saved in the server's database. `iapkit serve` adds it
+        // beside the validation server when the simulator is on.
+        .target(
+            name: "IAPSimulatorServer",
+            dependencies: [
+                "IAPCore", "IAPSignedData", "IAPCatalog", "IAPEntitlements", "IAPSimulator", "IAPSimulatorDelivery",
+                "IAPServer", "IAPServerAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ],
+            resources: [.copy("Pages"), .copy("DefaultCatalog/Florist.storekit")],
             swiftSettings: strictSettings
         ),
         // The app side: the Store (products, purchase flow, updates, restore, counts, offline cache) over a StoreKit-shaped
-        // backend protocol, with the simulator in process and over HTTP as backends, and three validation modes.
+        // backend protocol, three validation modes, and a validation server reached through URLSession. Nothing of
+        // the simulator or of a server's networking stack: this is what an app links.
         .target(
             name: "IAPStoreClient",
             dependencies: [
-                "IAPCore", "IAPCatalog", "IAPEntitlements", "IAPSignedData", "IAPReceipts", "IAPTrust", "IAPSimulator",
+                "IAPCore", "IAPCatalog", "IAPEntitlements", "IAPSignedData", "IAPReceipts", "IAPTrust",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Beside the app side, as HummingbirdTesting sits beside Hummingbird: the Store's backends over the local App
+        // Store, in process and over `iapkit serve`'s `/simulator`, the simulated customer, and an AsyncHTTPClient
+        // transport. For tests, tools and development, not for a shipped app.
+        .target(
+            name: "IAPStoreClientTesting",
+            dependencies: [
+                "IAPCore", "IAPCatalog", "IAPSignedData", "IAPSimulator", "IAPStoreClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -202,6 +233,7 @@ let package = Package(
                 "IAPSimulatorDelivery",
                 "IAPScenarios",
                 "IAPServer",
+                "IAPSimulatorServer",
                 "IAPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -225,8 +257,8 @@ let package = Package(
         .executableTarget(
             name: "florist",
             dependencies: [
-                "IAPStoreClient", "IAPCatalog", "IAPEntitlements", "IAPReceipts", "IAPSignedData", "IAPSimulator",
-                "IAPTrust", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "IAPStoreClient", "IAPStoreClientTesting", "IAPCatalog", "IAPEntitlements", "IAPReceipts", "IAPSignedData",
+                "IAPSimulator", "IAPTrust", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/FloristTerminal",
@@ -340,7 +372,7 @@ let package = Package(
         .testTarget(
             name: "IAPServerTests",
             dependencies: [
-                "IAPCore", "IAPServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog", "IAPSimulator",
+                "IAPCore", "IAPServer", "IAPSimulatorServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog", "IAPSimulator",
                 "IAPEntitlements", "IAPReceipts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -353,7 +385,8 @@ let package = Package(
         .testTarget(
             name: "IAPServerAPITests",
             dependencies: [
-                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport", "IAPSimulator", "IAPServer", "IAPCatalog",
+                "IAPCore", "IAPServerAPI", "IAPSignedData", "IAPTestSupport", "IAPSimulator", "IAPServer",
+                "IAPSimulatorServer", "IAPCatalog",
                 "IAPEntitlements",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -368,7 +401,7 @@ let package = Package(
         .testTarget(
             name: "IAPStoreClientTests",
             dependencies: [
-                "IAPCore", "IAPStoreClient", "IAPServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
+                "IAPCore", "IAPStoreClient", "IAPStoreClientTesting", "IAPServer", "IAPSimulatorServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
                 "IAPSimulator", "IAPEntitlements", "IAPReceipts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -4,6 +4,7 @@ import IAPEntitlements
 import IAPReceipts
 import IAPSignedData
 import IAPStoreClient
+import IAPStoreClientTesting
 import IAPTrust
 
 /// The app: one `Store` at a time (a new one when the validation mode changes), a screen after each command, and a

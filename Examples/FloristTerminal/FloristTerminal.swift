@@ -6,6 +6,7 @@ import IAPReceipts
 import IAPSignedData
 import IAPSimulator
 import IAPStoreClient
+import IAPStoreClientTesting
 import IAPTrust
 import Logging
 

@@ -2,6 +2,7 @@ public import ArgumentParser
 import Configuration
 import Foundation
 import IAPServer
+import IAPSimulatorServer
 import Logging
 import NIOCore
 
@@ -84,7 +85,9 @@ public struct ServeCommand: AsyncParsableCommand {
         var settings = try await loadSettings()
         let generatedKey = settings.server.apiKeys.isEmpty
         if generatedKey { settings.server.apiKeys = [UUID().uuidString.lowercased()] }
-        let runtime = try await ServerRuntime.start(settings, logger: logger)
+        // The local App Store is added beside the validation server when the settings turn it on.
+        let runtime = try await ServerRuntime.start(
+            settings, logger: logger, additions: [LocalAppStoreAddition.maker()])
         let key = settings.server.apiKeys[0]
         let served = runtime.service.bundleIDs.joined(separator: ", ")
         let simulatorLine =

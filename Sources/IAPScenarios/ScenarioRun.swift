@@ -337,14 +337,14 @@ struct ScenarioRun {
     func labelOfPending(_ id: String) -> String? { pendingLabels.first { $0.value == id }?.key }
 
     func signPromotionalOffer(_ offer: String, step: ScenarioStep, product: String, number: Int) throws
-        -> PromotionalOfferSignature
+        -> PromotionalOffer
     {
         let keyID = try required(step.keyID, "keyID")
         guard let pem = scenario.promotionalOfferKeys?[keyID],
             let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
         else { throw ScenarioError(.unknownName, "no promotional-offer key '\(keyID)' in the scenario") }
         let nonce = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", number))!
-        return try PromotionalOfferSignature.sign(
+        return try PromotionalOffer.sign(
             key: key, bundleID: configuration.bundleID, keyID: keyID, productID: product, offerID: offer,
             appAccountToken: try uuid(step.appAccountToken), nonce: nonce,
             timestamp: try store.now.millisecondsSince1970)

@@ -34,8 +34,8 @@ public struct APIError: CodedError, Sendable {
         self.internalReason = internalReason
     }
 
-    static func badRequest(_ code: String, _ reason: String) -> APIError { APIError(400, code, reason) }
-    static func unprocessable(_ code: String, _ reason: String, details: [Detail] = []) -> APIError {
+    package static func badRequest(_ code: String, _ reason: String) -> APIError { APIError(400, code, reason) }
+    package static func unprocessable(_ code: String, _ reason: String, details: [Detail] = []) -> APIError {
         APIError(422, code, reason, details: details)
     }
     /// A storage failure as a client sees it: 503 with the storage's stable code and a fixed message; the engine's

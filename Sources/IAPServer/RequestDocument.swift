@@ -1,13 +1,14 @@
-import Foundation
+package import Foundation
+public import IAPCore
 import IAPSignedData
 
 /// A JSON request body read strictly: an object, with only the members an endpoint knows, each of the right type.
 /// Anything else is a 400 naming the member, never a crash or a 500.
-struct RequestDocument {
+package struct RequestDocument {
     private let object: JSONObject
 
     /// Parses `bytes` and refuses members outside `allowed`.
-    init(bytes: [UInt8], allowed: Set<String>) throws(APIError) {
+    package init(bytes: [UInt8], allowed: Set<String>) throws(APIError) {
         let value: JSONValue
         do { value = try JSONValue(jsonBytes: bytes) } catch {
             throw .badRequest("malformedJSON", "the body is not JSON: \(error.reason)")
@@ -94,6 +95,48 @@ struct RequestDocument {
             }
             return value
         default: throw .badRequest("invalidField", "'\(key)' must be a number")
+        }
+    }
+}
+
+extension RequestDocument {
+    /// Reads `bytes` as a `T`, as strictly as a document: a JSON object with only `T`'s members (and, in members that
+    /// are objects, only theirs), each of the right type. A missing member is `missingField`, a wrong one
+    /// `invalidField`, naming the member.
+    package static func decode<T: KnownFields>(_ type: T.Type, from bytes: [UInt8]) throws(APIError) -> T {
+        let document = try RequestDocument(bytes: bytes, allowed: T.fields)
+        for (key, members) in T.objectFields { _ = try document.object(key, allowed: members) }
+        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
+            throw Self.refusal(error)
+        } catch {
+            throw .badRequest("malformedJSON", "the body could not be read: \(error)")
+        }
+    }
+
+    private static func refusal(_ error: DecodingError) -> APIError {
+        func name(_ path: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            (path + (last.map { [$0] } ?? [])).map(\.stringValue).joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .badRequest("missingField", "'\(name(context.codingPath, key))' is required")
+        case .valueNotFound(_, let context):
+            return .badRequest("missingField", "'\(name(context.codingPath))' is required")
+        case .typeMismatch(let type, let context):
+            let kind =
+                switch type {
+                case is String.Type: "a string"
+                case is Bool.Type: "true or false"
+                case is Int64.Type, is Int.Type: "a whole number"
+                case is Double.Type: "a number"
+                default: "of another type"
+                }
+            return .badRequest("invalidField", "'\(name(context.codingPath))' must be \(kind)")
+        case .dataCorrupted(let context):
+            return .badRequest(
+                "invalidField", "'\(name(context.codingPath))' is not valid: \(context.debugDescription)")
+        @unknown default:
+            return .badRequest("invalidField", "the body does not have the expected members")
         }
     }
 }

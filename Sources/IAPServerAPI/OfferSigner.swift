@@ -27,18 +27,6 @@ public struct OfferSigner: Sendable {
         signer = JWSSigner(privateKey: credentials.privateKey, keyID: credentials.keyID)
     }
 
-    /// The bytes a promotional offer signature covers.
-    public static func promotionalOfferMessage(
-        bundleID: String, keyID: String, productID: String, offerID: String, appAccountToken: String, nonce: UUID,
-        timestamp: Int64
-    ) -> [UInt8] {
-        let parts = [
-            bundleID, keyID, productID, offerID, appAccountToken.lowercased(), nonce.uuidString.lowercased(),
-            String(timestamp),
-        ]
-        return Array(parts.joined(separator: "\u{2063}").utf8)
-    }
-
     /// A promotional offer signature (V1), base64 of the DER ECDSA signature.
     /// - Parameters:
     ///   - productID: the subscription.
@@ -49,7 +37,7 @@ public struct OfferSigner: Sendable {
     public func promotionalOfferSignature(
         productID: String, offerID: String, appAccountToken: String = "", nonce: UUID, timestamp: Int64
     ) throws(ServerAPIError) -> String {
-        let message = Self.promotionalOfferMessage(
+        let message = PromotionalOffer.message(
             bundleID: credentials.bundleID, keyID: credentials.keyID, productID: productID, offerID: offerID,
             appAccountToken: appAccountToken, nonce: nonce, timestamp: timestamp)
         do { return try credentials.privateKey.signature(for: message).derRepresentation.base64EncodedString() } catch {

@@ -1,54 +1,67 @@
-import AsyncHTTPClient
-import Foundation
+package import Foundation
 import IAPCore
-import NIOCore
-import NIOHTTP1
 
-/// JSON over HTTP for the two clients of `iapkit serve` (the simulator backend and the validation server): one
-/// place for the request shape, the time limit, the size limit of answers and the error mapping.
-struct JSONHTTPClient: Sendable {
-    let baseURL: URL
-    let headers: [(String, String)]
-    let timeout: Duration
+/// JSON over HTTP for the clients of `iapkit serve` (the validation server here, the simulator's HTTP backend in
+/// IAPStoreClientTesting): one place for the request shape, the time limit, the size limit of answers and the error
+/// mapping, over any ``HTTPTransport``.
+package struct JSONHTTPClient: Sendable {
+    package let baseURL: URL
+    package let headers: [(String, String)]
+    package let timeout: Duration
     /// The code a transport failure is reported with (`networkError` for the store, `serverUnreachable` for the
     /// validation server).
-    let unreachable: StoreError.Code
-    let client: HTTPClient
+    package let unreachable: StoreError.Code
+    package let transport: any HTTPTransport
 
-    static let maximumAnswerSize = 16 << 20
+    package static let maximumAnswerSize = 16 << 20
 
-    /// Sends `body` (a JSON object; `{}` when a request that changes something has nothing to say, as the server
-    /// requires a JSON body there) and returns the status and the answer's bytes.
-    func send(_ method: HTTPMethod, _ path: String, json body: [String: Any]? = nil) async throws(StoreError) -> (
+    package init(
+        baseURL: URL, headers: [(String, String)], timeout: Duration, unreachable: StoreError.Code,
+        transport: any HTTPTransport
+    ) {
+        self.baseURL = baseURL
+        self.headers = headers
+        self.timeout = timeout
+        self.unreachable = unreachable
+        self.transport = transport
+    }
+
+    /// The URL of `path` on the server.
+    package func url(_ path: String) -> URL? { URL(string: baseURL.absoluteString.trimmingSuffix("/") + path) }
+
+    /// Sends `body` (JSON; `{}` when a request that changes something has nothing to say, as the server requires a
+    /// JSON body there) and returns the status and the answer's bytes.
+    package func send(_ method: String, _ path: String, body: (any Encodable)? = nil) async throws(StoreError) -> (
         status: Int, body: [UInt8]
     ) {
-        let body = body ?? ([.GET, .HEAD].contains(method) ? nil : [:])
-        let url = baseURL.absoluteString.trimmingSuffix("/") + path
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            guard let data = try? JSONSerialization.data(withJSONObject: body) else {
+        let bytes: [UInt8]?
+        switch body {
+        case let body?:
+            guard let data = try? JSONEncoder().encode(body) else {
                 throw StoreError(.systemError, "the request to \(path) cannot be written as JSON")
             }
-            request.body = .bytes(ByteBuffer(bytes: data))
+            bytes = Array(data)
+        case nil: bytes = ["GET", "HEAD"].contains(method) ? nil : Array("{}".utf8)
         }
+        guard let url = url(path) else { throw StoreError(.systemError, "\(path) does not make a URL") }
+        var headers = headers.map { (name: $0.0, value: $0.1) }
+        if bytes != nil { headers.append((name: "Content-Type", value: "application/json")) }
+        let request = HTTPTransportRequest(
+            method: method, url: url, headers: headers, body: bytes, timeout: timeout,
+            maximumAnswerSize: Self.maximumAnswerSize)
         do {
-            let response = try await client.execute(request, timeout: .init(timeout))
-            var buffer = try await response.body.collect(upTo: Self.maximumAnswerSize)
-            return (Int(response.status.code), buffer.readBytes(length: buffer.readableBytes) ?? [])
+            let answer = try await transport.send(request)
+            return (answer.status, answer.body)
         } catch {
             throw StoreError(unreachable, "\(method) \(url) failed: \(error)")
         }
     }
 
     /// Sends and decodes a 2xx answer; any other status becomes an error carrying the server's code.
-    func decode<T: Decodable>(
-        _ type: T.Type, _ method: HTTPMethod, _ path: String, json body: [String: Any]? = nil,
-        refused: StoreError.Code? = nil
+    package func decode<T: Decodable>(
+        _ type: T.Type, _ method: String, _ path: String, body: (any Encodable)? = nil, refused: StoreError.Code? = nil
     ) async throws(StoreError) -> T {
-        let (status, bytes) = try await send(method, path, json: body)
+        let (status, bytes) = try await send(method, path, body: body)
         guard (200..<300).contains(status) else { throw Self.error(status: status, bytes, refused: refused) }
         do { return try Self.decoder.decode(T.self, from: Data(bytes)) } catch {
             throw StoreError(unreachable, "\(path) answered \(status) with a body that is not the expected JSON")
@@ -57,7 +70,7 @@ struct JSONHTTPClient: Sendable {
 
     /// The server's error body (`{"code": ..., "message": ...}`) as a StoreError: its own code, or `refused` when
     /// given.
-    static func error(status: Int, _ bytes: [UInt8], refused: StoreError.Code?) -> StoreError {
+    package static func error(status: Int, _ bytes: [UInt8], refused: StoreError.Code?) -> StoreError {
         struct Body: Decodable {
             var code: String
             var message: String?
@@ -70,7 +83,7 @@ struct JSONHTTPClient: Sendable {
     }
 
     /// Dates as the server writes them: ISO 8601 with milliseconds.
-    static let decoder: JSONDecoder = {
+    package static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
@@ -90,7 +103,7 @@ struct JSONHTTPClient: Sendable {
 }
 
 extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
+    package func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -2,6 +2,7 @@ public import Foundation
 public import IAPCatalog
 import IAPCore
 public import IAPEntitlements
+public import IAPSignedData
 public import Logging
 
 /// An app's in-app purchases from launch: products, one purchase at a time with a clear state, transaction updates

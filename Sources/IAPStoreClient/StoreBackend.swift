@@ -1,12 +1,13 @@
 public import Foundation
 public import IAPCatalog
+public import IAPSignedData
 
 /// What an app asks of an App Store, shaped like StoreKit 2's API so that a StoreKit backend on Apple platforms is a
 /// thin adapter: every transaction comes back as the signed JWS the store issued, never as a decoded claim, so the
 /// ``Store`` decides what to believe.
 ///
-/// ``SimulatorBackend`` drives the local App Store in process; ``HTTPStoreBackend`` drives the one a running
-/// `iapkit serve` holds, over its `/simulator` API, with updates streamed as server-sent events.
+/// IAPStoreClientTesting's `SimulatorBackend` drives the local App Store in process, its `HTTPStoreBackend` the one a
+/// running `iapkit serve` holds, over its `/simulator` API, with updates streamed as server-sent events.
 public protocol StoreBackend: Sendable {
     /// The store's current moment (the device clock for a real store; the simulated clock for the simulator).
     func now() async throws(StoreError) -> Date
@@ -124,24 +125,6 @@ public struct PurchaseRequest: Hashable, Sendable {
         self.quantity = quantity
         self.appAccountToken = appAccountToken
         self.promotionalOffer = promotionalOffer
-    }
-}
-
-/// A promotional offer signed by the developer's server (`Product.PurchaseOption.promotionalOffer`).
-public struct PromotionalOffer: Hashable, Sendable {
-    public var offerID: String
-    public var keyID: String
-    public var nonce: UUID
-    public var timestamp: Int64
-    /// The base64 ECDSA signature.
-    public var signature: String
-
-    public init(offerID: String, keyID: String, nonce: UUID, timestamp: Int64, signature: String) {
-        self.offerID = offerID
-        self.keyID = keyID
-        self.nonce = nonce
-        self.timestamp = timestamp
-        self.signature = signature
     }
 }
 

@@ -1,8 +1,6 @@
-public import AsyncHTTPClient
 public import Foundation
 import IAPEntitlements
 import IAPSignedData
-import NIOHTTP1
 
 /// The app's own validation server (`iapkit serve`), SwiftyReceiptValidator's way: the device sends what the store
 /// handed out and unlocks from the server's verdict, never from its own reading. A shared secret, when the app has
@@ -29,15 +27,16 @@ public struct ValidationServer: Sendable {
     let http: JSONHTTPClient
 
     /// A server at `url`; `apiKey` is sent as `Authorization: Bearer` (the customer routes need it).
+    /// - Parameter transport: how requests are sent; `URLSession` by default.
     public init(
         url: URL, apiKey: String? = nil, document: Document = .signedTransaction, acceptsSandbox: Bool = true,
-        client: HTTPClient = .shared, timeout: Duration = .seconds(10)
+        transport: any HTTPTransport = URLSessionTransport(), timeout: Duration = .seconds(10)
     ) {
         self.document = document
         self.acceptsSandbox = acceptsSandbox
         http = JSONHTTPClient(
             baseURL: url, headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
-            unreachable: .serverUnreachable, client: client)
+            unreachable: .serverUnreachable, transport: transport)
     }
 
     // MARK: - The Store's three calls
@@ -52,8 +51,8 @@ public struct ValidationServer: Sendable {
             // Always claimed: by the app's token, the customer the server named before, or a token made now (which
             // the server's answer then keeps as this device's customer).
             let owner = Self.owner(appAccountToken, state) ?? UUID()
-            let body: [String: Any] = ["signedTransaction": jws, "appAccountToken": owner.uuidString]
-            return try await entitlements(.POST, "/v1/transactions", body, state: state)
+            let body = TransactionBody(signedTransaction: jws, appAccountToken: owner.uuidString)
+            return try await entitlements("POST", "/v1/transactions", body, state: state)
         case .receipt:
             let next = try await postReceipt(
                 backend: backend, appAccountToken: Self.owner(appAccountToken, state), state: state)
@@ -84,9 +83,9 @@ public struct ValidationServer: Sendable {
             // Posted unclaimed while this device knows no customer: a new install adopts the customer who owns its
             // purchases already.
             for jws in latest {
-                var body: [String: Any] = ["signedTransaction": jws]
-                if let owner = Self.owner(appAccountToken, next) { body["appAccountToken"] = owner.uuidString }
-                next = try await entitlements(.POST, "/v1/transactions", body, state: next)
+                let body = TransactionBody(
+                    signedTransaction: jws, appAccountToken: Self.owner(appAccountToken, next)?.uuidString)
+                next = try await entitlements("POST", "/v1/transactions", body, state: next)
             }
             // Nobody owned them (the server named each after its original transaction): claim them all for one new
             // customer, so they answer together from now on.
@@ -94,7 +93,8 @@ public struct ValidationServer: Sendable {
                 let token = UUID().uuidString
                 for jws in latest {
                     next = try await entitlements(
-                        .POST, "/v1/transactions", ["signedTransaction": jws, "appAccountToken": token], state: next)
+                        "POST", "/v1/transactions", TransactionBody(signedTransaction: jws, appAccountToken: token),
+                        state: next)
                 }
             }
             guard latest.isEmpty else { return next }
@@ -106,7 +106,7 @@ public struct ValidationServer: Sendable {
             }
             do {
                 return try await entitlements(
-                    .GET, "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: next)
+                    "GET", "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: next)
             } catch  where error.code == .serverRefused && error.reason.hasPrefix("customerNotFound") {
                 next.serverSnapshot = EntitlementSnapshot(moment: try await backend.now())
                 return next
@@ -139,8 +139,8 @@ public struct ValidationServer: Sendable {
             var entitlements: EntitlementSnapshot
         }
         let answer = try await http.decode(
-            Answer.self, .POST, "/v1/customers/\(Self.escaped(customer))/consumptions",
-            json: ["productId": productID, "quantity": quantity, "idempotencyKey": idempotencyKey])
+            Answer.self, "POST", "/v1/customers/\(Self.escaped(customer))/consumptions",
+            body: ConsumptionBody(productId: productID, quantity: quantity, idempotencyKey: idempotencyKey))
         var next = state
         next.serverSnapshot = answer.entitlements
         next.serverCustomerID = answer.customerId
@@ -149,15 +149,45 @@ public struct ValidationServer: Sendable {
 
     // MARK: - Requests
 
+    /// `POST /v1/transactions`.
+    private struct TransactionBody: Encodable {
+        var signedTransaction: String
+        var appAccountToken: String?
+    }
+
+    /// `POST /v1/receipts`.
+    private struct ReceiptBody: Encodable {
+        var receiptData: String
+        var appAccountToken: String?
+    }
+
+    /// `POST /v1/customers/{id}/consumptions`.
+    private struct ConsumptionBody: Encodable {
+        var productId: String
+        var quantity: Int
+        var idempotencyKey: String
+    }
+
+    /// `POST /verifyReceipt`, Apple's shape.
+    private struct LegacyReceiptBody: Encodable {
+        var receiptData: String
+        var excludeOldTransactions: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case receiptData = "receipt-data"
+            case excludeOldTransactions = "exclude-old-transactions"
+        }
+    }
+
     private struct EntitlementsAnswer: Decodable {
         var customerId: String?
         var entitlements: EntitlementSnapshot
     }
 
-    private func entitlements(_ method: HTTPMethod, _ path: String, _ body: [String: Any]?, state: VerifiedState)
+    private func entitlements(_ method: String, _ path: String, _ body: (any Encodable)?, state: VerifiedState)
         async throws(StoreError) -> VerifiedState
     {
-        let (status, bytes) = try await http.send(method, path, json: body)
+        let (status, bytes) = try await http.send(method, path, body: body)
         guard (200..<300).contains(status) else { throw Self.refusal(status: status, bytes) }
         let answer: EntitlementsAnswer
         do { answer = try JSONHTTPClient.decoder.decode(EntitlementsAnswer.self, from: Data(bytes)) } catch {
@@ -178,15 +208,14 @@ public struct ValidationServer: Sendable {
     private func postReceipt(backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState)
         async throws(StoreError) -> VerifiedState
     {
-        var body: [String: Any] = ["receiptData": try await receipt(backend)]
-        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
-        return try await entitlements(.POST, "/v1/receipts", body, state: state)
+        let body = ReceiptBody(receiptData: try await receipt(backend), appAccountToken: appAccountToken?.uuidString)
+        return try await entitlements("POST", "/v1/receipts", body, state: state)
     }
 
     private func verifyReceipt(backend: any StoreBackend, excludeOld: Bool, state: VerifiedState)
         async throws(StoreError) -> VerifiedState
     {
-        let body: [String: Any] = ["receipt-data": try await receipt(backend), "exclude-old-transactions": excludeOld]
+        let body = LegacyReceiptBody(receiptData: try await receipt(backend), excludeOldTransactions: excludeOld)
         var answer = try await legacyAnswer("/verifyReceipt", body)
         if answer.status == 21007, acceptsSandbox { answer = try await legacyAnswer("/sandbox/verifyReceipt", body) }
         switch answer.status {
@@ -216,8 +245,10 @@ public struct ValidationServer: Sendable {
         return next
     }
 
-    private func legacyAnswer(_ path: String, _ body: [String: Any]) async throws(StoreError) -> LegacyReceiptAnswer {
-        let (status, bytes) = try await http.send(.POST, path, json: body)
+    private func legacyAnswer(_ path: String, _ body: LegacyReceiptBody) async throws(StoreError)
+        -> LegacyReceiptAnswer
+    {
+        let (status, bytes) = try await http.send("POST", path, body: body)
         guard status == 200 else { throw Self.refusal(status: status, bytes) }
         do { return try JSONDecoder().decode(LegacyReceiptAnswer.self, from: Data(bytes)) } catch {
             throw StoreError(.serverUnreachable, "\(path) answered with a body that is not Apple's shape")

@@ -65,7 +65,7 @@ import Testing
             productID: gold, offerID: offerID, nonce: nonce, timestamp: timestamp)
         return PurchaseOptions(
             offer: .promotional(
-                PromotionalOfferSignature(
+                PromotionalOffer(
                     offerID: offerID, keyID: signer.credentials.keyID, nonce: nonce, timestamp: timestamp,
                     signature: signature)))
     }
@@ -188,7 +188,7 @@ import Testing
             try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
         let checks = try #require(report["checks"] as? [String: Any])
         for (name, value) in checks { #expect(value as? Bool == true, "\(name): \(value)") }
-        let message = OfferSigner.promotionalOfferMessage(
+        let message = PromotionalOffer.message(
             bundleID: Self.credentials.bundleID, keyID: Self.credentials.keyID, productID: Self.gold,
             offerID: "comeback", appAccountToken: token, nonce: nonce, timestamp: timestamp)
         #expect(report["librarySignedBytes"] as? String == message.map { String(format: "%02x", $0) }.joined())
@@ -198,7 +198,7 @@ import Testing
         var v1 = PurchaseOptions(
             appAccountToken: UUID(uuidString: token),
             offer: .promotional(
-                PromotionalOfferSignature(
+                PromotionalOffer(
                     offerID: "comeback", keyID: Self.credentials.keyID, nonce: nonce, timestamp: timestamp,
                     signature: theirsV1)))
         v1.quantity = 1

@@ -7,6 +7,7 @@ import IAPServer
 import IAPServerAPI
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import Logging
 import NIOHTTP1

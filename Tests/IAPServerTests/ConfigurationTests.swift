@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import IAPServer
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import Logging
 import NIOCore

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import IAPSimulatorServer
 import Testing
 
 @testable import IAPServer

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import IAPServer
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import NIOCore
 import Testing

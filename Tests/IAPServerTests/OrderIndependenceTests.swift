@@ -3,6 +3,7 @@ import IAPEntitlements
 import IAPServer
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import IAPServer
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import NIOCore
 import Testing

@@ -6,6 +6,7 @@ import IAPCatalog
 import IAPServer
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import IAPTrust
 import Logging

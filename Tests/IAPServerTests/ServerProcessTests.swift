@@ -2,6 +2,7 @@ import Foundation
 import IAPCatalog
 import IAPServer
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import Testing
 

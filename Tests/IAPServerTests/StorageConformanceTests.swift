@@ -1,8 +1,10 @@
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPServer
 import IAPSimulator
+import IAPSimulatorServer
 import Synchronization
 import Testing
 

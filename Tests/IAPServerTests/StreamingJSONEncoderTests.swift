@@ -2,6 +2,7 @@ import Foundation
 import IAPEntitlements
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPTestSupport
 import Testing
 

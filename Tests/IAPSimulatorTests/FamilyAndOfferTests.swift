@@ -116,7 +116,7 @@ struct OfferTests {
     )
         throws -> PurchaseOptions
     {
-        let signed = try PromotionalOfferSignature.sign(
+        let signed = try PromotionalOffer.sign(
             key: key, bundleID: SimulatorHarness.bundleID, keyID: "KEY1", productID: F.gold, offerID: offer,
             appAccountToken: nil, nonce: UUID(uuidString: "4A0F7C3E-3C35-4C3E-9C1B-0F4E3A3D2B11")!,
             timestamp: timestamp ?? Int64(try h.store.now.timeIntervalSince1970 * 1000))
@@ -158,7 +158,7 @@ struct OfferTests {
             (
                 PurchaseOptions(
                     offer: .promotional(
-                        PromotionalOfferSignature(offerID: "", keyID: "", nonce: UUID(), timestamp: 0, signature: ""))),
+                        PromotionalOffer(offerID: "", keyID: "", nonce: UUID(), timestamp: 0, signature: ""))),
                 .missingOfferParameters
             ),
         ]

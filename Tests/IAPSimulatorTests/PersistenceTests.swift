@@ -1,5 +1,6 @@
 import Foundation
 import IAPCatalog
+import IAPCore
 import IAPSignedData
 import IAPSimulator
 import IAPTestSupport

@@ -11,6 +11,7 @@ import NIOHTTP1
 import Testing
 
 @testable import IAPStoreClient
+@testable import IAPStoreClientTesting
 
 /// What only the HTTP backend has: the event-stream format, the stream's life (unfinished first, heartbeats, a server
 /// that goes away and comes back), the admin token, accounts and devices, offers, and the calls no scenario makes.
@@ -206,7 +207,7 @@ import Testing
             let store = Store(catalog: catalog, backend: backend, validation: .signedTransactions(verifier))
             await store.start()
             func offer(signedWith signer: P256.Signing.PrivateKey) throws -> PromotionalOffer {
-                let signed = try PromotionalOfferSignature.sign(
+                let signed = try PromotionalOffer.sign(
                     key: signer, bundleID: StoreHarness.bundleID, keyID: "KEY1", productID: F.gold,
                     offerID: "comeback", appAccountToken: nil, nonce: UUID(),
                     timestamp: Int64(try simulator.now.timeIntervalSince1970 * 1000))

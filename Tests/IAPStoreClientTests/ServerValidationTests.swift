@@ -6,10 +6,13 @@ import IAPEntitlements
 import IAPServer
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPStoreClient
 import IAPTestSupport
 import Logging
 import Testing
+
+@testable import IAPStoreClientTesting
 
 /// SwiftyReceiptValidator's way: the Store sends what the store handed out to a real validation server on a loopback
 /// socket (the application `iapkit serve` builds, trusting the simulator's roots) and unlocks from its verdict.

@@ -6,11 +6,14 @@ import IAPReceipts
 import IAPServer
 import IAPSignedData
 import IAPSimulator
+import IAPSimulatorServer
 import IAPStoreClient
 import IAPTestSupport
 import Logging
 import Synchronization
 import Testing
+
+@testable import IAPStoreClientTesting
 
 /// The validation modes a scenario runs in.
 enum ModeKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

@@ -5,6 +5,7 @@ import IAPEntitlements
 import IAPSignedData
 import IAPSimulator
 import IAPStoreClient
+import IAPStoreClientTesting
 import IAPTestSupport
 import Testing
 

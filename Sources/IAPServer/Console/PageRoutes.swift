@@ -1,12 +1,59 @@
 import Crypto
-import Foundation
+public import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The pages `iapkit serve` shows people: HTML, CSS and JavaScript from the package's resources, read once, served
-/// with a content security policy that lets a page load nothing but this server's own files and talk to nothing but
-/// this server.
+/// Pages and the files they load, read once from one module's resources: the validation server's own
+/// (``PageSet/server``), and an addition's (the local App Store's store and manager).
+public struct PageSet: Sendable {
+    /// One page of the navigation.
+    public struct Page: Sendable {
+        public var path: String
+        public var label: String
+        /// The page's fragment among the files.
+        public var file: String
+        /// Where the navigation lists it: lower first.
+        public var order: Int
+
+        public init(path: String, label: String, file: String, order: Int) {
+            self.path = path
+            self.label = label
+            self.file = file
+            self.order = order
+        }
+    }
+
+    public let pages: [Page]
+    /// Every file of the folder, by name; empty when the resources are missing.
+    let files: [String: Data]
+
+    /// The files of `folder` (a resource folder of the module that serves them) and the pages among them.
+    public init(folder: URL?, pages: [Page]) {
+        self.pages = pages
+        var files: [String: Data] = [:]
+        if let folder, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            for name in names {
+                files[name] = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
+            }
+        }
+        self.files = files
+    }
+
+    /// The validation server's pages: home, the document inspector, the customers, and the shared layout, style and
+    /// script.
+    public static let server = PageSet(
+        folder: Bundle.module.url(forResource: "Pages", withExtension: nil),
+        pages: [
+            Page(path: "/", label: "Home", file: "index.html", order: 0),
+            Page(path: "/inspector", label: "Inspector", file: "inspector.html", order: 30),
+            Page(path: "/customers", label: "Customers", file: "customers.html", order: 40),
+        ])
+}
+
+/// The pages `iapkit serve` shows people: HTML, CSS and JavaScript from the resources of the modules that serve them,
+/// each page put in one layout, served with a content security policy that lets a page load nothing but this server's
+/// own files and talk to nothing but this server.
 struct PageRoutes: Sendable {
     /// One file ready to serve.
     struct Asset: Sendable {
@@ -15,40 +62,34 @@ struct PageRoutes: Sendable {
         let etag: String
     }
 
-    /// The pages in the order the navigation lists them: path, label, and the fragment in the resources.
-    static let pages = [
-        (path: "/", label: "Home", file: "index.html"), (path: "/store", label: "Store", file: "store.html"),
-        (path: "/manager", label: "Manager", file: "manager.html"),
-        (path: "/inspector", label: "Inspector", file: "inspector.html"),
-        (path: "/customers", label: "Customers", file: "customers.html"),
-    ]
+    /// The pages in the order the navigation lists them.
+    let pages: [PageSet.Page]
+    /// Every file by name, each page put in the layout.
+    let assets: [String: Asset]
 
-    /// Everything in the resources' `Pages` folder, by file name, each page put in the layout; empty when the
-    /// resources are missing.
-    static let assets: [String: Asset] = {
-        guard let folder = Bundle.module.url(forResource: "Pages", withExtension: nil),
-            let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
-        else { return [:] }
-        func read(_ name: String) -> Data? {
-            FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
-        }
-        let layout = read("layout.html").map { String(decoding: $0, as: UTF8.self) } ?? ""
+    init(sets: [PageSet]) {
+        let pages = sets.flatMap(\.pages).sorted { $0.order < $1.order }
+        let files = sets.reduce(into: [String: Data]()) { files, set in files.merge(set.files) { old, _ in old } }
+        let layout = files["layout.html"].map { String(decoding: $0, as: UTF8.self) } ?? ""
         var assets: [String: Asset] = [:]
-        for name in names where name != "layout.html" {
-            guard var data = read(name) else { continue }
+        for (name, file) in files where name != "layout.html" {
+            var data = file
             if let page = pages.first(where: { $0.file == name }) {
-                data = Data(laidOut(String(decoding: data, as: UTF8.self), path: page.path, layout: layout).utf8)
+                data = Data(
+                    Self.laidOut(String(decoding: data, as: UTF8.self), path: page.path, pages: pages, layout: layout)
+                        .utf8)
             }
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             assets[name] = Asset(
-                bytes: ByteBuffer(bytes: data), contentType: contentType(of: name), etag: "\"\(digest)\"")
+                bytes: ByteBuffer(bytes: data), contentType: Self.contentType(of: name), etag: "\"\(digest)\"")
         }
-        return assets
-    }()
+        self.pages = pages
+        self.assets = assets
+    }
 
     /// A page fragment (a first line `<!-- title: ...; script: ... -->`, then its `<main>`) put in the layout, with
     /// the navigation marking the page's own link.
-    static func laidOut(_ fragment: String, path: String, layout: String) -> String {
+    static func laidOut(_ fragment: String, path: String, pages: [PageSet.Page], layout: String) -> String {
         let header = fragment.prefix { $0 != "\n" }
         var fields: [String: String] = [:]
         for part in header.dropFirst(4).dropLast(3).split(separator: ";") {
@@ -75,19 +116,19 @@ struct PageRoutes: Sendable {
     ]
 
     func add(to router: Router<ServerRequestContext>) {
-        for page in Self.pages {
-            router.get(RouterPath(page.path)) { request, _ in try Self.serve(page.file, request) }
+        for page in pages {
+            router.get(RouterPath(page.path)) { request, _ in try serve(page.file, request) }
         }
         router.get("/assets/:file") { request, context in
             let file = try context.parameters.require("file")
             guard !file.hasSuffix(".html") else { throw APIError(404, "notFound", "no such file: \(file)") }
-            return try Self.serve(file, request)
+            return try serve(file, request)
         }
     }
 
-    private static func serve(_ file: String, _ request: Request) throws(APIError) -> Response {
+    private func serve(_ file: String, _ request: Request) throws(APIError) -> Response {
         guard let asset = assets[file] else { throw APIError(404, "notFound", "no such page or file: \(file)") }
-        var headers = securityHeaders
+        var headers = Self.securityHeaders
         headers[.eTag] = asset.etag
         if request.headers[.ifNoneMatch] == asset.etag {
             return Response(status: .notModified, headers: headers)

@@ -1,7 +1,7 @@
 import Crypto
-import Foundation
-import HTTPTypes
-import Hummingbird
+package import Foundation
+package import HTTPTypes
+package import Hummingbird
 
 /// Who may use the operator surfaces (`/simulator`, `/console`, `/metrics`): decided by configuration, never by the
 /// address a request comes from (behind a proxy on the same host every request comes from 127.0.0.1).
@@ -23,11 +23,11 @@ public enum OperatorAccess: Sendable, Equatable {
 /// The guard of a route group that only the operator may use (`/simulator`, `/console`, `/metrics`); placed on the
 /// group, so a route added to it cannot be left open. 401 without the admin token, 403 with another or when the
 /// server has none.
-struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
     private let digest: SHA256.Digest?
     private let refused: Bool
 
-    init(_ access: OperatorAccess) {
+    package init(_ access: OperatorAccess) {
         switch access {
         case .open: (digest, refused) = (nil, false)
         case .token(let token): (digest, refused) = (SHA256.hash(data: Data(token.utf8)), false)
@@ -35,7 +35,8 @@ struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         try check(request)
@@ -103,8 +104,8 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// The token of an `Authorization: Bearer TOKEN` header.
-enum BearerToken {
-    static func of(_ request: Request) -> String? {
+package enum BearerToken {
+    package static func of(_ request: Request) -> String? {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { return nil }
         let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
@@ -122,7 +123,7 @@ enum BearerToken {
 ///   JWT in a header a cross-site request cannot send without a preflight) takes PNG images and empty bodies.
 ///
 /// The server sends no CORS headers, so browsers refuse every preflight.
-struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowedHosts: Set<String>
 
     /// The names a `Host` header may carry: the loopback names, the listening host, and `extra` (public names), each
@@ -138,7 +139,8 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
         allowedHosts = names
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         try check(request)
@@ -189,7 +191,7 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// Whether a request of this method must carry a JSON body.
-    static func needsBody(_ method: HTTPRequest.Method) -> Bool { [.post, .put, .patch].contains(method) }
+    package static func needsBody(_ method: HTTPRequest.Method) -> Bool { [.post, .put, .patch].contains(method) }
 
     /// The host of an authority (`name:port`, `[v6]:port`), in lower case, or nil when there is none.
     static func hostName(_ authority: String) -> String? {

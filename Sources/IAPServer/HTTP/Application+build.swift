@@ -1,6 +1,5 @@
 import Foundation
 public import Hummingbird
-public import IAPSimulator
 public import Logging
 public import NIOCore
 
@@ -9,31 +8,19 @@ public import NIOCore
 /// - Parameters:
 ///   - service: the validation service the routes call.
 ///   - configuration: the address, body limit and API keys.
-///   - simulator: the local App Store whose control plane is served under `/simulator`, if any.
+///   - additions: what is served beside the validation server (the local App Store's routes, pages and middleware).
 ///   - operatorAccess: who may use `/simulator`, `/console` and `/metrics` (``OperatorAccess/open`` only in
 ///     development mode).
 ///   - logger: the application's logger.
 ///   - onServerRunning: called once the socket listens (the channel tells the port).
 public func buildApplication(
-    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
+    service: ValidationService, configuration: ServerConfiguration, additions: [any ServerAddition] = [],
     operatorAccess: OperatorAccess = .refused, logger: Logger = Logger(label: "iapkit.server"),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    buildApplication(
-        service: service, configuration: configuration, simulator: simulator, saver: nil,
-        operatorAccess: operatorAccess, logger: logger, onServerRunning: onServerRunning)
-}
-
-/// The application, with the local App Store's saver: a request that changed the store is answered once it is saved.
-func buildApplication(
-    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator?,
-    saver: SimulatorSaver?, operatorAccess: OperatorAccess, logger: Logger,
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void
-) -> some ApplicationProtocol {
     let connections = ConnectionRegistry(limits: configuration.connectionLimits)
     let router = buildRouter(
-        service: service, configuration: configuration, simulator: simulator, operatorAccess: operatorAccess)
-    if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver)) }
+        service: service, configuration: configuration, additions: additions, operatorAccess: operatorAccess)
     return Application(
         router: router,
         server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(registry: connections)])),
@@ -44,16 +31,16 @@ func buildApplication(
 }
 
 /// Every route of the server with its middleware (metrics, debug request logs, errors as JSON, the request guard),
-/// and each group behind its own guard: the customer routes behind the API keys, the operator routes (`/simulator`,
-/// `/console`, `/metrics`) behind ``OperatorAccess``.
+/// and each group behind its own guard: the customer routes behind the API keys, the operator routes (`/console`,
+/// `/metrics`, and an addition's, such as `/simulator`) behind ``OperatorAccess``.
 ///
 /// - Parameters:
 ///   - service: the validation service the routes call.
 ///   - configuration: the body limit, API keys and allowed host names.
-///   - simulator: the local App Store served under `/simulator`, if any.
+///   - additions: what is served beside the validation server; their middleware runs inside the server's.
 ///   - operatorAccess: who may use the operator routes.
 public func buildRouter(
-    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator? = nil,
+    service: ValidationService, configuration: ServerConfiguration, additions: [any ServerAddition] = [],
     operatorAccess: OperatorAccess = .refused
 ) -> Router<ServerRequestContext> {
     let router = Router(context: ServerRequestContext.self)
@@ -80,13 +67,9 @@ public func buildRouter(
     }
     ServerRoutes(service: service, configuration: configuration).add(to: router)
     ConsoleRoutes(service: service, configuration: configuration, access: operatorAccess).add(to: router)
-    PageRoutes().add(to: router)
-    if let simulator {
-        let rateLimit = InAppsRateLimit()
-        SimulatorRoutes(
-            store: simulator, configuration: configuration, access: operatorAccess, inAppsRateLimit: rateLimit
-        ).add(to: router)
-        InAppsRoutes(store: simulator, clock: Date.init, rateLimit: rateLimit).add(to: router)
+    PageRoutes(sets: [.server] + additions.compactMap(\.pages)).add(to: router)
+    for addition in additions {
+        addition.add(to: router, configuration: configuration, access: operatorAccess)
     }
     return router
 }

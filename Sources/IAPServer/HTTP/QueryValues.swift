@@ -1,10 +1,10 @@
-import Hummingbird
+package import Hummingbird
 
 /// Query values read strictly: a value that is there but malformed is a 400 with the code `invalidQuery` naming the
 /// parameter, never read as a default.
 extension Request {
     /// An integer in `range`, or nil when the parameter is absent.
-    func integerQuery(_ name: String, in range: ClosedRange<Int>) throws(APIError) -> Int? {
+    package func integerQuery(_ name: String, in range: ClosedRange<Int>) throws(APIError) -> Int? {
         guard let text = uri.queryParameters.get(name) else { return nil }
         guard let value = Int(text), range.contains(value) else {
             throw .badRequest(
@@ -14,7 +14,7 @@ extension Request {
     }
 
     /// `true` or `false`, or nil when the parameter is absent.
-    func booleanQuery(_ name: String) throws(APIError) -> Bool? {
+    package func booleanQuery(_ name: String) throws(APIError) -> Bool? {
         guard let text = uri.queryParameters.get(name) else { return nil }
         switch text.lowercased() {
         case "true": return true

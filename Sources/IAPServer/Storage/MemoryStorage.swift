@@ -1,7 +1,6 @@
 import Foundation
-import IAPCore
+public import IAPCore
 public import IAPEntitlements
-public import IAPSimulator
 
 /// Storage in memory, for tests and throwaway servers: the same rules as the SQL backends, nothing kept on exit.
 public actor MemoryStorage: ServerStorage {

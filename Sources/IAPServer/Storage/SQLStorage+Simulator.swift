@@ -1,8 +1,7 @@
 import Foundation
-import IAPCore
-public import IAPSimulator
+public import IAPCore
 
-/// The local App Store's rows (``SimulatorStateRows``): a state document per app and a row per transaction and
+/// The local App Store's rows (`SimulatorStateRows`): a state document per app and a row per transaction and
 /// notification, saved by change and read back whole.
 extension SQLStorage {
     public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError) {

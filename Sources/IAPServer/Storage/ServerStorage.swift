@@ -1,6 +1,5 @@
 public import IAPCore
 public import IAPEntitlements
-public import IAPSimulator
 
 /// Where the server keeps what it verified. Every backend (memory, SQLite, PostgreSQL) passes the same conformance
 /// suite; each method is atomic (all of it happens, or none).

@@ -118,14 +118,13 @@ extension SimulatorCore {
                 throw SimulatorError(
                     .invalidOfferIdentifier, "\(productID) has no promotional offer '\(signed.offerID)'")
             }
-            guard let key = offerKey(signed.keyID), let der = Data(base64Encoded: signed.signature),
-                let signature = try? P256.Signing.ECDSASignature(derRepresentation: der)
-            else { throw SimulatorError(.invalidOfferSignature, "unknown key id or unreadable signature") }
+            guard let key = offerKey(signed.keyID), Data(base64Encoded: signed.signature) != nil else {
+                throw SimulatorError(.invalidOfferSignature, "unknown key id or unreadable signature")
+            }
             let token = options.appAccountToken ?? accounts[account]?.appAccountToken
-            let message = PromotionalOfferSignature.message(
-                bundleID: configuration.bundleID, keyID: signed.keyID, productID: productID, offerID: signed.offerID,
-                appAccountToken: token, nonce: signed.nonce, timestamp: signed.timestamp)
-            guard key.isValidSignature(signature, for: message) else {
+            guard
+                signed.isSigned(by: key, bundleID: configuration.bundleID, productID: productID, appAccountToken: token)
+            else {
                 throw SimulatorError(.invalidOfferSignature, "the promotional offer's signature does not verify")
             }
             let age = now.timeIntervalSince1970 * 1000 - Double(signed.timestamp)

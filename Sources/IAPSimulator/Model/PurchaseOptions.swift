@@ -2,7 +2,7 @@ import Crypto
 public import Foundation
 import IAPCatalog
 import IAPReceipts
-import IAPSignedData
+public import IAPSignedData
 
 /// Options of one purchase, as StoreKit's `Product.PurchaseOption`s give them.
 public struct PurchaseOptions: Sendable, Codable {
@@ -35,7 +35,7 @@ public struct PurchaseOptions: Sendable, Codable {
 /// An offer the purchase asks for.
 public enum OfferChoice: Hashable, Sendable, Codable {
     /// A promotional offer, signed by the developer's server with a promotional-offer key.
-    case promotional(PromotionalOfferSignature)
+    case promotional(PromotionalOffer)
     /// A promotional offer V2: the compact JWS the developer's server signed (`aud` "promotional-offer").
     case promotionalV2(String)
     /// A win-back offer (for customers whose subscription lapsed).

@@ -1,5 +1,6 @@
 import Foundation
 public import IAPCatalog
+public import IAPCore
 import Synchronization
 
 extension AppStoreSimulator {

@@ -1,4 +1,5 @@
 import Hummingbird
+import IAPServer
 import IAPSimulator
 import Logging
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import IAPServer
 import IAPSignedData
 import IAPSimulator
 import IAPSimulatorDelivery

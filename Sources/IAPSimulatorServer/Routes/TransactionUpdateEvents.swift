@@ -1,6 +1,7 @@
 import AsyncAlgorithms
 import HTTPTypes
 import Hummingbird
+import IAPServer
 import IAPSimulator
 import NIOCore
 import ServiceLifecycle

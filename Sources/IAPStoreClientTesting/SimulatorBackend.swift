@@ -1,6 +1,7 @@
 public import Foundation
 import IAPCatalog
 public import IAPSimulator
+public import IAPStoreClient
 
 /// The local App Store in process, as one device of one account sees it.
 ///
@@ -46,12 +47,7 @@ public struct SimulatorBackend: StoreBackend {
     }
 
     public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
-        let offer = request.promotionalOffer.map {
-            OfferChoice.promotional(
-                PromotionalOfferSignature(
-                    offerID: $0.offerID, keyID: $0.keyID, nonce: $0.nonce, timestamp: $0.timestamp,
-                    signature: $0.signature))
-        }
+        let offer = request.promotionalOffer.map(OfferChoice.promotional)
         let sheet = await customer.nextSheet()
         try customer.checkOnline()
         let options = PurchaseOptions(

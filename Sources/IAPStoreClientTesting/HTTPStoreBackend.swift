@@ -2,6 +2,8 @@ public import AsyncHTTPClient
 public import Foundation
 import IAPCatalog
 import IAPCore
+import IAPSimulator
+public import IAPStoreClient
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -32,6 +34,7 @@ public struct HTTPStoreBackend: StoreBackend {
     public let updatesIdleLimit: Duration
 
     private let http: JSONHTTPClient
+    private let client: HTTPClient
     private let subscriptions = UpdateSubscriptions()
 
     /// Connects as `account` on `device` (the account's first device when nil, one signed in when it has none).
@@ -53,14 +56,15 @@ public struct HTTPStoreBackend: StoreBackend {
     ) async throws(StoreError) -> HTTPStoreBackend {
         let http = JSONHTTPClient(
             baseURL: server, headers: adminToken.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
-            unreachable: .networkError, client: httpClient)
+            unreachable: .networkError, transport: AsyncHTTPClientTransport(client: httpClient))
         let path = "/simulator/accounts/\(Self.segment(account))"
         var devices: [UUID]
         do {
-            devices = try await http.decode(AccountAnswer.self, .GET, path).deviceIds.compactMap(UUID.init)
+            devices = try await http.decode(SimulatorWire.Account.self, "GET", path).deviceIds.compactMap(UUID.init)
         } catch  where error.code == .unknownAccount && createAccount {
             let opened = try await http.decode(
-                DeviceAnswer.self, .POST, "/simulator/accounts", json: ["accountId": account])
+                SimulatorWire.SignedIn.self, "POST", "/simulator/accounts",
+                body: SimulatorWire.OpenAccount(accountId: account))
             devices = [opened.deviceId].compactMap(UUID.init)
         }
         let chosen: UUID
@@ -72,7 +76,7 @@ public struct HTTPStoreBackend: StoreBackend {
         } else if let first = devices.first {
             chosen = first
         } else {
-            let added = try await http.decode(DeviceAnswer.self, .POST, path + "/devices")
+            let added = try await http.decode(SimulatorWire.SignedIn.self, "POST", path + "/devices")
             guard let uuid = UUID(uuidString: added.deviceId) else {
                 throw StoreError(.networkError, "the server answered a device id that is not a UUID")
             }
@@ -80,13 +84,14 @@ public struct HTTPStoreBackend: StoreBackend {
         }
         return HTTPStoreBackend(
             server: server, account: account, deviceIdentifier: chosen, customer: customer,
-            updatesIdleLimit: updatesIdleLimit, http: http)
+            updatesIdleLimit: updatesIdleLimit, http: http, client: httpClient)
     }
 
     private init(
         server: URL, account: String, deviceIdentifier: UUID, customer: SimulatedCustomer, updatesIdleLimit: Duration,
-        http: JSONHTTPClient
+        http: JSONHTTPClient, client: HTTPClient
     ) {
+        self.client = client
         self.server = server
         self.account = account
         self.deviceIdentifier = deviceIdentifier
@@ -99,32 +104,25 @@ public struct HTTPStoreBackend: StoreBackend {
     private var deviceQuery: String { "deviceId=\(deviceIdentifier.uuidString)" }
 
     public func now() async throws(StoreError) -> Date {
-        try await http.decode(ClockAnswer.self, .GET, "/simulator/clock").now
+        try await http.decode(SimulatorWire.Clock.self, "GET", "/simulator/clock").now
     }
 
     public func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] {
         try customer.checkOnline()
         let list = ids.map(Self.queryValue).joined(separator: ",")
-        return try await http.decode(ProductsAnswer.self, .GET, accountPath + "/products?ids=\(list)").products.map {
-            (product) throws(StoreError) in try product.storeProduct()
-        }
+        return try await http.decode(SimulatorWire.Products.self, "GET", accountPath + "/products?ids=\(list)")
+            .products.map { (product) throws(StoreError) in try StoreProduct(product) }
     }
 
     public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
         let sheet = await customer.nextSheet()
         try customer.checkOnline()
-        var body: [String: Any] = [
-            "productId": request.productID, "deviceId": deviceIdentifier.uuidString, "quantity": request.quantity,
-            "interrupted": sheet == .interrupt, "userCancels": sheet == .cancel,
-        ]
-        if let token = request.appAccountToken { body["appAccountToken"] = token.uuidString }
-        if let offer = request.promotionalOffer {
-            body["promotionalOffer"] = [
-                "offerId": offer.offerID, "keyId": offer.keyID, "nonce": offer.nonce.uuidString,
-                "timestamp": offer.timestamp, "signature": offer.signature,
-            ]
-        }
-        let answer = try await http.decode(PurchaseAnswer.self, .POST, accountPath + "/purchases", json: body)
+        let body = SimulatorWire.Purchase(
+            productId: request.productID, deviceId: deviceIdentifier.uuidString, quantity: Int64(request.quantity),
+            appAccountToken: request.appAccountToken?.uuidString, interrupted: sheet == .interrupt,
+            userCancels: sheet == .cancel, promotionalOffer: request.promotionalOffer)
+        let answer = try await http.decode(
+            SimulatorWire.PurchaseResult.self, "POST", accountPath + "/purchases", body: body)
         switch answer.outcome {
         case "purchased":
             guard let signed = answer.transaction?.signedTransaction else {
@@ -149,25 +147,27 @@ public struct HTTPStoreBackend: StoreBackend {
 
     public func allTransactions() async throws(StoreError) -> [String] {
         try customer.checkOnline()
-        return try await http.decode(TransactionsAnswer.self, .GET, accountPath + "/transactions").signed
+        return try await http.decode(SimulatorWire.Transactions.self, "GET", accountPath + "/transactions").signed
     }
 
     public func unfinishedTransactions() async throws(StoreError) -> [String] {
         try customer.checkOnline()
-        return try await http.decode(TransactionsAnswer.self, .GET, accountPath + "/transactions?unfinished=true")
-            .signed
+        return try await http.decode(
+            SimulatorWire.Transactions.self, "GET", accountPath + "/transactions?unfinished=true"
+        ).signed
     }
 
     public func currentEntitlements() async throws(StoreError) -> [String] {
         try customer.checkOnline()
-        return try await http.decode(TransactionsAnswer.self, .GET, accountPath + "/current-entitlements").signed
+        return try await http.decode(SimulatorWire.Transactions.self, "GET", accountPath + "/current-entitlements")
+            .signed
     }
 
     public func latestTransaction(for productID: String) async throws(StoreError) -> String? {
         try customer.checkOnline()
         do {
             return try await http.decode(
-                SignedTransactionAnswer.self, .GET,
+                SimulatorWire.Transaction.self, "GET",
                 accountPath + "/products/\(Self.segment(productID))/latest-transaction"
             ).signedTransaction
         } catch  where error.code == .noTransaction {
@@ -178,29 +178,31 @@ public struct HTTPStoreBackend: StoreBackend {
     public func redeemOfferCode(_ code: String) async throws(StoreError) {
         try customer.checkOnline()
         _ = try await http.decode(
-            SignedTransactionAnswer.self, .POST, accountPath + "/offer-codes", json: ["code": code])
+            SimulatorWire.Transaction.self, "POST", accountPath + "/offer-codes",
+            body: SimulatorWire.OfferCode(code: code))
     }
 
     public func finish(transactionID: String) async throws(StoreError) {
         try customer.checkOnline()
         _ = try await http.decode(
-            [String: String].self, .POST, "/simulator/transactions/\(Self.segment(transactionID))/finish")
+            SimulatorWire.Done.self, "POST", "/simulator/transactions/\(Self.segment(transactionID))/finish")
     }
 
     public func sync() async throws(StoreError) -> [String] {
         try customer.checkOnline()
-        return try await http.decode(TransactionsAnswer.self, .POST, accountPath + "/sync").signed
+        return try await http.decode(SimulatorWire.Transactions.self, "POST", accountPath + "/sync").signed
     }
 
     public func subscriptionRenewalInfos() async throws(StoreError) -> [String] {
         try customer.checkOnline()
-        return try await http.decode(RenewalAnswer.self, .GET, accountPath + "/renewal-info").signedRenewalInfo
+        return try await http.decode(SimulatorWire.RenewalInfos.self, "GET", accountPath + "/renewal-info")
+            .signedRenewalInfo
     }
 
     public func appTransaction() async throws(StoreError) -> String {
         try customer.checkOnline()
         return try await http.decode(
-            AppTransactionAnswer.self, .GET, accountPath + "/app-transaction?\(deviceQuery)"
+            SimulatorWire.AppTransaction.self, "GET", accountPath + "/app-transaction?\(deviceQuery)"
         ).signedAppTransaction
     }
 
@@ -212,7 +214,7 @@ public struct HTTPStoreBackend: StoreBackend {
 
     public func refreshReceipt() async throws(StoreError) -> [UInt8] {
         try customer.checkOnline()
-        let answer = try await http.decode(ReceiptAnswer.self, .GET, accountPath + "/receipt?\(deviceQuery)")
+        let answer = try await http.decode(SimulatorWire.Receipt.self, "GET", accountPath + "/receipt?\(deviceQuery)")
         guard let bytes = Data(base64Encoded: answer.receiptData) else {
             throw StoreError(.networkError, "the receipt the server answered is not base64")
         }
@@ -223,7 +225,8 @@ public struct HTTPStoreBackend: StoreBackend {
     public func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
         try customer.checkOnline()
         _ = try await http.decode(
-            [String: String].self, .POST, "/simulator/transactions/\(Self.segment(transactionID))/refund-request")
+            SimulatorWire.Done.self, "POST", "/simulator/transactions/\(Self.segment(transactionID))/refund-request",
+            body: SimulatorWire.RefundRequest())
         return .success
     }
 
@@ -267,7 +270,7 @@ public struct HTTPStoreBackend: StoreBackend {
             url: server.absoluteString.trimmingSuffix("/") + accountPath + "/updates?\(deviceQuery)")
         for (name, value) in http.headers { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Accept", value: "text/event-stream")
-        let response = try await http.client.execute(request, timeout: .init(http.timeout))
+        let response = try await client.execute(request, timeout: .init(http.timeout))
         guard response.status == .ok else {
             var buffer = try await response.body.collect(upTo: 64 << 10)
             throw JSONHTTPClient.error(
@@ -317,53 +320,19 @@ public struct HTTPStoreBackend: StoreBackend {
     }
 }
 
-// MARK: - Answers of `/simulator`
-
-private struct AccountAnswer: Decodable { var deviceIds: [String] }
-private struct DeviceAnswer: Decodable { var deviceId: String }
-private struct ClockAnswer: Decodable { var now: Date }
-private struct RenewalAnswer: Decodable { var signedRenewalInfo: [String] }
-private struct AppTransactionAnswer: Decodable { var signedAppTransaction: String }
-private struct ReceiptAnswer: Decodable { var receiptData: String }
-
-private struct SignedTransactionAnswer: Decodable { var signedTransaction: String }
-
-private struct TransactionsAnswer: Decodable {
-    var transactions: [SignedTransactionAnswer]
-    var signed: [String] { transactions.map(\.signedTransaction) }
-}
-
-private struct PurchaseAnswer: Decodable {
-    var outcome: String
-    var transaction: SignedTransactionAnswer?
-}
-
-private struct ProductsAnswer: Decodable {
-    struct Product: Decodable {
-        var id: String
-        var kind: String
-        var displayName: String
-        var description: String
-        var price: Decimal
-        var displayPrice: String
-        var subscriptionGroupId: String?
-        var subscriptionPeriod: String?
-        var isFamilyShareable: Bool?
-        var isEligibleForIntroductoryOffer: Bool
-
-        func storeProduct() throws(StoreError) -> StoreProduct {
-            guard let kind = ProductKind(rawValue: kind) else {
-                throw StoreError(.networkError, "product \(id) has an unknown kind '\(self.kind)'")
-            }
-            return StoreProduct(
-                id: id, kind: kind, displayName: displayName, description: description, price: price,
-                displayPrice: displayPrice, subscriptionGroupID: subscriptionGroupId,
-                subscriptionPeriod: subscriptionPeriod.flatMap(SubscriptionPeriod.init(iso8601:)),
-                isFamilyShareable: isFamilyShareable ?? false,
-                storeSaysEligibleForIntroductoryOffer: isEligibleForIntroductoryOffer)
+extension StoreProduct {
+    /// A product as `/simulator` answers it.
+    init(_ product: SimulatorWire.Product) throws(StoreError) {
+        guard let kind = ProductKind(rawValue: product.kind) else {
+            throw StoreError(.networkError, "product \(product.id) has an unknown kind '\(product.kind)'")
         }
+        self.init(
+            id: product.id, kind: kind, displayName: product.displayName, description: product.description,
+            price: product.price, displayPrice: product.displayPrice, subscriptionGroupID: product.subscriptionGroupId,
+            subscriptionPeriod: product.subscriptionPeriod.flatMap(SubscriptionPeriod.init(iso8601:)),
+            isFamilyShareable: product.isFamilyShareable,
+            storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer)
     }
-    var products: [Product]
 }
 
 /// When an update stream last received bytes.

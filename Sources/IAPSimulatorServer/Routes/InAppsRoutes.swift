@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import IAPCore
+import IAPServer
 import IAPSignedData
 import IAPSimulator
 

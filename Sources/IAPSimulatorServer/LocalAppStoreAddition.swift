@@ -1,0 +1,240 @@
+public import Foundation
+public import Hummingbird
+public import IAPCatalog
+public import IAPServer
+import IAPSignedData
+public import IAPSimulator
+public import Logging
+public import NIOCore
+import Synchronization
+
+/// The local App Store served beside the validation server: `/simulator` (its control plane and update streams),
+/// `/inApps` (its App Store Server API), the store and manager pages, its notifications applied by the server as if
+/// Apple had posted them, and its state saved in the server's database after every change.
+public final class LocalAppStoreAddition: ServerAddition {
+    /// The store served.
+    public let store: AppStoreSimulator
+    private let saver: SimulatorSaver?
+    private let logger: Logger
+    private let feed = Mutex<NotificationFeed?>(nil)
+    private let rateLimit = InAppsRateLimit()
+
+    /// Serves `store`; with `storage`, its changes are saved there and a request that changed it is answered once the
+    /// change is saved.
+    public init(store: AppStoreSimulator, storage: (any ServerStorage)? = nil, logger: Logger) {
+        self.store = store
+        self.logger = logger
+        saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger) }
+    }
+
+    /// Makes the addition when `settings.simulator` is on: loads the catalog and the signing authority (by default the
+    /// one in `simulator.pki`, or a new one), and continues the store the database holds, if any.
+    public static func maker(authority: SimulatorPKI? = nil) -> ServerAdditionMaker {
+        { settings, storage, logger, clock in
+            guard let simulated = settings.simulator else { return nil }
+            let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
+            let catalog =
+                try simulated.catalogPath.map { path throws(CatalogError) in
+                    try Catalog.load(contentsOfFile: path)
+                } ?? Catalog.floristExample()
+            var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
+            configuration.serverAPIKeys = simulated.serverAPIKeys
+            configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
+            configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
+            // One clock move runs at most this many renewals, retries and expiries (a jump to 2099 with a few dozen
+            // subscriptions is a few thousand); past it the move stops with an error.
+            configuration.maximumEventsPerAdvance = 100_000
+            // On a database that already holds this app's transactions (a restart), new ids continue past the stored
+            // ones and UUIDs come from a new seed, so nothing the store makes now collides with before.
+            if let largest = try await storage.largestTransactionID(bundleID: simulated.bundleID) {
+                configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1)
+            }
+            configuration.seed = UInt64(bitPattern: Int64(clock().timeIntervalSince1970 * 1_000_000)) | 1
+            // A server keeps the notifications (for /simulator/notifications and the notification history), not every
+            // event and signed artifact: those would grow with every renewal for as long as it runs. A store saved in
+            // this database before continues where it stopped.
+            let store: AppStoreSimulator
+            if let saved = try await storage.simulatorState(bundleID: simulated.bundleID) {
+                store = try AppStoreSimulator(
+                    restoring: saved, catalog: catalog, configuration: configuration, pki: authority,
+                    clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+                logger.notice(
+                    "the local App Store continues from the database",
+                    metadata: [
+                        "accounts": "\(store.accountIDs.count)", "notifications": "\(store.notifications.count)",
+                    ])
+            } else {
+                store = try AppStoreSimulator(
+                    catalog: catalog, configuration: configuration, pki: authority,
+                    clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+            }
+            return LocalAppStoreAddition(store: store, storage: storage, logger: logger)
+        }
+    }
+
+    // MARK: - ServerAddition
+
+    /// The simulated app, trusted with the simulator's roots.
+    public var apps: [AppConfiguration] {
+        [
+            AppConfiguration(
+                bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
+                environments: [store.configuration.environment], trustStore: store.pki.trustStore,
+                catalog: store.catalog)
+        ]
+    }
+
+    /// The store's clock: validation answers at the simulated moment.
+    public var clock: (@Sendable () -> Date)? {
+        let store = self.store
+        return { store.currentTime }
+    }
+
+    public var pages: PageSet? { Self.pages }
+
+    static let pages = PageSet(
+        folder: Bundle.module.url(forResource: "Pages", withExtension: nil),
+        pages: [
+            .init(path: "/store", label: "Store", file: "store.html", order: 10),
+            .init(path: "/manager", label: "Manager", file: "manager.html", order: 20),
+        ])
+
+    public func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
+    {
+        if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver)) }
+        SimulatorRoutes(store: store, configuration: configuration, access: access, inAppsRateLimit: rateLimit)
+            .add(to: router)
+        InAppsRoutes(store: store, clock: Date.init, rateLimit: rateLimit).add(to: router)
+    }
+
+    /// Starts applying the store's notifications to the service; those a stopped server had not applied yet (no send
+    /// attempt) are sent again, as Apple retries.
+    public func attach(to service: ValidationService) async {
+        let notifications = NotificationFeed(service: service, simulator: store, logger: logger)
+        for notification in store.notifications
+        where store.sendAttempts(notificationUUID: notification.uuid).isEmpty {
+            notifications.send(notification)
+        }
+        store.addNotificationSink { notifications.send($0) }
+        feed.withLock { $0 = notifications }
+    }
+
+    /// A running clock's renewals and expiries happen off the request path: this catches the store up every second,
+    /// so the validation routes (which read its time without waiting) see them soon after they fall due, even when
+    /// nobody drives the store.
+    public func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            _ = try? store.now
+        }
+    }
+
+    /// Applies the notifications still queued, then saves the store's last changes.
+    public func finish() async {
+        let feed = self.feed.withLock { $0 }
+        feed?.finish()
+        await feed?.drained()
+        await saver?.finish()
+    }
+}
+
+/// The simulator's notifications, applied by the server in the order the simulator made them (as if Apple had
+/// posted each one to `/v1/notifications`); each application is recorded as the notification's send attempt, so the
+/// simulated notification history tells what reached the server.
+final class NotificationFeed: Sendable {
+    private let continuation: AsyncStream<SimulatorNotification>.Continuation
+    private let worker: Task<Void, Never>
+
+    init(service: ValidationService, simulator: AppStoreSimulator, logger: Logger) {
+        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
+        self.continuation = continuation
+        worker = Task {
+            for await notification in stream {
+                let body = String(decoding: notification.requestBody, as: UTF8.self)
+                do {
+                    let outcome = try await service.receiveNotification(
+                        signedPayload: notification.signedPayload, body: body, receivedAt: notification.date)
+                    logger.info(
+                        "simulator notification applied",
+                        metadata: [
+                            "type": "\(notification.type.rawValue)",
+                            "subtype": "\(notification.subtype?.rawValue ?? "")",
+                            "uuid": "\(notification.uuid)", "outcome": "\(outcome.rawValue)",
+                        ])
+                    simulator.recordSendAttempt(notificationUUID: notification.uuid, result: "SUCCESS")
+                } catch {
+                    logger.error(
+                        "simulator notification refused",
+                        metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
+                    simulator.recordSendAttempt(
+                        notificationUUID: notification.uuid, result: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
+                }
+            }
+        }
+    }
+
+    func send(_ notification: SimulatorNotification) { continuation.yield(notification) }
+    func finish() { continuation.finish() }
+    func drained() async { await worker.value }
+}
+
+// MARK: - The server with the local App Store
+
+extension ServerRuntime {
+    /// Starts the server with the local App Store beside it when `settings.simulator` is on.
+    /// - Parameter authority: the store's signing authority; by default the one in `simulator.pki` (or a new one).
+    public static func start(
+        _ settings: ServerSettings, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() },
+        authority: SimulatorPKI?
+    ) async throws -> ServerRuntime {
+        try await start(
+            settings, logger: logger, clock: clock, additions: [LocalAppStoreAddition.maker(authority: authority)])
+    }
+
+    /// The local App Store, when it runs.
+    public var simulator: AppStoreSimulator? {
+        additions.lazy.compactMap { ($0 as? LocalAppStoreAddition)?.store }.first
+    }
+
+    /// The local App Store whose control plane someone can use: nil when the operator routes refuse everyone.
+    public var simulatorServed: AppStoreSimulator? {
+        settings.operatorAccess == .refused ? nil : simulator
+    }
+}
+
+/// The application with `simulator` served beside the validation server (not saved anywhere): what tests build.
+public func buildApplication(
+    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator?,
+    operatorAccess: OperatorAccess = .refused, logger: Logger = Logger(label: "iapkit.server"),
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    buildApplication(
+        service: service, configuration: configuration,
+        additions: simulator.map { [LocalAppStoreAddition(store: $0, logger: logger)] } ?? [],
+        operatorAccess: operatorAccess, logger: logger, onServerRunning: onServerRunning)
+}
+
+/// The router with `simulator` served beside the validation server (not saved anywhere): what tests build.
+public func buildRouter(
+    service: ValidationService, configuration: ServerConfiguration, simulator: AppStoreSimulator?,
+    operatorAccess: OperatorAccess = .refused
+) -> Router<ServerRequestContext> {
+    buildRouter(
+        service: service, configuration: configuration,
+        additions: simulator.map { [LocalAppStoreAddition(store: $0, logger: Logger(label: "iapkit.server"))] } ?? [],
+        operatorAccess: operatorAccess)
+}
+
+extension Catalog {
+    /// The florist example's catalog, shipped as a resource of this package: what `iapkit serve` sells by default.
+    public static func floristExample() throws(CatalogError) -> Catalog {
+        guard let url = Bundle.module.url(forResource: "Florist", withExtension: "storekit"),
+            let data = try? Data(contentsOf: url)
+        else {
+            throw CatalogError(
+                .unreadableFile, file: "Florist.storekit", keyPath: "",
+                "the example catalog is missing from the package's resources; pass --catalog FILE")
+        }
+        return try load(data, fileName: "Florist.storekit")
+    }
+}

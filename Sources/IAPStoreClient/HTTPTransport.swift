@@ -1,0 +1,131 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// How the app side sends one HTTP request to a server of its own (`iapkit serve`): `URLSession` by default, as an
+/// app does; a test or a server-side program can hand in another (IAPStoreClientTesting has one over AsyncHTTPClient).
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and answers the status and at most `request.maximumAnswerSize` bytes of the body; throws when
+    /// the server cannot be reached, the time limit passes, or the answer is larger.
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportAnswer
+}
+
+/// One request.
+public struct HTTPTransportRequest: Sendable {
+    /// `GET`, `POST`, ...
+    public var method: String
+    public var url: URL
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+    /// The limit of the whole exchange.
+    public var timeout: Duration
+    /// Answers larger than this are refused.
+    public var maximumAnswerSize: Int
+
+    public init(
+        method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+        timeout: Duration, maximumAnswerSize: Int
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maximumAnswerSize = maximumAnswerSize
+    }
+}
+
+/// One answer.
+public struct HTTPTransportAnswer: Sendable {
+    public var status: Int
+    public var body: [UInt8]
+
+    public init(status: Int, body: [UInt8]) {
+        self.status = status
+        self.body = body
+    }
+}
+
+/// A refusal of the transport itself.
+public struct HTTPTransportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// `URLSession`, the app's own networking: the default transport. The answer is collected in pieces and refused as
+/// soon as it passes the request's size limit.
+public struct URLSessionTransport: HTTPTransport {
+    private let configuration: URLSessionConfiguration
+
+    /// A transport with `configuration` (ephemeral by default: no cookies or caches kept for the validation server).
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        self.configuration = configuration
+    }
+
+    public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportAnswer {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval =
+            Double(request.timeout.components.seconds)
+            + Double(request.timeout.components.attoseconds) / 1e18
+        for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
+        urlRequest.httpBody = request.body.map { Data($0) }
+        let collector = AnswerCollector(limit: request.maximumAnswerSize)
+        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                collector.start(session.dataTask(with: urlRequest), continuation)
+            }
+        } onCancel: {
+            collector.cancel()
+        }
+    }
+}
+
+/// Collects one task's answer for ``URLSessionTransport``, with the size limit.
+private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Guarded by `lock`: the delegate's queue and the caller's task both reach it.
+    private let lock = NSLock()
+    private let limit: Int
+    private var data = Data()
+    private var task: URLSessionDataTask?
+    private var continuation: CheckedContinuation<HTTPTransportAnswer, any Error>?
+    private var failure: (any Error)?
+
+    init(limit: Int) { self.limit = limit }
+
+    func start(_ task: URLSessionDataTask, _ continuation: CheckedContinuation<HTTPTransportAnswer, any Error>) {
+        lock.withLock {
+            self.task = task
+            self.continuation = continuation
+        }
+        task.resume()
+    }
+
+    func cancel() { lock.withLock { task }?.cancel() }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let tooLarge = lock.withLock {
+            self.data.append(data)
+            guard self.data.count > limit, failure == nil else { return false }
+            failure = HTTPTransportError("the answer is larger than \(limit) bytes")
+            return true
+        }
+        if tooLarge { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (continuation, result):
+            (CheckedContinuation<HTTPTransportAnswer, any Error>?, Result<HTTPTransportAnswer, any Error>) =
+                lock.withLock {
+                    defer { self.continuation = nil }
+                    if let failure = failure ?? error { return (self.continuation, .failure(failure)) }
+                    let status = (task.response as? HTTPURLResponse)?.statusCode ?? 0
+                    return (self.continuation, .success(HTTPTransportAnswer(status: status, body: Array(data))))
+                }
+        continuation?.resume(with: result)
+    }
+}

@@ -1,0 +1,26 @@
+public import AsyncHTTPClient
+import Foundation
+public import IAPStoreClient
+import NIOCore
+import NIOHTTP1
+
+/// ``HTTPTransport`` over AsyncHTTPClient: what tests, command-line tools and the terminal example send with on Linux,
+/// where it is the faster and more predictable client.
+public struct AsyncHTTPClientTransport: HTTPTransport {
+    public let client: HTTPClient
+
+    public init(client: HTTPClient = .shared) {
+        self.client = client
+    }
+
+    public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportAnswer {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(outgoing, timeout: .init(request.timeout))
+        var buffer = try await response.body.collect(upTo: request.maximumAnswerSize)
+        return HTTPTransportAnswer(
+            status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [])
+    }
+}
