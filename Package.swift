@@ -382,6 +382,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // End to end: the built `iapkit` and `florist` executables as users run them, Apple's Python library, nginx in
+        // front, a real browser; each skips with a note where its tool is missing (`.ci/run` installs them all).
+        .testTarget(
+            name: "IAPEndToEndTests",
+            dependencies: [
+                "IAPCore", "IAPServer", "IAPSimulatorServer", "IAPSimulator", "IAPCatalog", "IAPSignedData",
+                "IAPTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "IAPServerAPITests",
             dependencies: [

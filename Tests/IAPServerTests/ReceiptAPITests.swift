@@ -242,20 +242,3 @@ struct ReceiptAPITests {
         }
     }
 }
-
-/// Collects what the simulator sends.
-final class SimulatorInbox: Sendable {
-    private let queue = Mutex<[SimulatorNotification]>([])
-
-    init(_ store: AppStoreSimulator) {
-        store.addNotificationSink { [self] notification in queue.withLock { $0.append(notification) } }
-    }
-
-    /// What arrived since the last call, in order.
-    func take() -> [SimulatorNotification] {
-        queue.withLock { queue in
-            defer { queue.removeAll() }
-            return queue
-        }
-    }
-}

@@ -5,6 +5,7 @@ import IAPEntitlements
 import IAPServer
 import IAPSimulator
 import IAPSimulatorServer
+import IAPTestSupport
 import Synchronization
 import Testing
 
@@ -17,9 +18,7 @@ struct StorageConformanceTests {
         var testDescription: String { rawValue }
     }
 
-    static let postgresURL = ProcessInfo.processInfo.environment["IAPKIT_TEST_POSTGRES_URL"].flatMap {
-        $0.isEmpty ? nil : $0
-    }
+    static let postgresURL = TestDatabases.postgresURL
 
     /// A fresh, empty storage of the backend, or nil (with a note) when it is not available here.
     static func storage(_ backend: Backend) async throws -> (any ServerStorage)? {

@@ -1,6 +1,7 @@
 import Foundation
 import IAPCatalog
 import IAPServer
+import IAPSignedData
 import IAPSimulator
 import IAPSimulatorServer
 import IAPTestSupport
@@ -126,9 +127,9 @@ struct ServerProcessTests {
 
     @Test(
         "two server processes on one PostgreSQL database, sent the same notifications, agree",
-        .enabled(if: StorageConformanceTests.postgresURL != nil, "set IAPKIT_TEST_POSTGRES_URL to run it"))
+        .enabled(if: TestDatabases.postgresURL != nil, "set IAPKIT_TEST_POSTGRES_URL to run it"))
     func twoInstancesOnOnePostgreSQL() async throws {
-        let base = try #require(StorageConformanceTests.postgresURL)
+        let base = try #require(TestDatabases.postgresURL)
         let name = "iapkit_instances_\(UUID().uuidString.prefix(8).lowercased())"
         let admin = try PostgresDatabase(url: base)
         try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
@@ -175,17 +176,23 @@ struct ServerProcessTests {
         #expect(outcomes["duplicate"] == notifications.count)
 
         // The state both serve is the one a single server reaches with the notifications in order.
-        let reference = try ServerHarness(maximumNotificationAge: 400 * 86_400)
+        let reference = try ValidationService(
+            apps: [
+                AppConfiguration(
+                    bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
+                    environments: [.sandbox], trustStore: SimulatorTestKeys.pki.trustStore,
+                    catalog: FloristCatalog.catalog, maximumNotificationAge: 400 * 86_400)
+            ],
+            storage: MemoryStorage(), clock: { (try? store.now) ?? store.configuration.start })
         for notification in notifications {
-            _ = try await reference.service.receiveNotification(
+            _ = try await reference.receiveNotification(
                 signedPayload: notification.signedPayload,
                 body: String(decoding: notification.requestBody, as: UTF8.self))
         }
         let headers = ["Authorization": "Bearer \(Self.key)"]
         for index in names.indices {
             let id = "00000000-0000-4000-8000-00000000010\(index)"
-            let expected = try await reference.service.records(
-                of: try await reference.service.customer(id, bundleID: nil))
+            let expected = try await reference.records(of: try await reference.customer(id, bundleID: nil))
             for server in [first, second] {
                 let (status, answer) = try await server.get("/v1/customers/\(id)/transactions", headers: headers)
                 #expect(status == 200)
