@@ -94,10 +94,11 @@ public struct NotificationHistoryQuery: Sendable, Hashable {
     }
 }
 
-/// Consumption information for a refund request (`ConsumptionRequest`, API 1.19).
-public struct ConsumptionInformation: Sendable, Hashable, Encodable {
+/// Consumption information for a refund request (`ConsumptionRequest`, API 1.19): what the client sends and the
+/// local App Store's `/inApps` reads.
+public struct ConsumptionInformation: Sendable, Hashable, Codable {
     /// How the purchase was delivered.
-    public enum DeliveryStatus: String, Sendable, Hashable, Encodable {
+    public enum DeliveryStatus: String, Sendable, Hashable, Codable {
         case delivered = "DELIVERED"
         case qualityIssue = "UNDELIVERED_QUALITY_ISSUE"
         case wrongItem = "UNDELIVERED_WRONG_ITEM"
@@ -106,7 +107,7 @@ public struct ConsumptionInformation: Sendable, Hashable, Encodable {
     }
 
     /// What the developer would like Apple to decide.
-    public enum RefundPreference: String, Sendable, Hashable, Encodable {
+    public enum RefundPreference: String, Sendable, Hashable, Codable {
         case decline = "DECLINE"
         case grantFull = "GRANT_FULL"
         case grantProrated = "GRANT_PRORATED"
@@ -139,24 +140,8 @@ extension ServerAPIClient {
     public func subscriptionStatuses(_ transactionID: String, statuses: [Int] = []) async throws(ServerAPIError)
         -> SubscriptionStatuses
     {
-        struct Answer: Decodable {
-            struct Group: Decodable {
-                var subscriptionGroupIdentifier: String
-                var lastTransactions: [Last]
-            }
-            struct Last: Decodable {
-                var status: Int
-                var originalTransactionId: String
-                var signedTransactionInfo: String
-                var signedRenewalInfo: String
-            }
-            var environment: String?
-            var bundleId: String?
-            var appAppleId: Int64?
-            var data: [Group]
-        }
         let answer = try await decode(
-            Answer.self, .GET, "/inApps/v1/subscriptions/\(Self.segment(transactionID))",
+            AppStoreServerAPI.StatusResponse.self, .GET, "/inApps/v1/subscriptions/\(Self.segment(transactionID))",
             query: statuses.map { URLQueryItem(name: "status", value: String($0)) })
         var groups: [SubscriptionStatuses.Group] = []
         for group in answer.data {
@@ -180,11 +165,8 @@ extension ServerAPIClient {
 
     /// `GET /inApps/v1/lookup/{orderId}`: the transactions of an order id from a customer's emailed receipt.
     public func lookUpOrder(_ orderID: String) async throws(ServerAPIError) -> OrderLookup {
-        struct Answer: Decodable {
-            var status: Int
-            var signedTransactions: [String]?
-        }
-        let answer = try await decode(Answer.self, .GET, "/inApps/v1/lookup/\(Self.segment(orderID))")
+        let answer = try await decode(
+            AppStoreServerAPI.OrderLookupResponse.self, .GET, "/inApps/v1/lookup/\(Self.segment(orderID))")
         return OrderLookup(
             status: answer.status, transactions: try await verifiedTransactions(answer.signedTransactions ?? []))
     }
@@ -198,21 +180,12 @@ extension ServerAPIClient {
     public func extendRenewalDate(
         originalTransactionID: String, days: Int, reasonCode: Int, requestIdentifier: String
     ) async throws(ServerAPIError) -> RenewalExtension {
-        struct Body: Encodable {
-            var extendByDays: Int
-            var extendReasonCode: Int
-            var requestIdentifier: String
-        }
-        struct Answer: Decodable {
-            var originalTransactionId: String
-            var webOrderLineItemId: String?
-            var success: Bool
-            var effectiveDate: Int64?
-        }
         let answer = try await decode(
-            Answer.self, .PUT, "/inApps/v1/subscriptions/extend/\(Self.segment(originalTransactionID))",
+            AppStoreServerAPI.ExtendRenewalDateResponse.self, .PUT,
+            "/inApps/v1/subscriptions/extend/\(Self.segment(originalTransactionID))",
             body: try Self.json(
-                Body(extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier)))
+                AppStoreServerAPI.ExtendRenewalDateRequest(
+                    extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier)))
         return RenewalExtension(
             originalTransactionID: answer.originalTransactionId, webOrderLineItemID: answer.webOrderLineItemId,
             success: answer.success, effectiveDate: answer.effectiveDate.map(Self.date))
@@ -224,18 +197,10 @@ extension ServerAPIClient {
         productID: String, days: Int, reasonCode: Int, requestIdentifier: String,
         storefrontCountryCodes: [String]? = nil
     ) async throws(ServerAPIError) -> String {
-        struct Body: Encodable {
-            var extendByDays: Int
-            var extendReasonCode: Int
-            var requestIdentifier: String
-            var productId: String
-            var storefrontCountryCodes: [String]?
-        }
-        struct Answer: Decodable { var requestIdentifier: String }
         return try await decode(
-            Answer.self, .POST, "/inApps/v1/subscriptions/extend/mass",
+            AppStoreServerAPI.MassExtendRenewalDateResponse.self, .POST, "/inApps/v1/subscriptions/extend/mass",
             body: try Self.json(
-                Body(
+                AppStoreServerAPI.MassExtendRenewalDateRequest(
                     extendByDays: days, extendReasonCode: reasonCode, requestIdentifier: requestIdentifier,
                     productId: productID, storefrontCountryCodes: storefrontCountryCodes))
         ).requestIdentifier
@@ -245,15 +210,8 @@ extension ServerAPIClient {
     public func massExtensionStatus(productID: String, requestIdentifier: String) async throws(ServerAPIError)
         -> MassExtensionStatus
     {
-        struct Answer: Decodable {
-            var requestIdentifier: String
-            var complete: Bool
-            var completeDate: Int64?
-            var succeededCount: Int?
-            var failedCount: Int?
-        }
         let answer = try await decode(
-            Answer.self, .GET,
+            AppStoreServerAPI.MassExtendRenewalDateStatusResponse.self, .GET,
             "/inApps/v1/subscriptions/extend/mass/\(Self.segment(productID))/\(Self.segment(requestIdentifier))")
         return MassExtensionStatus(
             requestIdentifier: answer.requestIdentifier, complete: answer.complete,
@@ -274,14 +232,15 @@ extension ServerAPIClient {
     public func setAppAccountToken(originalTransactionID: String, _ token: UUID) async throws(ServerAPIError) {
         _ = try await send(
             .PUT, "/inApps/v1/transactions/\(Self.segment(originalTransactionID))/appAccountToken",
-            body: try Self.json(["appAccountToken": token.uuidString.lowercased()]))
+            body: try Self.json(
+                AppStoreServerAPI.UpdateAppAccountTokenRequest(appAccountToken: token.uuidString.lowercased())))
     }
 
     /// `GET /inApps/v1/transactions/appTransactions/{transactionId}`: the customer's app transaction, verified.
     public func appTransactionInfo(_ transactionID: String) async throws(ServerAPIError) -> AppTransactionPayload {
-        struct Answer: Decodable { var signedAppTransactionInfo: String }
         let answer = try await decode(
-            Answer.self, .GET, "/inApps/v1/transactions/appTransactions/\(Self.segment(transactionID))")
+            AppStoreServerAPI.AppTransactionInfoResponse.self, .GET,
+            "/inApps/v1/transactions/appTransactions/\(Self.segment(transactionID))")
         return try await verified("app transaction") { () async throws(SignedDataParsingError) in
             try await verifier.verifyAppTransaction(answer.signedAppTransactionInfo)
         }
@@ -294,14 +253,16 @@ extension ServerAPIClient {
 
     /// `POST /inApps/v1/notifications/test`: asks for a TEST notification; returns the token that looks it up.
     public func requestTestNotification() async throws(ServerAPIError) -> String {
-        struct Answer: Decodable { var testNotificationToken: String }
-        return try await decode(Answer.self, .POST, "/inApps/v1/notifications/test").testNotificationToken
+        return try await decode(
+            AppStoreServerAPI.SendTestNotificationResponse.self, .POST, "/inApps/v1/notifications/test"
+        ).testNotificationToken
     }
 
     /// `GET /inApps/v1/notifications/test/{token}`: the test notification, verified, with its send attempts.
     public func testNotificationStatus(_ token: String) async throws(ServerAPIError) -> SentNotification {
         let answer = try await decode(
-            NotificationAnswer.self, .GET, "/inApps/v1/notifications/test/\(Self.segment(token))")
+            AppStoreServerAPI.NotificationHistoryResponseItem.self, .GET,
+            "/inApps/v1/notifications/test/\(Self.segment(token))")
         return try await sentNotification(answer)
     }
 
@@ -309,24 +270,11 @@ extension ServerAPIClient {
     public func notificationHistoryPage(_ query: NotificationHistoryQuery, paginationToken: String? = nil)
         async throws(ServerAPIError) -> ServerAPIPage<SentNotification>
     {
-        struct Body: Encodable {
-            var startDate: Int64
-            var endDate: Int64
-            var notificationType: String?
-            var notificationSubtype: String?
-            var transactionId: String?
-            var onlyFailures: Bool?
-        }
-        struct Answer: Decodable {
-            var paginationToken: String?
-            var hasMore: Bool
-            var notificationHistory: [NotificationAnswer]
-        }
         let answer = try await decode(
-            Answer.self, .POST, "/inApps/v1/notifications/history",
+            AppStoreServerAPI.NotificationHistoryResponse.self, .POST, "/inApps/v1/notifications/history",
             query: paginationToken.map { [URLQueryItem(name: "paginationToken", value: $0)] } ?? [],
             body: try Self.json(
-                Body(
+                AppStoreServerAPI.NotificationHistoryRequest(
                     startDate: Self.milliseconds(query.startDate), endDate: Self.milliseconds(query.endDate),
                     notificationType: query.notificationType, notificationSubtype: query.notificationSubtype,
                     transactionId: query.transactionID, onlyFailures: query.onlyFailures)))
@@ -346,16 +294,9 @@ extension ServerAPIClient {
 
     // MARK: - Helpers
 
-    struct NotificationAnswer: Decodable {
-        struct Attempt: Decodable {
-            var attemptDate: Int64
-            var sendAttemptResult: String
-        }
-        var signedPayload: String
-        var sendAttempts: [Attempt]?
-    }
-
-    private func sentNotification(_ answer: NotificationAnswer) async throws(ServerAPIError) -> SentNotification {
+    private func sentNotification(_ answer: AppStoreServerAPI.NotificationHistoryResponseItem)
+        async throws(ServerAPIError) -> SentNotification
+    {
         let payload = try await verified("notification") { () async throws(SignedDataParsingError) in
             try await verifier.verifyNotification(answer.signedPayload)
         }

@@ -65,9 +65,9 @@ public struct ServerAPIClient: Sendable {
 
     /// `GET /inApps/v1/transactions/{transactionId}`: one transaction, verified.
     public func transactionInfo(_ transactionID: String) async throws(ServerAPIError) -> TransactionPayload {
-        struct Answer: Decodable { var signedTransactionInfo: String }
         let answer = try await decode(
-            Answer.self, .GET, "/inApps/v1/transactions/\(Self.segment(transactionID))")
+            AppStoreServerAPI.TransactionInfoResponse.self, .GET,
+            "/inApps/v1/transactions/\(Self.segment(transactionID))")
         return try await verifiedTransaction(answer.signedTransactionInfo)
     }
 
@@ -135,11 +135,7 @@ public struct ServerAPIClient: Sendable {
 
     /// Apple's error body (`{"errorCode": 4040010, "errorMessage": "..."}`), or the bare status when there is none.
     static func error(status: Int, _ bytes: [UInt8], method: HTTPMethod, path: String) -> ServerAPIError {
-        struct Body: Decodable {
-            var errorCode: Int
-            var errorMessage: String?
-        }
-        if let body = try? JSONDecoder().decode(Body.self, from: Data(bytes)) {
+        if let body = try? JSONDecoder().decode(AppStoreServerAPI.ErrorPayload.self, from: Data(bytes)) {
             return ServerAPIError(
                 .apple, "\(method) \(path): \(body.errorCode) \(body.errorMessage ?? "")",
                 appleErrorCode: body.errorCode, httpStatus: status)

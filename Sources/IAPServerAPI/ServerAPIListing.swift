@@ -109,13 +109,8 @@ extension ServerAPIClient {
     public func transactionHistoryPage(
         _ transactionID: String, query: TransactionHistoryQuery = TransactionHistoryQuery(), revision: String? = nil
     ) async throws(ServerAPIError) -> ServerAPIPage<TransactionPayload> {
-        struct Answer: Decodable {
-            var revision: String
-            var hasMore: Bool
-            var signedTransactions: [String]
-        }
         let answer = try await decode(
-            Answer.self, .GET, "/inApps/v2/history/\(Self.segment(transactionID))",
+            AppStoreServerAPI.HistoryResponse.self, .GET, "/inApps/v2/history/\(Self.segment(transactionID))",
             query: query.queryItems(revision: revision))
         return ServerAPIPage(
             items: try await verifiedTransactions(answer.signedTransactions), documents: answer.signedTransactions,
@@ -136,13 +131,9 @@ extension ServerAPIClient {
     public func refundHistoryPage(_ transactionID: String, revision: String? = nil) async throws(ServerAPIError)
         -> ServerAPIPage<TransactionPayload>
     {
-        struct Answer: Decodable {
-            var revision: String
-            var hasMore: Bool
-            var signedTransactions: [String]
-        }
         let answer = try await decode(
-            Answer.self, .GET, "/inApps/v2/refund/lookup/\(Self.segment(transactionID))",
+            AppStoreServerAPI.RefundHistoryResponse.self, .GET,
+            "/inApps/v2/refund/lookup/\(Self.segment(transactionID))",
             query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [])
         return ServerAPIPage(
             items: try await verifiedTransactions(answer.signedTransactions), documents: answer.signedTransactions,

@@ -207,13 +207,10 @@ import Testing
             let store = Store(catalog: catalog, backend: backend, validation: .signedTransactions(verifier))
             await store.start()
             func offer(signedWith signer: P256.Signing.PrivateKey) throws -> PromotionalOffer {
-                let signed = try PromotionalOffer.sign(
+                try PromotionalOffer.sign(
                     key: signer, bundleID: StoreHarness.bundleID, keyID: "KEY1", productID: F.gold,
                     offerID: "comeback", appAccountToken: nil, nonce: UUID(),
                     timestamp: Int64(try simulator.now.timeIntervalSince1970 * 1000))
-                return PromotionalOffer(
-                    offerID: signed.offerID, keyID: signed.keyID, nonce: signed.nonce, timestamp: signed.timestamp,
-                    signature: signed.signature)
             }
             let forger = try P256.Signing.PrivateKey(rawRepresentation: Array(SHA256.hash(data: Array("x".utf8))))
             await #expect(throws: StoreError(.invalidOfferSignature, "")) {

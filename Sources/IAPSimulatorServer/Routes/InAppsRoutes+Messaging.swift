@@ -198,4 +198,32 @@ extension InAppsRoutes {
         }
         return message
     }
+
+    // MARK: - JSON of the Retention Messaging API (no client of its own in IAPKit: read and written here only)
+
+    static func json(_ fields: [(String, JSONValue)]) -> Response {
+        JSONBody.response(bytes: JSONValue.object(JSONObject(fields)).jsonBytes())
+    }
+
+    /// The request body as a JSON object; anything else is Apple's general bad request.
+    static func body(_ request: Request) async throws -> JSONValue {
+        let bytes: [UInt8]
+        do { bytes = try await JSONBody.bytes(of: request, limit: bodyLimit) } catch {
+            throw InAppsRefusal(4_000_000, "Bad request: \(error.reason)")
+        }
+        guard let value = try? JSONValue(jsonBytes: bytes), case .object = value else {
+            throw InAppsRefusal(4_000_000, "Bad request: the body is not a JSON object.")
+        }
+        return value
+    }
+
+    static func integer(_ value: JSONValue?) -> Int? {
+        guard case .number(let number)? = value, let integer = number.int64Value else { return nil }
+        return Int(exactly: integer)
+    }
+
+    static func optionalString(_ value: JSONValue?) -> String? {
+        guard case .string(let text)? = value else { return nil }
+        return text
+    }
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import IAPCore
 import IAPServer
+import IAPServerAPI
 import IAPSignedData
 import IAPSimulator
 
@@ -32,7 +33,7 @@ struct InAppsRoutes: Sendable {
         let group = router.group("inApps")
         route(group, .get, "v1/transactions/:id") { request, context in
             let transaction = try store.transactionInfo(try Self.parameter("id", context))
-            return Self.json([("signedTransactionInfo", .string(transaction.jws))])
+            return Self.json(AppStoreServerAPI.TransactionInfoResponse(signedTransactionInfo: transaction.jws))
         }
         route(group, .get, "v1/history/:id") { request, context in
             try history(request, id: try Self.parameter("id", context), includeFinishedConsumables: false)
@@ -46,39 +47,43 @@ struct InAppsRoutes: Sendable {
         route(group, .get, "v2/refund/lookup/:id") { request, context in
             let refunds = try store.refundedTransactions(anyTransactionID: try Self.parameter("id", context))
             let (page, next, hasMore) = try Self.page(refunds, revision: request.uri.queryParameters.get("revision"))
-            return Self.json([
-                ("signedTransactions", .array(page.map { .string($0.jws) })), ("revision", .string(next)),
-                ("hasMore", .bool(hasMore)),
-            ])
+            return Self.json(
+                AppStoreServerAPI.RefundHistoryResponse(
+                    signedTransactions: page.map(\.jws), revision: next, hasMore: hasMore))
         }
         route(group, .get, "v1/lookup/:orderId") { request, context in
             let transactions = try store.order(try Self.parameter("orderId", context))
-            return Self.json([
-                ("status", .number(JSONNumber(Int64(transactions == nil ? 1 : 0)))),
-                ("signedTransactions", .array((transactions ?? []).map { .string($0.jws) })),
-            ])
+            return Self.json(
+                AppStoreServerAPI.OrderLookupResponse(
+                    status: transactions == nil ? 1 : 0, signedTransactions: (transactions ?? []).map(\.jws)))
         }
         route(group, .put, "v1/subscriptions/extend/:id") { request, context in
-            let body = try await Self.body(request)
+            let body = try await Self.decode(
+                AppStoreServerAPI.ExtendRenewalDateRequest.self, request, refusing: Self.extensionRefusals)
             let result = try store.extendRenewalDate(
-                originalTransactionID: try Self.parameter("id", context), try Self.extensionRequest(body))
-            return Self.json(Self.fields(result))
+                originalTransactionID: try Self.parameter("id", context),
+                RenewalExtensionRequest(
+                    extendByDays: body.extendByDays, reasonCode: body.extendReasonCode,
+                    requestIdentifier: body.requestIdentifier))
+            return Self.json(
+                AppStoreServerAPI.ExtendRenewalDateResponse(
+                    originalTransactionId: result.originalTransactionID, webOrderLineItemId: result.webOrderLineItemID,
+                    success: result.success, effectiveDate: result.effectiveDate.map(Self.milliseconds)))
         }
         route(group, .post, "v1/subscriptions/extend/mass") { request, _ in
-            let body = try await Self.body(request)
-            let extensionRequest = try Self.extensionRequest(body)
-            guard let productID = body["productId"]?.stringValue, !productID.isEmpty else {
-                throw InAppsRefusal(4_000_023, "productId is required.")
-            }
-            var storefronts: [String]?
-            if let codes = body["storefrontCountryCodes"], codes != .null {
-                guard case .array(let items) = codes, let texts = Optional(items.compactMap(\.stringValue)),
-                    texts.count == items.count
-                else { throw InAppsRefusal(4_000_028, "storefrontCountryCodes is a list of country codes.") }
-                storefronts = texts
-            }
-            _ = try store.extendRenewalDates(productID: productID, storefronts: storefronts, extensionRequest)
-            return Self.json([("requestIdentifier", .string(extensionRequest.requestIdentifier))])
+            var refusals = Self.extensionRefusals
+            refusals["productId"] = InAppsRefusal(4_000_023, "productId is required.")
+            refusals["storefrontCountryCodes"] = InAppsRefusal(
+                4_000_028, "storefrontCountryCodes is a list of country codes.")
+            let body = try await Self.decode(
+                AppStoreServerAPI.MassExtendRenewalDateRequest.self, request, refusing: refusals)
+            guard !body.productId.isEmpty else { throw InAppsRefusal(4_000_023, "productId is required.") }
+            _ = try store.extendRenewalDates(
+                productID: body.productId, storefronts: body.storefrontCountryCodes,
+                RenewalExtensionRequest(
+                    extendByDays: body.extendByDays, reasonCode: body.extendReasonCode,
+                    requestIdentifier: body.requestIdentifier))
+            return Self.json(AppStoreServerAPI.MassExtendRenewalDateResponse(requestIdentifier: body.requestIdentifier))
         }
         route(group, .get, "v1/subscriptions/extend/mass/:productId/:requestId") { request, context in
             guard
@@ -86,45 +91,49 @@ struct InAppsRoutes: Sendable {
                     productID: try Self.parameter("productId", context),
                     requestIdentifier: try Self.parameter("requestId", context))
             else { throw InAppsRefusal(4_040_009, "Status request not found.") }
-            return Self.json([
-                ("requestIdentifier", .string(status.requestIdentifier)), ("complete", .bool(status.complete)),
-                ("completeDate", status.completeDate.map { .number(JSONNumber(Self.milliseconds($0))) } ?? .null),
-                ("succeededCount", .number(JSONNumber(Int64(status.succeededCount)))),
-                ("failedCount", .number(JSONNumber(Int64(status.failedCount)))),
-            ])
+            return Self.json(
+                AppStoreServerAPI.MassExtendRenewalDateStatusResponse(
+                    requestIdentifier: status.requestIdentifier, complete: status.complete,
+                    completeDate: status.completeDate.map(Self.milliseconds), succeededCount: status.succeededCount,
+                    failedCount: status.failedCount))
         }
         route(group, .put, "v2/transactions/consumption/:id") { request, context in
-            let report = try Self.consumptionReportV2(try await Self.body(request))
+            let report = try Self.consumptionReport(
+                try await Self.decode(ConsumptionInformation.self, request, refusing: Self.consumptionRefusals))
             try store.sendConsumptionInformation(try Self.parameter("id", context), report)
             return Response(status: .accepted)
         }
         route(group, .put, "v1/transactions/consumption/:id") { request, context in
-            let report = try Self.consumptionReportV1(try await Self.body(request))
+            let report = try Self.consumptionReport(
+                try await Self.decode(
+                    AppStoreServerAPI.ConsumptionRequestV1.self, request, refusing: Self.consumptionV1Refusals))
             try store.sendConsumptionInformation(try Self.parameter("id", context), report)
             return Response(status: .accepted)
         }
         route(group, .put, "v1/transactions/:id/appAccountToken") { request, context in
-            let body = try await Self.body(request)
-            guard let text = body["appAccountToken"]?.stringValue, let token = UUID(uuidString: text) else {
-                throw InAppsRefusal(4_000_183, "Invalid app account token: it must be a UUID.")
-            }
+            let invalid = InAppsRefusal(4_000_183, "Invalid app account token: it must be a UUID.")
+            let body = try await Self.decode(
+                AppStoreServerAPI.UpdateAppAccountTokenRequest.self, request, refusing: ["appAccountToken": invalid])
+            guard let token = UUID(uuidString: body.appAccountToken) else { throw invalid }
             try store.setAppAccountToken(originalTransactionID: try Self.parameter("id", context), token)
             return Response(status: .ok)
         }
         route(group, .get, "v1/transactions/appTransactions/:id") { request, context in
             let jws = try store.appTransaction(anyTransactionID: try Self.parameter("id", context))
-            return Self.json([("signedAppTransactionInfo", .string(jws))])
+            return Self.json(AppStoreServerAPI.AppTransactionInfoResponse(signedAppTransactionInfo: jws))
         }
         route(group, .post, "v1/transactions/:id/finish") { request, context in
             try store.finish(try store.transactionInfo(try Self.parameter("id", context)).transactionID)
             return Response(status: .ok)
         }
         route(group, .post, "v1/notifications/test") { _, _ in
-            Self.json([("testNotificationToken", .string(try store.requestTestNotification()))])
+            Self.json(
+                AppStoreServerAPI.SendTestNotificationResponse(
+                    testNotificationToken: try store.requestTestNotification()))
         }
         route(group, .get, "v1/notifications/test/:token") { request, context in
             let entry = try store.testNotification(token: try Self.parameter("token", context))
-            return Self.json(Self.fields(entry))
+            return Self.json(Self.item(entry))
         }
         route(group, .post, "v1/notifications/history") { request, _ in
             try await notificationHistory(request)
@@ -170,13 +179,11 @@ struct InAppsRoutes: Sendable {
         }
         if filter.descending { transactions.reverse() }
         let (page, next, hasMore) = try Self.page(transactions, revision: query.get("revision"))
-        return Self.json([
-            ("revision", .string(next)), ("hasMore", .bool(hasMore)),
-            ("bundleId", .string(store.configuration.bundleID)),
-            ("appAppleId", .number(JSONNumber(store.configuration.appAppleID))),
-            ("environment", .string(store.configuration.environment.rawValue)),
-            ("signedTransactions", .array(page.map { .string($0.jws) })),
-        ])
+        return Self.json(
+            AppStoreServerAPI.HistoryResponse(
+                revision: next, hasMore: hasMore, bundleId: store.configuration.bundleID,
+                appAppleId: store.configuration.appAppleID, environment: store.configuration.environment.rawValue,
+                signedTransactions: page.map(\.jws)))
     }
 
     /// `GET /inApps/v1/subscriptions/{transactionId}`: every subscription group of the customer, each with its
@@ -194,30 +201,20 @@ struct InAppsRoutes: Sendable {
         }
         var groups: [String] = []
         for entry in entries where !groups.contains(entry.groupID) { groups.append(entry.groupID) }
-        let data: [JSONValue] = groups.map { group in
-            .object(
-                JSONObject([
-                    ("subscriptionGroupIdentifier", .string(group)),
-                    (
-                        "lastTransactions",
-                        .array(
-                            entries.filter { $0.groupID == group }.map { entry in
-                                .object(
-                                    JSONObject([
-                                        ("status", .number(JSONNumber(Int64(entry.status)))),
-                                        ("originalTransactionId", .string(entry.originalTransactionID)),
-                                        ("signedTransactionInfo", .string(entry.signedTransactionInfo)),
-                                        ("signedRenewalInfo", .string(entry.signedRenewalInfo)),
-                                    ]))
-                            })
-                    ),
-                ]))
-        }
-        return Self.json([
-            ("environment", .string(store.configuration.environment.rawValue)),
-            ("bundleId", .string(store.configuration.bundleID)),
-            ("appAppleId", .number(JSONNumber(store.configuration.appAppleID))), ("data", .array(data)),
-        ])
+        return Self.json(
+            AppStoreServerAPI.StatusResponse(
+                environment: store.configuration.environment.rawValue, bundleId: store.configuration.bundleID,
+                appAppleId: store.configuration.appAppleID,
+                data: groups.map { group in
+                    AppStoreServerAPI.SubscriptionGroupIdentifierItem(
+                        subscriptionGroupIdentifier: group,
+                        lastTransactions: entries.filter { $0.groupID == group }.map { entry in
+                            AppStoreServerAPI.LastTransactionsItem(
+                                status: entry.status, originalTransactionId: entry.originalTransactionID,
+                                signedTransactionInfo: entry.signedTransactionInfo,
+                                signedRenewalInfo: entry.signedRenewalInfo)
+                        })
+                }))
     }
 
     // MARK: - Notifications
@@ -225,18 +222,19 @@ struct InAppsRoutes: Sendable {
     /// `POST /inApps/v1/notifications/history`: the notifications that match the body's filters, 20 a page; the
     /// `paginationToken` query parameter continues a listing.
     func notificationHistory(_ request: Request) async throws -> Response {
-        let body = try await Self.body(request)
-        guard let start = body["startDate"].flatMap(Self.date) else {
-            throw InAppsRefusal(4_000_015, "Invalid start date.")
-        }
-        guard let end = body["endDate"].flatMap(Self.date) else { throw InAppsRefusal(4_000_016, "Invalid end date.") }
+        let body = try await Self.decode(
+            AppStoreServerAPI.NotificationHistoryRequest.self, request,
+            refusing: [
+                "startDate": InAppsRefusal(4_000_015, "Invalid start date."),
+                "endDate": InAppsRefusal(4_000_016, "Invalid end date."),
+            ])
+        guard let start = Self.date(body.startDate) else { throw InAppsRefusal(4_000_015, "Invalid start date.") }
+        guard let end = Self.date(body.endDate) else { throw InAppsRefusal(4_000_016, "Invalid end date.") }
         var query = NotificationHistoryFilter(startDate: start, endDate: end)
-        if let type = Self.optionalString(body["notificationType"]) { query.type = NotificationType(rawValue: type) }
-        if let subtype = Self.optionalString(body["notificationSubtype"]) {
-            query.subtype = NotificationSubtype(rawValue: subtype)
-        }
-        query.transactionID = Self.optionalString(body["transactionId"])
-        if case .bool(let only)? = body["onlyFailures"] { query.onlyFailures = only }
+        query.type = body.notificationType.map(NotificationType.init(rawValue:))
+        query.subtype = body.notificationSubtype.map(NotificationSubtype.init(rawValue:))
+        query.transactionID = body.transactionId
+        if let only = body.onlyFailures { query.onlyFailures = only }
         let entries = try store.notificationHistory(query)
         let token = request.uri.queryParameters.get("paginationToken")
         guard let offset = token.map(Self.offset(ofRevision:)) ?? 0, offset <= entries.count else {
@@ -244,152 +242,131 @@ struct InAppsRoutes: Sendable {
         }
         let page = entries[offset..<min(offset + Self.pageSize, entries.count)]
         let next = offset + page.count
-        var fields: [(String, JSONValue)] = [
-            ("hasMore", .bool(next < entries.count)),
-            ("notificationHistory", .array(page.map { .object(JSONObject(Self.fields($0))) })),
-        ]
-        if next < entries.count { fields.insert(("paginationToken", .string(Self.revision(ofOffset: next))), at: 0) }
-        return Self.json(fields)
+        return Self.json(
+            AppStoreServerAPI.NotificationHistoryResponse(
+                paginationToken: next < entries.count ? Self.revision(ofOffset: next) : nil,
+                hasMore: next < entries.count, notificationHistory: page.map(Self.item)))
     }
 
     // MARK: - Request bodies
 
-    /// The request body as a JSON object; anything else is Apple's general bad request.
-    static func body(_ request: Request) async throws -> JSONValue {
+    /// The request body as a `T`; a member missing or of the wrong type is refused with Apple's code for that member
+    /// (`refusing`), anything else that is not the expected JSON object with Apple's general bad request.
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, refusing: [String: InAppsRefusal] = [:])
+        async throws -> T
+    {
         let bytes: [UInt8]
         do { bytes = try await JSONBody.bytes(of: request, limit: bodyLimit) } catch {
             throw InAppsRefusal(4_000_000, "Bad request: \(error.reason)")
         }
-        guard let value = try? JSONValue(jsonBytes: bytes), case .object = value else {
-            throw InAppsRefusal(4_000_000, "Bad request: the body is not a JSON object.")
+        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
+            let member: String? =
+                switch error {
+                case .keyNotFound(let key, let context): (context.codingPath.first ?? key).stringValue
+                case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                    context.codingPath.first?.stringValue
+                @unknown default: nil
+                }
+            if let member, let refusal = refusing[member] { throw refusal }
+            throw InAppsRefusal(4_000_000, "Bad request: the body is not the expected JSON object.")
+        } catch {
+            throw InAppsRefusal(4_000_000, "Bad request: the body is not the expected JSON object.")
         }
-        return value
     }
 
-    static func extensionRequest(_ body: JSONValue) throws -> RenewalExtensionRequest {
-        guard let days = integer(body["extendByDays"]) else { throw InAppsRefusal(4_000_009, "Invalid extendByDays.") }
-        guard let reason = integer(body["extendReasonCode"]) else {
-            throw InAppsRefusal(4_000_010, "Invalid extendReasonCode.")
+    /// Apple's codes for the members of a renewal extension request.
+    static let extensionRefusals = [
+        "extendByDays": InAppsRefusal(4_000_009, "Invalid extendByDays."),
+        "extendReasonCode": InAppsRefusal(4_000_010, "Invalid extendReasonCode."),
+        "requestIdentifier": InAppsRefusal(4_000_011, "Invalid requestIdentifier."),
+    ]
+
+    /// Apple's codes for the members of a consumption request (v2).
+    static let consumptionRefusals = [
+        "customerConsented": InAppsRefusal(4_000_035, "customerConsented must be true."),
+        "sampleContentProvided": InAppsRefusal(4_000_041, "Invalid sampleContentProvided."),
+        "deliveryStatus": InAppsRefusal(4_000_036, "Invalid deliveryStatus."),
+        "consumptionPercentage": InAppsRefusal(4_000_000, "consumptionPercentage is 0...100000 (milli-percent)."),
+        "refundPreference": InAppsRefusal(4_000_000, "Invalid refundPreference."),
+    ]
+
+    /// Apple's codes for the members of a consumption request (v1).
+    static let consumptionV1Refusals: [String: InAppsRefusal] = {
+        var refusals = [
+            "customerConsented": InAppsRefusal(4_000_035, "customerConsented must be true."),
+            "sampleContentProvided": InAppsRefusal(4_000_041, "Invalid sampleContentProvided."),
+            "appAccountToken": InAppsRefusal(4_000_033, "Invalid appAccountToken."),
+        ]
+        for (name, code) in [
+            ("consumptionStatus", 4_000_034), ("platform", 4_000_039), ("deliveryStatus", 4_000_036),
+            ("accountTenure", 4_000_032), ("playTime", 4_000_040), ("lifetimeDollarsRefunded", 4_000_038),
+            ("lifetimeDollarsPurchased", 4_000_037), ("userStatus", 4_000_042), ("refundPreference", 4_000_000),
+        ] {
+            refusals[name] = InAppsRefusal(code, "Invalid \(name).")
         }
-        guard let identifier = body["requestIdentifier"]?.stringValue else {
-            throw InAppsRefusal(4_000_011, "Invalid requestIdentifier.")
-        }
-        return RenewalExtensionRequest(extendByDays: days, reasonCode: reason, requestIdentifier: identifier)
-    }
+        return refusals
+    }()
 
     /// `ConsumptionRequest` (v2): delivery status and refund preference by name, consumption in milli-percent.
-    static func consumptionReportV2(_ body: JSONValue) throws -> ConsumptionReport {
-        guard case .bool(let consented)? = body["customerConsented"], consented else {
-            throw InAppsRefusal(4_000_035, "customerConsented must be true.")
-        }
-        guard case .bool(let sample)? = body["sampleContentProvided"] else {
-            throw InAppsRefusal(4_000_041, "Invalid sampleContentProvided.")
-        }
-        let deliveryStatuses = [
-            "DELIVERED": 0, "UNDELIVERED_QUALITY_ISSUE": 1, "UNDELIVERED_WRONG_ITEM": 2, "UNDELIVERED_SERVER_OUTAGE": 3,
-            "UNDELIVERED_OTHER": 5,
+    static func consumptionReport(_ body: ConsumptionInformation) throws -> ConsumptionReport {
+        guard body.customerConsented else { throw InAppsRefusal(4_000_035, "customerConsented must be true.") }
+        let deliveryStatuses: [ConsumptionInformation.DeliveryStatus: Int] = [
+            .delivered: 0, .qualityIssue: 1, .wrongItem: 2, .serverOutage: 3, .other: 5,
         ]
-        guard let delivery = body["deliveryStatus"]?.stringValue.flatMap({ deliveryStatuses[$0] }) else {
-            throw InAppsRefusal(4_000_036, "Invalid deliveryStatus.")
-        }
         var report = ConsumptionReport(
-            customerConsented: true, consumptionStatus: 0, platform: 1, sampleContentProvided: sample,
-            deliveryStatus: delivery)
-        if let value = body["consumptionPercentage"], value != .null {
-            guard let percentage = integer(value), (0...100_000).contains(percentage) else {
+            customerConsented: true, consumptionStatus: 0, platform: 1,
+            sampleContentProvided: body.sampleContentProvided,
+            deliveryStatus: deliveryStatuses[body.deliveryStatus] ?? 5)
+        if let percentage = body.consumptionPercentage {
+            guard (0...100_000).contains(percentage) else {
                 throw InAppsRefusal(4_000_000, "consumptionPercentage is 0...100000 (milli-percent).")
             }
             report.consumptionPercentage = percentage
             report.consumptionStatus = percentage == 0 ? 1 : percentage == 100_000 ? 3 : 2
         }
-        if let value = optionalString(body["refundPreference"]) {
-            let preferences = ["GRANT_FULL": 1, "GRANT_PRORATED": 1, "DECLINE": 2]
-            guard let preference = preferences[value],
-                value != "GRANT_PRORATED" || (report.consumptionPercentage ?? 0) > 0
-            else { throw InAppsRefusal(4_000_000, "Invalid refundPreference.") }
-            report.refundPreference = preference
+        if let preference = body.refundPreference {
+            guard preference != .grantProrated || (report.consumptionPercentage ?? 0) > 0 else {
+                throw InAppsRefusal(4_000_000, "Invalid refundPreference.")
+            }
+            report.refundPreference = preference == .decline ? 2 : 1
         }
         return report
     }
 
     /// `ConsumptionRequestV1`: every field a number from Apple's ranges (the simulator checks them).
-    static func consumptionReportV1(_ body: JSONValue) throws -> ConsumptionReport {
-        guard case .bool(let consented)? = body["customerConsented"], consented else {
-            throw InAppsRefusal(4_000_035, "customerConsented must be true.")
-        }
-        guard case .bool(let sample)? = body["sampleContentProvided"] else {
-            throw InAppsRefusal(4_000_041, "Invalid sampleContentProvided.")
-        }
-        let fields: [(String, Int)] = [
-            ("consumptionStatus", 4_000_034), ("platform", 4_000_039), ("deliveryStatus", 4_000_036),
-            ("accountTenure", 4_000_032), ("playTime", 4_000_040), ("lifetimeDollarsRefunded", 4_000_038),
-            ("lifetimeDollarsPurchased", 4_000_037), ("userStatus", 4_000_042), ("refundPreference", 4_000_000),
-        ]
-        var values: [String: Int] = [:]
-        for (name, code) in fields {
-            guard let value = integer(body[name]) else { throw InAppsRefusal(code, "Invalid \(name).") }
-            values[name] = value
-        }
-        if let token = optionalString(body["appAccountToken"]), !token.isEmpty, UUID(uuidString: token) == nil {
+    static func consumptionReport(_ body: AppStoreServerAPI.ConsumptionRequestV1) throws -> ConsumptionReport {
+        guard body.customerConsented else { throw InAppsRefusal(4_000_035, "customerConsented must be true.") }
+        if let token = body.appAccountToken, !token.isEmpty, UUID(uuidString: token) == nil {
             throw InAppsRefusal(4_000_033, "Invalid appAccountToken.")
         }
         return ConsumptionReport(
-            customerConsented: true, consumptionStatus: values["consumptionStatus"]!, platform: values["platform"]!,
-            sampleContentProvided: sample, deliveryStatus: values["deliveryStatus"]!,
-            accountTenure: values["accountTenure"]!, playTime: values["playTime"]!,
-            lifetimeDollarsRefunded: values["lifetimeDollarsRefunded"]!,
-            lifetimeDollarsPurchased: values["lifetimeDollarsPurchased"]!, userStatus: values["userStatus"]!,
-            refundPreference: values["refundPreference"]!)
-    }
-
-    static func integer(_ value: JSONValue?) -> Int? {
-        guard case .number(let number)? = value, let integer = number.int64Value else { return nil }
-        return Int(exactly: integer)
-    }
-
-    static func optionalString(_ value: JSONValue?) -> String? {
-        guard case .string(let text)? = value else { return nil }
-        return text
+            customerConsented: true, consumptionStatus: body.consumptionStatus, platform: body.platform,
+            sampleContentProvided: body.sampleContentProvided, deliveryStatus: body.deliveryStatus,
+            accountTenure: body.accountTenure, playTime: body.playTime,
+            lifetimeDollarsRefunded: body.lifetimeDollarsRefunded,
+            lifetimeDollarsPurchased: body.lifetimeDollarsPurchased, userStatus: body.userStatus,
+            refundPreference: body.refundPreference)
     }
 
     /// A date in epoch milliseconds, as Apple's request bodies have them.
-    static func date(_ value: JSONValue) -> Date? {
+    static func date(_ milliseconds: Int64) -> Date? {
         // A range check, not abs(): abs of the smallest Int traps, and the number is the caller's.
-        guard let milliseconds = integer(value), milliseconds > -(1 << 50), milliseconds < 1 << 50 else { return nil }
+        guard milliseconds > -(1 << 50), milliseconds < 1 << 50 else { return nil }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
     // MARK: - Answers
 
-    static func fields(_ result: RenewalExtensionResult) -> [(String, JSONValue)] {
-        [
-            ("originalTransactionId", .string(result.originalTransactionID)),
-            ("webOrderLineItemId", result.webOrderLineItemID.map(JSONValue.string) ?? .null),
-            ("success", .bool(result.success)),
-            ("effectiveDate", result.effectiveDate.map { .number(JSONNumber(milliseconds($0))) } ?? .null),
-        ]
+    static func item(_ entry: NotificationHistoryEntry) -> AppStoreServerAPI.NotificationHistoryResponseItem {
+        AppStoreServerAPI.NotificationHistoryResponseItem(
+            signedPayload: entry.notification.signedPayload,
+            sendAttempts: entry.sendAttempts.map {
+                AppStoreServerAPI.SendAttemptItem(
+                    attemptDate: milliseconds($0.date), sendAttemptResult: $0.result)
+            })
     }
 
-    static func fields(_ entry: NotificationHistoryEntry) -> [(String, JSONValue)] {
-        [
-            ("signedPayload", .string(entry.notification.signedPayload)),
-            (
-                "sendAttempts",
-                .array(
-                    entry.sendAttempts.map { attempt in
-                        .object(
-                            JSONObject([
-                                ("attemptDate", .number(JSONNumber(milliseconds(attempt.date)))),
-                                ("sendAttemptResult", .string(attempt.result)),
-                            ]))
-                    })
-            ),
-        ]
-    }
-
-    static func json(_ fields: [(String, JSONValue)]) -> Response {
-        JSONBody.response(bytes: JSONValue.object(JSONObject(fields)).jsonBytes())
-    }
+    static func json(_ answer: some Encodable) -> Response { JSONBody.response(answer) }
 
     static func milliseconds(_ date: Date) -> Int64 { date.millisecondsSince1970 }
 
@@ -431,7 +408,8 @@ struct InAppsRoutes: Sendable {
 
     /// Apple's error body; the HTTP status is the code's first three digits.
     static func appleError(_ code: Int, _ message: String) -> Response {
-        json([("errorCode", .number(JSONNumber(Int64(code)))), ("errorMessage", .string(message))]).with(
+        JSONBody.response(
+            AppStoreServerAPI.ErrorPayload(errorCode: code, errorMessage: message),
             status: HTTPResponse.Status(code: code / 10_000))
     }
 
@@ -544,13 +522,5 @@ struct HistoryFilter {
             && (ownership == nil || payload.inAppOwnershipType?.rawValue == ownership)
             && (revoked == nil || (payload.revocationDate != nil) == revoked)
             && (start.map { purchased >= $0 } ?? true) && (end.map { purchased < $0 } ?? true)
-    }
-}
-
-extension Response {
-    fileprivate func with(status: HTTPResponse.Status) -> Response {
-        var response = self
-        response.status = status
-        return response
     }
 }
