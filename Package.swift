@@ -50,8 +50,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
     ],
+    // The targets in layers, lowest first; each depends only on those before it (docs/setup.md#layout):
+    //   Core; Trust; Receipts, SignedData; Catalog; Entitlements     what every side shares
+    //   Simulator (+ SimulatorDelivery, Scenarios)                  the local App Store
+    //   ServerAPI; Server; SimulatorServer                          the validation server, and the local App Store beside it
+    //   StoreClient; StoreClientTesting                             the app side, and its backends for tests and tools
+    //   KitCLI, iapkit, florist                                      the executables
     targets: [
-        // Core: the coded-error pattern every module's errors follow, and the work meter of the linear-time tests.
+        // Core: the coded-error pattern every module's errors follow, epoch milliseconds, the rows the local App Store is
+        // saved as, and the work meter of the linear-time tests.
         .target(
             name: "IAPCore",
             swiftSettings: strictSettings
@@ -136,13 +143,27 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The validation server: Hummingbird routes over the verifiers, the engine and SQL storage (SQLite, PostgreSQL).
+        // Apple's App Store Server API: its requests and answers under Apple's names (what `/inApps` serves too) and a
+        // client for every core endpoint.
+        .target(
+            name: "IAPServerAPI",
+            dependencies: [
+                "IAPCore", "IAPSignedData",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The system's SQLite, for the server's SQLite storage (Debian: libsqlite3-dev).
         .systemLibrary(
             name: "CSQLite3",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The validation server: Hummingbird routes over the verifiers, the engine and SQL storage (SQLite, PostgreSQL),
+        // in folders that point one way (Service, Storage, Encoding, HTTP, Console, Settings); no simulator.
         .target(
             name: "IAPServer",
             dependencies: [
@@ -201,18 +222,6 @@ let package = Package(
             name: "IAPStoreClientTesting",
             dependencies: [
                 "IAPCore", "IAPCatalog", "IAPSignedData", "IAPSimulator", "IAPStoreClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            swiftSettings: strictSettings
-        ),
-        // A client for Apple's App Store Server API (work in progress: authentication so far).
-        .target(
-            name: "IAPServerAPI",
-            dependencies: [
-                "IAPCore", "IAPSignedData",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

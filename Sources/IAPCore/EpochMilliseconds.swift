@@ -14,4 +14,9 @@ extension Date {
         let limit = Double(Self.maximumMillisecondsSince1970)
         return Int64(min(max(millis, -limit), limit))
     }
+
+    /// The moment `milliseconds` after 1970 began: the one conversion back from epoch milliseconds.
+    package init(millisecondsSince1970 milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
 }

@@ -3,18 +3,8 @@ public import IAPCore
 /// What the server answers a request it cannot fulfil: a stable code, a reason for a person, the HTTP status, and,
 /// for documents that failed verification, each failed check.
 public struct APIError: CodedError, Sendable {
-    /// One failed check of a document, as the verifiers report it.
-    public struct Detail: Hashable, Sendable, Codable {
-        public var code: String
-        public var reason: String
-        public var field: String?
-
-        public init(code: String, reason: String, field: String? = nil) {
-            self.code = code
-            self.reason = reason
-            self.field = field
-        }
-    }
+    /// One failed check of a document.
+    public typealias Detail = ErrorDetail
 
     public let code: String
     public let reason: String
@@ -38,14 +28,21 @@ public struct APIError: CodedError, Sendable {
     package static func unprocessable(_ code: String, _ reason: String, details: [Detail] = []) -> APIError {
         APIError(422, code, reason, details: details)
     }
-    /// A storage failure as a client sees it: 503 with the storage's stable code and a fixed message; the engine's
-    /// own text is logged, never answered.
-    static func storage(_ error: StorageError) -> APIError {
-        let message =
-            switch error.code {
-            case "storageCorrupt": "a stored record could not be read; the operator has been told"
-            default: "the database is unavailable; try again shortly"
+    /// A storage failure as a client sees it: 503 with the storage's stable code and a fixed message.
+    static func storage(_ error: StorageError) -> APIError { APIError(ServiceError.storage(error)) }
+
+    /// The service's refusal as an answer: the one place a kind of refusal becomes an HTTP status.
+    public init(_ error: ServiceError) {
+        let status =
+            switch error.kind {
+            case .invalid: 400
+            case .notFound: 404
+            case .conflict: 409
+            case .refused: 422
+            case .upstreamFailed: 502
+            case .unavailable: 503
+            case .misconfigured: 500
             }
-        return APIError(503, error.code, message, internalReason: error.reason)
+        self.init(status, error.code, error.reason, details: error.details, internalReason: error.internalReason)
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import IAPCore
 public import IAPSignedData
 import NIOHTTP1
 
@@ -313,5 +314,5 @@ extension ServerAPIClient {
         }
     }
 
-    static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+    static func date(_ milliseconds: Int64) -> Date { Date(millisecondsSince1970: milliseconds) }
 }

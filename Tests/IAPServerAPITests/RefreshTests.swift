@@ -68,8 +68,8 @@ import Testing
         let customer = try await unconfigured.recordTransaction(
             signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil
         ).customer
-        let missing = await #expect(throws: APIError.self) { try await unconfigured.refresh(customer) }
-        #expect(missing?.status == 409 && missing?.code == "refreshUnavailable")
+        let missing = await #expect(throws: ServiceError.self) { try await unconfigured.refresh(customer) }
+        #expect(missing.map(APIError.init)?.status == 409 && missing?.code == "refreshUnavailable")
 
         // Nothing listens on the discard port; the HTTP client retries the connection until its deadline.
         let unreachable = try Self.service(
@@ -77,8 +77,8 @@ import Testing
         let known = try await unreachable.recordTransaction(
             signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil
         ).customer
-        let down = await #expect(throws: APIError.self) { try await unreachable.refresh(known) }
-        #expect(down?.status == 502 && down?.code == "serverAPIFailed")
+        let down = await #expect(throws: ServiceError.self) { try await unreachable.refresh(known) }
+        #expect(down.map(APIError.init)?.status == 502 && down?.code == "serverAPIFailed")
     }
 
     @Test func theRefreshRouteTakesAnAPIKeyAndAnswersTheCustomersEntitlements() async throws {

@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import IAPSignedData
 
-/// The JSON the pages need beyond `/simulator` and `/v1`, under `/console`, behind the same ``OperatorMiddleware`` as
-/// the simulator's control plane: the inspector's verification of a pasted document, and a customer as the server
+/// The JSON the pages need beyond `/v1`, under `/console`, behind the operator guard (as an addition's operator routes
+/// are): the inspector's verification of a pasted document, and a customer as the server
 /// stores them (entitlements, transactions, what they owned when).
 struct ConsoleRoutes: Sendable {
     let service: ValidationService
@@ -23,7 +23,7 @@ struct ConsoleRoutes: Sendable {
             let id = try context.parameters.require("id")
             let customer = try await service.customer(
                 id.removingPercentEncoding ?? id, bundleID: request.uri.queryParameters.get("bundleId"))
-            return JSONBody.response(try await service.customerView(customer))
+            return try await service.customerView(customer)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import IAPCatalog
 import IAPEntitlements
 
@@ -50,7 +51,7 @@ struct CustomerTimeline: Encodable {
 }
 
 /// A customer as the customers page shows it: what they own now, their latest transactions, and the timeline.
-struct CustomerView: Encodable {
+struct CustomerView: ResponseEncodable {
     struct Transaction: Encodable {
         var transactionId: String
         var originalTransactionId: String
@@ -80,7 +81,7 @@ struct CustomerView: Encodable {
 
 extension ValidationService {
     /// The customers page's view of one customer.
-    func customerView(_ customer: CustomerKey) async throws(APIError) -> CustomerView {
+    func customerView(_ customer: CustomerKey) async throws(ServiceError) -> CustomerView {
         let app = try app(bundleID: customer.bundleID)
         let digest: CustomerDigest
         do { digest = try await storage.digest(of: customer) } catch { throw .storage(error) }

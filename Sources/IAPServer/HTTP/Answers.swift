@@ -1,10 +1,11 @@
 import Foundation
+import Hummingbird
 import IAPEntitlements
 
 /// The JSON answers of the API (errors are ``ErrorBody``).
 enum Answers {
     /// What `POST /v1/customers/{id}/refresh` fetched, and the entitlements after it.
-    struct Refresh: Encodable {
+    struct Refresh: ResponseEncodable {
         var customer: String
         var bundleId: String
         var transactionsFetched: Int
@@ -13,7 +14,7 @@ enum Answers {
     }
 
     /// A customer's entitlements.
-    struct Entitlements: Encodable {
+    struct Entitlements: ResponseEncodable {
         /// Absent only when a receipt without purchases was posted without an app account token.
         var customerId: String?
         var bundleId: String
@@ -34,7 +35,7 @@ enum Answers {
     }
 
     /// A customer's stored transactions.
-    struct Transactions: Encodable {
+    struct Transactions: ResponseEncodable {
         struct Item: Encodable {
             var transactionId: String
             var originalTransactionId: String
@@ -65,18 +66,18 @@ enum Answers {
         }
     }
 
-    struct Consumption: Encodable {
+    struct Consumption: ResponseEncodable {
         var recorded: Bool
         var customerId: String
         var balance: Int
         var entitlements: EntitlementSnapshot
     }
 
-    struct Notification: Encodable {
+    struct Notification: ResponseEncodable {
         var status: String
     }
 
-    struct Health: Encodable {
+    struct Health: ResponseEncodable {
         var status: String
         var apps: [String]
         var storage: StorageCounts

@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Turns every error into a JSON answer `{"code": ..., "message": ..., "details": [...]}` with its status: an
-/// ``APIError`` as it says, Hummingbird's own errors (unknown route, wrong method, too large) with their status, and
+/// Turns every error into a JSON answer `{"code": ..., "message": ..., "details": [...]}` with its status: the
+/// service's ``ServiceError`` by its kind (the one place that mapping happens), an ``APIError`` as it says, Hummingbird's own errors (unknown route, wrong method, too large) with their status, and
 /// anything else as 500 (logged; a client should never be able to cause one).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
@@ -12,13 +12,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         do {
             return try await next(request, context)
+        } catch let error as ServiceError {
+            return Self.respond(APIError(error), request, context)
         } catch let error as APIError {
-            if let detail = error.internalReason {
-                context.logger.error(
-                    "request failed",
-                    metadata: ["code": "\(error.code)", "error": "\(detail)", "path": "\(request.uri.path)"])
-            }
-            return Self.response(error)
+            return Self.respond(error, request, context)
         } catch let error as any HTTPResponseError {
             let status = error.status
             let code: String
@@ -34,6 +31,16 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.error("unexpected error", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             return Self.response(APIError(500, "internalError", "the server failed; the error was logged"))
         }
+    }
+
+    /// A refusal's answer; what it keeps from the client (a database's own text) is logged.
+    static func respond(_ error: APIError, _ request: Request, _ context: Context) -> Response {
+        if let detail = error.internalReason {
+            context.logger.error(
+                "request failed",
+                metadata: ["code": "\(error.code)", "error": "\(detail)", "path": "\(request.uri.path)"])
+        }
+        return response(error)
     }
 
     static func response(_ error: APIError) -> Response {

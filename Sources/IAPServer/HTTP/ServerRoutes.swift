@@ -32,23 +32,22 @@ struct ServerRoutes: Sendable {
             let customer = try await service.customer(
                 try context.parameters.require("id"), bundleID: request.uri.queryParameters.get("bundleId"))
             let answer = try await service.refresh(customer)
-            return JSONBody.response(
-                Answers.Refresh(
-                    customer: answer.customer.id, bundleId: answer.customer.bundleID,
-                    transactionsFetched: answer.transactionsFetched, renewalsFetched: answer.renewalsFetched,
-                    entitlements: Answers.Entitlements(answer.customer, answer.entitlements)))
+            return Answers.Refresh(
+                customer: answer.customer.id, bundleId: answer.customer.bundleID,
+                transactionsFetched: answer.transactionsFetched, renewalsFetched: answer.renewalsFetched,
+                entitlements: Answers.Entitlements(answer.customer, answer.entitlements))
         }
     }
 
-    // MARK: - Handlers
+    // MARK: - Handlers (each returns its answer; the context's encoder writes it, ErrorMiddleware any refusal)
 
-    func health() async throws(APIError) -> Response {
+    func health() async throws -> Answers.Health {
         let counts: StorageCounts
-        do { counts = try await service.storage.counts() } catch { throw .storage(error) }
-        return JSONBody.response(Answers.Health(status: "ok", apps: service.bundleIDs, storage: counts))
+        do { counts = try await service.storage.counts() } catch { throw APIError.storage(error) }
+        return Answers.Health(status: "ok", apps: service.bundleIDs, storage: counts)
     }
 
-    func transactions(_ request: Request) async throws(APIError) -> Response {
+    func transactions(_ request: Request) async throws -> Answers.Entitlements {
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["signedTransaction", "signedRenewalInfo", "appAccountToken"])
@@ -56,53 +55,52 @@ struct ServerRoutes: Sendable {
             signedTransaction: try body.requiredString("signedTransaction"),
             signedRenewalInfo: try body.string("signedRenewalInfo"),
             appAccountToken: try body.string("appAccountToken"))
-        return JSONBody.response(Answers.Entitlements(answer.customer, answer.entitlements))
+        return Answers.Entitlements(answer.customer, answer.entitlements)
     }
 
-    func receipts(_ request: Request) async throws(APIError) -> Response {
+    func receipts(_ request: Request) async throws -> Answers.Entitlements {
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["receiptData", "appAccountToken"])
         let answer = try await service.recordReceipt(
             try body.requiredString("receiptData"), appAccountToken: try body.string("appAccountToken"))
-        return JSONBody.response(
-            Answers.Entitlements(
-                customerID: answer.customer?.id, bundleID: answer.customer?.bundleID ?? service.bundleIDs[0],
-                answer.entitlements))
+        return Answers.Entitlements(
+            customerID: answer.customer?.id, bundleID: answer.customer?.bundleID ?? service.bundleIDs[0],
+            answer.entitlements)
     }
 
     /// Apple's `verifyReceipt` shape: always 200 with a `status`, whatever the content type (Apple's clients send
-    /// several); only a body past the size limit is refused at the HTTP level (413).
-    func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment) async throws(APIError) -> Response {
+    /// several); only a body past the size limit is refused at the HTTP level (413). The service writes the JSON.
+    func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment) async throws -> Response {
         let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize, requireJSON: false)
         return JSONBody.response(bytes: await service.verifyReceiptAnswer(body: bytes, endpoint: endpoint))
     }
 
-    func notifications(_ request: Request) async throws(APIError) -> Response {
+    func notifications(_ request: Request) async throws -> Answers.Notification {
         let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize)
         let body = try RequestDocument(bytes: bytes, allowed: ["signedPayload"])
         let outcome = try await service.receiveNotification(
             signedPayload: try body.requiredString("signedPayload"), body: String(decoding: bytes, as: UTF8.self))
-        return JSONBody.response(Answers.Notification(status: outcome.rawValue))
+        return Answers.Notification(status: outcome.rawValue)
     }
 
-    func entitlements(_ request: Request, id: String) async throws(APIError) -> Response {
+    func entitlements(_ request: Request, id: String) async throws -> Answers.Entitlements {
         let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
-        return JSONBody.response(Answers.Entitlements(customer, try await service.entitlements(of: customer)))
+        return Answers.Entitlements(customer, try await service.entitlements(of: customer))
     }
 
-    func customerTransactions(_ request: Request, id: String) async throws(APIError) -> Response {
+    func customerTransactions(_ request: Request, id: String) async throws -> Answers.Transactions {
         let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
         let limit = try request.integerQuery("limit", in: 1...1_000) ?? 100
         let cursor: String? = request.uri.queryParameters.get("cursor").map { String($0) }
         if let cursor, cursor.isEmpty || cursor.utf8.count > 64 {
-            throw .badRequest("invalidQuery", "'cursor' is the 'next' of the previous page")
+            throw APIError.badRequest("invalidQuery", "'cursor' is the 'next' of the previous page")
         }
         let page = try await service.transactions(of: customer, after: cursor, limit: limit + 1)
-        return JSONBody.response(Answers.Transactions(customer, page, limit: limit))
+        return Answers.Transactions(customer, page, limit: limit)
     }
 
-    func consumptions(_ request: Request, id: String) async throws(APIError) -> Response {
+    func consumptions(_ request: Request, id: String) async throws -> EditedResponse<Answers.Consumption> {
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["productId", "quantity", "idempotencyKey", "bundleId"])
@@ -110,15 +108,15 @@ struct ServerRoutes: Sendable {
         let productID = try body.requiredString("productId")
         let key = try body.requiredString("idempotencyKey")
         guard key.utf8.count <= 200 else {
-            throw .badRequest("invalidField", "'idempotencyKey' is longer than 200 bytes")
+            throw APIError.badRequest("invalidField", "'idempotencyKey' is longer than 200 bytes")
         }
         let quantity = Int(try body.integer("quantity", in: 1...1_000_000) ?? 1)
         let result = try await service.recordConsumption(
             of: customer, productID: productID, quantity: quantity, idempotencyKey: key)
-        return JSONBody.response(
-            Answers.Consumption(
+        return EditedResponse(
+            status: result.recorded ? .created : .ok,
+            response: Answers.Consumption(
                 recorded: result.recorded, customerId: customer.id,
-                balance: result.entitlements.balance(of: productID), entitlements: result.entitlements),
-            status: result.recorded ? .created : .ok)
+                balance: result.entitlements.balance(of: productID), entitlements: result.entitlements))
     }
 }

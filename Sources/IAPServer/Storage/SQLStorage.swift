@@ -106,7 +106,8 @@ public final class SQLStorage: ServerStorage {
             }
             func keeps(_ row: SQLRow?, signedDate: Date, document: String) throws -> Bool {
                 guard let row else { return false }
-                return try row.text("document") == document || row.integer("signed_date") > Self.millis(signedDate)
+                return try row.text("document") == document
+                    || row.integer("signed_date") > signedDate.millisecondsSince1970
             }
             for transaction in batch.transactions {
                 guard
@@ -157,8 +158,8 @@ public final class SQLStorage: ServerStorage {
                     """,
                     [
                         .text(notification.uuid), .text(notification.bundleID), .text(notification.type),
-                        SQLValue(notification.subtype), .integer(Self.millis(notification.signedDate)),
-                        .integer(Self.millis(notification.receivedAt)), .text(notification.body),
+                        SQLValue(notification.subtype), .integer(notification.signedDate.millisecondsSince1970),
+                        .integer(notification.receivedAt.millisecondsSince1970), .text(notification.body),
                     ]))
             guard !inserted.isEmpty else { return (false, commit: false) }
             var owners: [String] = []
@@ -201,7 +202,7 @@ public final class SQLStorage: ServerStorage {
                         originalTransactionID: try row.text("original_transaction_id"),
                         bundleID: customer.bundleID,
                         productID: try row.text("product_id"),
-                        signedDate: Self.date(try row.integer("signed_date")),
+                        signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
                         document: try row.text("document"),
                         appAccountToken: try row.optionalText("app_account_token"),
                         record: try knownPurchases[try row.text("record")]
@@ -212,7 +213,7 @@ public final class SQLStorage: ServerStorage {
                     StoredRenewal(
                         bundleID: customer.bundleID,
                         originalTransactionID: try row.text("original_transaction_id"),
-                        signedDate: Self.date(try row.integer("signed_date")),
+                        signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
                         document: try row.text("document"),
                         record: try knownRenewals[try row.text("record")]
                             ?? decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8))))
@@ -285,7 +286,8 @@ public final class SQLStorage: ServerStorage {
                     transactionID: try row.text("transaction_id"),
                     originalTransactionID: try row.text("original_transaction_id"),
                     bundleID: customer.bundleID, productID: try row.text("product_id"),
-                    signedDate: Self.date(try row.integer("signed_date")), document: try row.text("document"),
+                    signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+                    document: try row.text("document"),
                     appAccountToken: try row.optionalText("app_account_token"),
                     record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8)))
             }
@@ -309,8 +311,8 @@ public final class SQLStorage: ServerStorage {
                     bundleID: try row.text("bundle_id"),
                     type: try row.text("notification_type"),
                     subtype: try row.optionalText("subtype"),
-                    signedDate: Self.date(try row.integer("signed_date")),
-                    receivedAt: Self.date(try row.integer("received_at")),
+                    signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+                    receivedAt: Date(millisecondsSince1970: try row.integer("received_at")),
                     body: try row.text("body"))
             }
         }
@@ -487,7 +489,7 @@ public final class SQLStorage: ServerStorage {
                     [
                         .text(transaction.transactionID), .text(transaction.originalTransactionID),
                         .text(transaction.bundleID), .text(transaction.productID),
-                        .integer(millis(transaction.signedDate)), .text(transaction.document),
+                        .integer(transaction.signedDate.millisecondsSince1970), .text(transaction.document),
                         SQLValue(transaction.appAccountToken), .text(json),
                     ]))
         }
@@ -505,7 +507,7 @@ public final class SQLStorage: ServerStorage {
                     """,
                     [
                         .text(renewal.bundleID), .text(renewal.originalTransactionID),
-                        .integer(millis(renewal.signedDate)), .text(renewal.document), .text(json),
+                        .integer(renewal.signedDate.millisecondsSince1970), .text(renewal.document), .text(json),
                     ]))
         }
     }
@@ -529,7 +531,4 @@ public final class SQLStorage: ServerStorage {
             throw StorageError(code: "storageCorrupt", reason: "a stored row could not be read: \(error)")
         }
     }
-
-    static func millis(_ date: Date) -> Int64 { date.millisecondsSince1970 }
-    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }

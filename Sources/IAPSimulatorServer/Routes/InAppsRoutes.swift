@@ -352,7 +352,7 @@ struct InAppsRoutes: Sendable {
     static func date(_ milliseconds: Int64) -> Date? {
         // A range check, not abs(): abs of the smallest Int traps, and the number is the caller's.
         guard milliseconds > -(1 << 50), milliseconds < 1 << 50 else { return nil }
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        return Date(millisecondsSince1970: milliseconds)
     }
 
     // MARK: - Answers

@@ -11,7 +11,7 @@ struct ServedApp: Sendable {
     let receipts: ReceiptVerifier
     let engine: EntitlementEngine
 
-    init(_ configuration: AppConfiguration) throws(APIError) {
+    init(_ configuration: AppConfiguration) throws(ServiceError) {
         self.configuration = configuration
         do {
             signedData = try SignedDataVerifier(
@@ -20,7 +20,7 @@ struct ServedApp: Sendable {
                     bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
                     environments: configuration.environments))
         } catch {
-            throw APIError(500, error.code, "app \(configuration.bundleID): \(error.reason)")
+            throw ServiceError(.misconfigured, error.code, "app \(configuration.bundleID): \(error.reason)")
         }
         receipts = ReceiptVerifier(
             trustStore: configuration.trustStore,

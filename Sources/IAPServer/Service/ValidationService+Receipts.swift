@@ -19,12 +19,12 @@ extension ValidationService {
     /// The customer is the app account token given, else whoever already owns one of the receipt's purchases, else
     /// the original transaction id of its earliest purchase. A receipt without purchases and without a token names
     /// nobody: the answer has no customer and owns nothing.
-    public func recordReceipt(_ base64: String, appAccountToken: String?) async throws(APIError) -> ReceiptAnswer {
+    public func recordReceipt(_ base64: String, appAccountToken: String?) async throws(ServiceError) -> ReceiptAnswer {
         let checked = try await checkReceipt(base64, field: "receiptData")
         guard checked.verdict.isValid else {
             throw Self.refused("receiptData", checked.verdict.failures)
         }
-        let token = try appAccountToken.map { (token) throws(APIError) in try Self.normalizedToken(token) }
+        let token = try appAccountToken.map { (token) throws(ServiceError) in try Self.normalizedToken(token) }
         let transactions = Self.stored(checked.verdict.receipt, base64: base64, app: checked.app)
         guard let claimant = try await claimant(of: transactions, token: token, app: checked.app) else {
             return ReceiptAnswer(customer: nil, entitlements: checked.app.engine.snapshot(of: .init(), at: now))
@@ -140,7 +140,7 @@ extension ValidationService {
     // MARK: - Shared steps
 
     /// Decodes the base64, parses the receipt, picks its app and verifies it now.
-    func checkReceipt(_ base64: String, field: String) async throws(APIError) -> CheckedReceipt {
+    func checkReceipt(_ base64: String, field: String) async throws(ServiceError) -> CheckedReceipt {
         let compact = base64.filter { !$0.isWhitespace }
         guard let bytes = Data(base64Encoded: compact) else {
             ServerMetrics.verification("receipt", "malformed")
@@ -168,7 +168,8 @@ extension ValidationService {
 
     /// Whom a receipt's purchases belong to: the token, else an existing owner of one of them, else the original
     /// transaction id of the earliest; nil when there is no token and nothing to own.
-    private func claimant(of transactions: [StoredTransaction], token: String?, app: ServedApp) async throws(APIError)
+    private func claimant(of transactions: [StoredTransaction], token: String?, app: ServedApp)
+        async throws(ServiceError)
         -> String?
     {
         if let token { return token }

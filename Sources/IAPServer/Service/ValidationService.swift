@@ -9,8 +9,8 @@ public import Logging
 
 /// The server's work without HTTP: verify what clients send, record it once, and answer what customers own.
 ///
-/// Every method either returns an answer or throws an ``APIError`` with the status a client should see; storage
-/// failures become 503, never 500.
+/// Every method either returns an answer or throws a ``ServiceError`` saying what kind of refusal it is (the HTTP layer
+/// picks the status); storage failures are ``ServiceError/Kind/unavailable``, never a failure of the server.
 public struct ValidationService: Sendable {
     private let apps: [String: ServedApp]
     private let appOrder: [String]
@@ -26,11 +26,11 @@ public struct ValidationService: Sendable {
     public init(
         apps: [AppConfiguration], storage: any ServerStorage, clock: @escaping @Sendable () -> Date,
         logger: Logger = Logger(label: "iapkit.server")
-    ) throws(APIError) {
+    ) throws(ServiceError) {
         var served: [String: ServedApp] = [:]
         for app in apps {
             guard served[app.bundleID] == nil else {
-                throw APIError(500, "duplicateApp", "the app \(app.bundleID) is configured twice")
+                throw ServiceError(.misconfigured, "duplicateApp", "the app \(app.bundleID) is configured twice")
             }
             served[app.bundleID] = try ServedApp(app)
         }
@@ -61,7 +61,7 @@ public struct ValidationService: Sendable {
     /// The customer is the app account token the request or the transaction names (they must agree), or, without one,
     /// whoever already owns the original transaction, else the original transaction id itself.
     public func recordTransaction(signedTransaction jws: String, signedRenewalInfo: String?, appAccountToken: String?)
-        async throws(APIError) -> CustomerAnswer
+        async throws(ServiceError) -> CustomerAnswer
     {
         let app = try self.app(forDocument: jws, as: TransactionPayload.self) { $0.bundleID }
         let (payload, _) = try await Self.accepted("signedTransaction", counted: "transaction") {
@@ -76,10 +76,10 @@ public struct ValidationService: Sendable {
             }
             if let stored = Self.stored(renewal, document: signedRenewalInfo, app: app) { renewals.append(stored) }
         }
-        let requested = try appAccountToken.map { (token) throws(APIError) in try Self.normalizedToken(token) }
+        let requested = try appAccountToken.map { (token) throws(ServiceError) in try Self.normalizedToken(token) }
         if let requested, let named = transaction.appAccountToken, requested != named {
-            throw APIError(
-                409, "appAccountTokenMismatch",
+            throw ServiceError(
+                .conflict, "appAccountTokenMismatch",
                 "the request names app account token \(requested), the signed transaction \(named)")
         }
         let claimant = requested ?? transaction.appAccountToken
@@ -90,7 +90,7 @@ public struct ValidationService: Sendable {
 
     /// Records a batch for its claimant and answers the customer who owns it with their compact history now; a claim
     /// on another customer's purchase is refused (409) and logged.
-    func record(_ batch: PurchaseBatch, app: ServedApp) async throws(APIError) -> (
+    func record(_ batch: PurchaseBatch, app: ServedApp) async throws(ServiceError) -> (
         customer: CustomerKey, digest: CustomerDigest
     ) {
         let outcome: RecordOutcome
@@ -103,8 +103,8 @@ public struct ValidationService: Sendable {
                     "originalTransactionId": "\(original)", "owner": "\(owner)",
                     "claimant": "\(batch.claimant ?? "-")",
                 ])
-            throw APIError(
-                409, "transactionClaimed",
+            throw ServiceError(
+                .conflict, "transactionClaimed",
                 "original transaction \(original) belongs to another customer; the claim was refused and logged")
         case .recorded(let owners, let digest):
             return (
@@ -132,7 +132,7 @@ public struct ValidationService: Sendable {
     ///   - receivedAt: when it arrived, for the age check (now by default); the local App Store's own feed passes the
     ///     moment it sent the notification, so a clock advanced by a month does not age its notifications.
     public func receiveNotification(signedPayload: String, body: String, receivedAt: Date? = nil)
-        async throws(APIError) -> NotificationOutcome
+        async throws(ServiceError) -> NotificationOutcome
     {
         let app = try self.app(forDocument: signedPayload, as: NotificationPayload.self) {
             $0.data?.bundleID ?? $0.summary?.bundleID ?? $0.appData?.bundleID
@@ -194,16 +194,17 @@ public struct ValidationService: Sendable {
     /// statuses (asking with a transaction already stored for them), verifies every document as if it had come in a
     /// notification, and records for the customer what is newer than what is stored. For a server that missed
     /// notifications.
-    public func refresh(_ customer: CustomerKey) async throws(APIError) -> RefreshAnswer {
+    public func refresh(_ customer: CustomerKey) async throws(ServiceError) -> RefreshAnswer {
         let app = try self.app(bundleID: customer.bundleID)
         guard let client = app.configuration.serverAPI else {
-            throw APIError(
-                409, "refreshUnavailable",
+            throw ServiceError(
+                .conflict, "refreshUnavailable",
                 "no App Store Server API key is configured for \(customer.bundleID) (app.NAME.serverApi)")
         }
         let known = try await records(of: customer)
         guard let anchor = known.transactions.first?.originalTransactionID else {
-            throw APIError(404, "customerNotFound", "no transaction of '\(customer.id)' is known to ask about")
+            throw ServiceError(
+                .notFound, "customerNotFound", "no transaction of '\(customer.id)' is known to ask about")
         }
         var documents: [String] = []
         var revision: String?
@@ -252,9 +253,9 @@ public struct ValidationService: Sendable {
     }
 
     /// The App Store Server API refused or could not be reached: the client's request was fine, the upstream was not.
-    private static func unreachable(_ error: ServerAPIError) -> APIError {
-        APIError(
-            502, "serverAPIFailed",
+    private static func unreachable(_ error: ServerAPIError) -> ServiceError {
+        ServiceError(
+            .upstreamFailed, "serverAPIFailed",
             "the App Store Server API answered \(error.code)"
                 + (error.appleErrorCode.map { " \($0)" } ?? "") + ": \(error.reason)")
     }
@@ -262,7 +263,7 @@ public struct ValidationService: Sendable {
     // MARK: - Customers
 
     /// The customer `id` names (an app account token or an original transaction id) for an app.
-    public func customer(_ id: String, bundleID: String?) async throws(APIError) -> CustomerKey {
+    public func customer(_ id: String, bundleID: String?) async throws(ServiceError) -> CustomerKey {
         let app = try self.app(bundleID: bundleID)
         let key = (try? Self.normalizedToken(id)) ?? id
         let found: CustomerKey?
@@ -270,24 +271,25 @@ public struct ValidationService: Sendable {
             throw .storage(error)
         }
         guard let found else {
-            throw APIError(404, "customerNotFound", "no customer of \(app.configuration.bundleID) is known as '\(id)'")
+            throw ServiceError(
+                .notFound, "customerNotFound", "no customer of \(app.configuration.bundleID) is known as '\(id)'")
         }
         return found
     }
 
     /// What a customer owns now.
-    public func entitlements(of customer: CustomerKey) async throws(APIError) -> EntitlementSnapshot {
+    public func entitlements(of customer: CustomerKey) async throws(ServiceError) -> EntitlementSnapshot {
         try await snapshot(of: customer, app: try app(bundleID: customer.bundleID))
     }
 
     /// Everything stored for a customer.
-    public func records(of customer: CustomerKey) async throws(APIError) -> CustomerRecords {
+    public func records(of customer: CustomerKey) async throws(ServiceError) -> CustomerRecords {
         do { return try await storage.records(of: customer) } catch { throw .storage(error) }
     }
 
     /// A page of a customer's transactions in id order after `cursor` (before it, newest first).
     public func transactions(of customer: CustomerKey, after cursor: String?, limit: Int, newestFirst: Bool = false)
-        async throws(APIError) -> [StoredTransaction]
+        async throws(ServiceError) -> [StoredTransaction]
     {
         do {
             return try await storage.transactions(of: customer, after: cursor, limit: limit, newestFirst: newestFirst)
@@ -298,7 +300,7 @@ public struct ValidationService: Sendable {
     /// and the entitlements after it.
     public func recordConsumption(
         of customer: CustomerKey, productID: String, quantity: Int, idempotencyKey: String
-    ) async throws(APIError) -> (recorded: Bool, entitlements: EntitlementSnapshot) {
+    ) async throws(ServiceError) -> (recorded: Bool, entitlements: EntitlementSnapshot) {
         let app = try app(bundleID: customer.bundleID)
         if let catalog = app.configuration.catalog {
             guard let product = catalog.products.first(where: { $0.id == productID }) else {
@@ -316,7 +318,7 @@ public struct ValidationService: Sendable {
 
     // MARK: - Helpers
 
-    func snapshot(of customer: CustomerKey, app: ServedApp) async throws(APIError) -> EntitlementSnapshot {
+    func snapshot(of customer: CustomerKey, app: ServedApp) async throws(ServiceError) -> EntitlementSnapshot {
         let digest: CustomerDigest
         do { digest = try await storage.digest(of: customer) } catch { throw .storage(error) }
         return try await snapshot(of: customer, digest, app: app)
@@ -324,7 +326,7 @@ public struct ValidationService: Sendable {
 
     /// A customer's entitlements now from their compact history, which is folded (and stored folded, unless a write
     /// changed it meanwhile) once it has grown enough; from every record for a moment before the last fold.
-    func snapshot(of customer: CustomerKey, _ digest: CustomerDigest, app: ServedApp) async throws(APIError)
+    func snapshot(of customer: CustomerKey, _ digest: CustomerDigest, app: ServedApp) async throws(ServiceError)
         -> EntitlementSnapshot
     {
         let now = clock()
@@ -342,7 +344,7 @@ public struct ValidationService: Sendable {
         return snapshot
     }
 
-    func app(bundleID: String?) throws(APIError) -> ServedApp {
+    func app(bundleID: String?) throws(ServiceError) -> ServedApp {
         guard let bundleID else {
             guard appOrder.count == 1, let only = apps[appOrder[0]] else {
                 throw .badRequest("bundleIdRequired", "this server serves several apps: name one with bundleId")
@@ -350,7 +352,7 @@ public struct ValidationService: Sendable {
             return only
         }
         guard let app = apps[bundleID] else {
-            throw APIError(404, "unknownApp", "this server does not serve \(bundleID)")
+            throw ServiceError(.notFound, "unknownApp", "this server does not serve \(bundleID)")
         }
         return app
     }
@@ -358,7 +360,7 @@ public struct ValidationService: Sendable {
     /// The app a document is for: the only one, or the one its (not yet verified) payload names.
     private func app<Payload: PayloadModel>(
         forDocument jws: String, as type: Payload.Type, bundleID: (Payload) -> String?
-    ) throws(APIError) -> ServedApp {
+    ) throws(ServiceError) -> ServedApp {
         if appOrder.count == 1, let only = apps[appOrder[0]] { return only }
         let named: String?
         do { named = bundleID(try CompactJWS(jws).decodePayload(as: type)) } catch {
@@ -376,7 +378,7 @@ public struct ValidationService: Sendable {
     private static func accepted<Payload>(
         _ field: String, counted document: String,
         _ verify: () async throws(SignedDataParsingError) -> SignedDataVerdict<Payload>
-    ) async throws(APIError) -> (payload: Payload, verdict: SignedDataVerdict<Payload>) {
+    ) async throws(ServiceError) -> (payload: Payload, verdict: SignedDataVerdict<Payload>) {
         let verdict: SignedDataVerdict<Payload>
         do { verdict = try await verify() } catch {
             ServerMetrics.verification(document, "malformed")
@@ -390,20 +392,20 @@ public struct ValidationService: Sendable {
         return (payload, verdict)
     }
 
-    static func refused(_ field: String, _ failures: [VerificationFailure]) -> APIError {
+    static func refused(_ field: String, _ failures: [VerificationFailure]) -> ServiceError {
         .unprocessable(
             "verificationFailed", "\(field) did not verify: \(failures.map(\.code.rawValue).joined(separator: ", "))",
-            details: failures.map { APIError.Detail(code: $0.code.rawValue, reason: $0.reason, field: $0.field) })
+            details: failures.map { ErrorDetail(code: $0.code.rawValue, reason: $0.reason, field: $0.field) })
     }
 
-    static func normalizedToken(_ token: String) throws(APIError) -> String {
+    static func normalizedToken(_ token: String) throws(ServiceError) -> String {
         guard let uuid = UUID(uuidString: token) else {
             throw .badRequest("invalidAppAccountToken", "appAccountToken must be a UUID")
         }
         return uuid.uuidString.lowercased()
     }
 
-    private static func stored(_ payload: TransactionPayload, document: String, app: ServedApp) throws(APIError)
+    private static func stored(_ payload: TransactionPayload, document: String, app: ServedApp) throws(ServiceError)
         -> StoredTransaction
     {
         guard let record = PurchaseRecord(payload), let id = payload.transactionID,
