@@ -22,20 +22,20 @@ public struct ServerRuntime: Sendable {
     ///   - additions: what may run beside the validation server; each decides from the settings whether it does.
     public static func start(
         _ settings: ServerSettings, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() },
-        additions makers: [ServerAdditionMaker] = []
+        additions: [ServerAdditionMaker] = []
     ) async throws -> ServerRuntime {
         let storage = try await openStorage(settings.databaseURL, logger: logger)
         do {
-            var additions: [any ServerAddition] = []
-            for make in makers {
-                if let addition = try await make(settings, storage, logger, clock) { additions.append(addition) }
+            var made: [any ServerAddition] = []
+            for make in additions {
+                if let addition = try await make(settings, storage, logger, clock) { made.append(addition) }
             }
-            let serviceClock = additions.lazy.compactMap(\.clock).first ?? clock
+            let serviceClock = made.lazy.compactMap(\.clock).first ?? clock
             let service = try ValidationService(
-                apps: settings.apps + additions.flatMap(\.apps), storage: storage, clock: serviceClock, logger: logger)
-            for addition in additions { await addition.attach(to: service) }
+                apps: settings.apps + made.flatMap(\.apps), storage: storage, clock: serviceClock, logger: logger)
+            for addition in made { await addition.attach(to: service) }
             return ServerRuntime(
-                settings: settings, service: service, storage: storage, additions: additions, logger: logger)
+                settings: settings, service: service, storage: storage, additions: made, logger: logger)
         } catch {
             try? await storage.shutdown()
             throw error

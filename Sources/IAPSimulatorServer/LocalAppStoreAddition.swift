@@ -182,7 +182,11 @@ final class NotificationFeed: Sendable {
 
 extension ServerRuntime {
     /// Starts the server with the local App Store beside it when `settings.simulator` is on.
-    /// - Parameter authority: the store's signing authority; by default the one in `simulator.pki` (or a new one).
+    /// - Parameters:
+    ///   - settings: what to serve, where, from which database.
+    ///   - logger: where the server logs.
+    ///   - clock: the wall clock (the store starts at its current moment).
+    ///   - authority: the store's signing authority; by default the one in `simulator.pki` (or a new one).
     public static func start(
         _ settings: ServerSettings, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() },
         authority: SimulatorPKI?

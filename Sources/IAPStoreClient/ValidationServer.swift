@@ -26,8 +26,14 @@ public struct ValidationServer: Sendable {
     public let acceptsSandbox: Bool
     let http: JSONHTTPClient
 
-    /// A server at `url`; `apiKey` is sent as `Authorization: Bearer` (the customer routes need it).
-    /// - Parameter transport: how requests are sent; `URLSession` by default.
+    /// A server at `url`.
+    /// - Parameters:
+    ///   - url: where the server listens.
+    ///   - apiKey: sent as `Authorization: Bearer` (the customer routes need it).
+    ///   - document: what the device sends.
+    ///   - acceptsSandbox: whether sandbox documents are accepted.
+    ///   - transport: how requests are sent; `URLSession` by default.
+    ///   - timeout: the limit of each request.
     public init(
         url: URL, apiKey: String? = nil, document: Document = .signedTransaction, acceptsSandbox: Bool = true,
         transport: any HTTPTransport = URLSessionTransport(), timeout: Duration = .seconds(10)

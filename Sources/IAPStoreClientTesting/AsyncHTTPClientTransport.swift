@@ -4,7 +4,7 @@ public import IAPStoreClient
 import NIOCore
 import NIOHTTP1
 
-/// ``HTTPTransport`` over AsyncHTTPClient: what tests, command-line tools and the terminal example send with on Linux,
+/// `HTTPTransport` (IAPStoreClient) over AsyncHTTPClient: what tests, command-line tools and the terminal example send with on Linux,
 /// where it is the faster and more predictable client.
 public struct AsyncHTTPClientTransport: HTTPTransport {
     public let client: HTTPClient

@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Everything arrives signed by the simulator's authority, exactly as in process; transaction updates come as
 /// server-sent events, reconnecting with backoff when the connection drops (the server redelivers unfinished
-/// transactions on each connection, and the ``Store`` ignores what it has seen). Transport failures are
+/// transactions on each connection, and the `Store` ignores what it has seen). Transport failures are
 /// `networkError`, the code StoreKit uses; the simulator's own refusals keep their codes.
 public struct HTTPStoreBackend: StoreBackend {
     /// The server, e.g. `http://127.0.0.1:8080`.

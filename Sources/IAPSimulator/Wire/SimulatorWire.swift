@@ -115,7 +115,7 @@ public enum SimulatorWire {
     /// One product as an account sees it.
     public struct Product: Codable, Hashable, Sendable {
         public var id: String
-        /// A ``IAPCatalog/ProductKind`` raw value.
+        /// A `ProductKind` (IAPCatalog) raw value.
         public var kind: String
         public var displayName: String
         public var description: String
