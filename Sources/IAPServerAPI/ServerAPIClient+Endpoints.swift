@@ -95,44 +95,8 @@ public struct NotificationHistoryQuery: Sendable, Hashable {
     }
 }
 
-/// Consumption information for a refund request (`ConsumptionRequest`, API 1.19): what the client sends and the
-/// local App Store's `/inApps` reads.
-public struct ConsumptionInformation: Sendable, Hashable, Codable {
-    /// How the purchase was delivered.
-    public enum DeliveryStatus: String, Sendable, Hashable, Codable {
-        case delivered = "DELIVERED"
-        case qualityIssue = "UNDELIVERED_QUALITY_ISSUE"
-        case wrongItem = "UNDELIVERED_WRONG_ITEM"
-        case serverOutage = "UNDELIVERED_SERVER_OUTAGE"
-        case other = "UNDELIVERED_OTHER"
-    }
-
-    /// What the developer would like Apple to decide.
-    public enum RefundPreference: String, Sendable, Hashable, Codable {
-        case decline = "DECLINE"
-        case grantFull = "GRANT_FULL"
-        case grantProrated = "GRANT_PRORATED"
-    }
-
-    public var customerConsented: Bool
-    public var sampleContentProvided: Bool
-    public var deliveryStatus: DeliveryStatus
-    /// Milli-percent consumed (100000 is all).
-    public var consumptionPercentage: Int?
-    public var refundPreference: RefundPreference?
-
-    public init(
-        customerConsented: Bool = true, sampleContentProvided: Bool = false,
-        deliveryStatus: DeliveryStatus = .delivered,
-        consumptionPercentage: Int? = nil, refundPreference: RefundPreference? = nil
-    ) {
-        self.customerConsented = customerConsented
-        self.sampleContentProvided = sampleContentProvided
-        self.deliveryStatus = deliveryStatus
-        self.consumptionPercentage = consumptionPercentage
-        self.refundPreference = refundPreference
-    }
-}
+/// Consumption information for a refund request: Apple's `ConsumptionRequest` (IAPSignedData's `AppStoreServerAPI`).
+public typealias ConsumptionInformation = AppStoreServerAPI.ConsumptionRequest
 
 // MARK: - Endpoints
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import IAPSignedData
 
 /// What the App Store Server API asks of the App Store, answered from the simulator's state (`iapkit serve` serves it
 /// under `/inApps`). A refusal Apple has a code for carries it in ``SimulatorError/appStoreErrorCode``.
@@ -23,9 +24,21 @@ extension AppStoreSimulator {
         }
     }
 
-    /// Every subscription the customer sees (own and family-shared), with status, latest transaction and renewal info.
-    public func subscriptionStatuses(anyTransactionID id: String) throws(SimulatorError) -> [SubscriptionStatusEntry] {
-        try withCore { (core) throws(SimulatorError) in try core.subscriptionStatuses(anyTransactionID: id) }
+    /// Every subscription the customer sees (own and family-shared), with status, latest transaction and renewal info,
+    /// by group as the App Store Server API answers them; `statuses` (1...5) keeps only those, empty keeps all.
+    public func subscriptionStatuses(anyTransactionID id: String, statuses: Set<Int> = [])
+        throws(SimulatorError) -> [AppStoreServerAPI.SubscriptionGroupIdentifierItem]
+    {
+        let entries = try withCore { (core) throws(SimulatorError) in
+            try core.subscriptionStatuses(anyTransactionID: id)
+        }.filter { statuses.isEmpty || statuses.contains($0.item.status) }
+        var groups: [String] = []
+        for entry in entries where !groups.contains(entry.groupID) { groups.append(entry.groupID) }
+        return groups.map { group in
+            AppStoreServerAPI.SubscriptionGroupIdentifierItem(
+                subscriptionGroupIdentifier: group, lastTransactions: entries.filter { $0.groupID == group }.map(\.item)
+            )
+        }
     }
 
     /// The customer's refunded transactions, oldest refund first.
@@ -43,25 +56,30 @@ extension AppStoreSimulator {
         try withCore { (core) throws(SimulatorError) in try core.order(orderID) }
     }
 
-    /// Extends one subscription's renewal date; see ``RenewalExtensionRequest``.
-    public func extendRenewalDate(originalTransactionID id: String, _ request: RenewalExtensionRequest)
-        throws(SimulatorError) -> RenewalExtensionResult
-    {
-        try withCore { (core) throws(SimulatorError) in try core.extendRenewalDate(originalTransactionID: id, request) }
+    /// Extends one subscription's renewal date, as the App Store Server API's request asks.
+    public func extendRenewalDate(
+        originalTransactionID id: String, _ request: AppStoreServerAPI.ExtendRenewalDateRequest
+    ) throws(SimulatorError) -> AppStoreServerAPI.ExtendRenewalDateResponse {
+        try withCore { (core) throws(SimulatorError) in
+            try core.extendRenewalDate(originalTransactionID: id, request)
+        }.response
     }
 
     /// Extends every active subscription to a product, in the given storefronts (alpha-3) or everywhere.
-    public func extendRenewalDates(productID: String, storefronts: [String]? = nil, _ request: RenewalExtensionRequest)
-        throws(SimulatorError) -> MassRenewalExtensionStatus
-    {
+    public func extendRenewalDates(
+        productID: String, storefronts: [String]? = nil, _ request: AppStoreServerAPI.ExtendRenewalDateRequest
+    ) throws(SimulatorError) -> AppStoreServerAPI.MassExtendRenewalDateStatusResponse {
         try withCore { (core) throws(SimulatorError) in
             try core.extendRenewalDates(productID: productID, storefronts: storefronts, request)
-        }
+        }.response
     }
 
     /// Where a mass extension stands, or nil when there was no such request.
-    public func massExtensionStatus(productID: String, requestIdentifier: String) -> MassRenewalExtensionStatus? {
-        try? withCore { core in core.massExtensionStatus(productID: productID, requestIdentifier: requestIdentifier) }
+    public func massExtensionStatus(productID: String, requestIdentifier: String)
+        -> AppStoreServerAPI.MassExtendRenewalDateStatusResponse?
+    {
+        (try? withCore { core in core.massExtensionStatus(productID: productID, requestIdentifier: requestIdentifier) })?
+            .flatMap { $0 }?.response
     }
 
     /// The developer's consumption information for a refund request, by any transaction id the API accepts.

@@ -1,52 +1,39 @@
 public import Foundation
+import IAPCore
 public import IAPSignedData
 
-/// One subscription as the App Store Server API's "get all subscription statuses" lists it.
-public struct SubscriptionStatusEntry: Hashable, Sendable {
-    public let groupID: String
-    /// 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
-    public let status: Int
-    /// The original transaction id the customer knows the subscription by (a family member's own copy's id).
-    public let originalTransactionID: String
-    /// The latest transaction, signed.
-    public let signedTransactionInfo: String
-    /// The renewal info, signed.
-    public let signedRenewalInfo: String
-}
+/// An answered renewal extension as the store keeps it, so the same request identifier answers the same again.
+struct RenewalExtensionResult: Hashable, Sendable, Codable {
+    let originalTransactionID: String
+    let webOrderLineItemID: String?
+    let success: Bool
+    /// The new expiration date.
+    let effectiveDate: Date?
 
-/// A request to extend renewal dates (`ExtendRenewalDateRequest`, and the mass form without its product).
-public struct RenewalExtensionRequest: Hashable, Sendable {
-    /// 1...90 days.
-    public var extendByDays: Int
-    /// 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.
-    public var reasonCode: Int
-    /// The developer's id for the request (at most 128 characters); asking again with it answers the same.
-    public var requestIdentifier: String
-
-    public init(extendByDays: Int, reasonCode: Int, requestIdentifier: String) {
-        self.extendByDays = extendByDays
-        self.reasonCode = reasonCode
-        self.requestIdentifier = requestIdentifier
+    /// As the App Store Server API answers it.
+    var response: AppStoreServerAPI.ExtendRenewalDateResponse {
+        AppStoreServerAPI.ExtendRenewalDateResponse(
+            originalTransactionId: originalTransactionID, webOrderLineItemId: webOrderLineItemID, success: success,
+            effectiveDate: effectiveDate?.millisecondsSince1970)
     }
 }
 
-/// The answer to one subscription's renewal extension (`ExtendRenewalDateResponse`).
-public struct RenewalExtensionResult: Hashable, Sendable, Codable {
-    public let originalTransactionID: String
-    public let webOrderLineItemID: String?
-    public let success: Bool
-    /// The new expiration date.
-    public let effectiveDate: Date?
-}
+/// A mass renewal extension as the store keeps it.
+struct MassRenewalExtensionStatus: Hashable, Sendable, Codable {
+    let requestIdentifier: String
+    let productID: String
+    let complete: Bool
+    let completeDate: Date?
+    let succeededCount: Int
+    let failedCount: Int
 
-/// Where a mass renewal extension stands (`MassExtendRenewalDateStatusResponse`).
-public struct MassRenewalExtensionStatus: Hashable, Sendable, Codable {
-    public let requestIdentifier: String
-    public let productID: String
-    public let complete: Bool
-    public let completeDate: Date?
-    public let succeededCount: Int
-    public let failedCount: Int
+    /// As the App Store Server API answers it.
+    var response: AppStoreServerAPI.MassExtendRenewalDateStatusResponse {
+        AppStoreServerAPI.MassExtendRenewalDateStatusResponse(
+            requestIdentifier: requestIdentifier, complete: complete,
+            completeDate: completeDate?.millisecondsSince1970, succeededCount: succeededCount,
+            failedCount: failedCount)
+    }
 }
 
 /// One attempt to deliver a notification to the developer's server, as the notification history reports it.

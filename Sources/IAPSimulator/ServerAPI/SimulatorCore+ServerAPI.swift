@@ -67,11 +67,12 @@ extension SimulatorCore {
 
     /// Every subscription the customer sees, own and family-shared, with its status, latest transaction and renewal
     /// info, in group order.
-    mutating func subscriptionStatuses(anyTransactionID id: String) throws(SimulatorError) -> [SubscriptionStatusEntry]
-    {
+    mutating func subscriptionStatuses(anyTransactionID id: String) throws(SimulatorError) -> [(
+        groupID: String, item: AppStoreServerAPI.LastTransactionsItem
+    )] {
         try checkInjectedFailure(.subscriptionStatus)
         let account = try account(anyTransactionID: id)
-        var result: [SubscriptionStatusEntry] = []
+        var result: [(groupID: String, item: AppStoreServerAPI.LastTransactionsItem)] = []
         for visible in visibleLines(account: account) {
             let line = lines[visible.line]
             guard
@@ -80,11 +81,14 @@ extension SimulatorCore {
                 })
             else { continue }
             result.append(
-                SubscriptionStatusEntry(
-                    groupID: line.groupID, status: Self.status(line, at: now).appStoreStatus,
-                    originalTransactionID: String(visible.originalID),
-                    signedTransactionInfo: try signedTransaction(latest).jws,
-                    signedRenewalInfo: try signedRenewalInfo(line: visible.line, forAccount: account)))
+                (
+                    line.groupID,
+                    AppStoreServerAPI.LastTransactionsItem(
+                        status: Self.status(line, at: now).appStoreStatus,
+                        originalTransactionId: String(visible.originalID),
+                        signedTransactionInfo: try signedTransaction(latest).jws,
+                        signedRenewalInfo: try signedRenewalInfo(line: visible.line, forAccount: account))
+                ))
         }
         return result
     }
@@ -127,7 +131,9 @@ extension SimulatorCore {
     /// Extends one subscription's renewal date (the API's "extend a subscription renewal date"): the current period
     /// ends `extendByDays` later (scaled by the time rate), the latest transaction and renewal info say so, and the
     /// developer gets RENEWAL_EXTENDED. The same request identifier again answers the same without extending twice.
-    mutating func extendRenewalDate(originalTransactionID id: String, _ request: RenewalExtensionRequest)
+    mutating func extendRenewalDate(
+        originalTransactionID id: String, _ request: AppStoreServerAPI.ExtendRenewalDateRequest
+    )
         throws(SimulatorError) -> RenewalExtensionResult
     {
         try Self.check(request)
@@ -162,7 +168,9 @@ extension SimulatorCore {
     /// Extends every active subscription to a product (in the given storefronts, or all): RENEWAL_EXTENDED for each one
     /// extended, RENEWAL_EXTENSION FAILURE for each one that cannot be, and a RENEWAL_EXTENSION SUMMARY at the end. The
     /// simulator completes the request at once.
-    mutating func extendRenewalDates(productID: String, storefronts: [String]?, _ request: RenewalExtensionRequest)
+    mutating func extendRenewalDates(
+        productID: String, storefronts: [String]?, _ request: AppStoreServerAPI.ExtendRenewalDateRequest
+    )
         throws(SimulatorError) -> MassRenewalExtensionStatus
     {
         try Self.check(request)
@@ -225,11 +233,11 @@ extension SimulatorCore {
         serverAPI.massExtensions["\(productID)/\(requestIdentifier)"]
     }
 
-    static func check(_ request: RenewalExtensionRequest) throws(SimulatorError) {
+    static func check(_ request: AppStoreServerAPI.ExtendRenewalDateRequest) throws(SimulatorError) {
         guard (1...90).contains(request.extendByDays) else {
             throw SimulatorError(.invalidArgument, "extendByDays is 1...90", appStoreErrorCode: 4_000_009)
         }
-        guard (0...3).contains(request.reasonCode) else {
+        guard (0...3).contains(request.extendReasonCode) else {
             throw SimulatorError(.invalidArgument, "extendReasonCode is 0...3", appStoreErrorCode: 4_000_010)
         }
         guard !request.requestIdentifier.isEmpty, request.requestIdentifier.utf8.count <= 128 else {
@@ -239,7 +247,7 @@ extension SimulatorCore {
     }
 
     /// Moves an active line's renewal date; at most two extensions in a year.
-    mutating func extend(line number: Int, _ request: RenewalExtensionRequest) throws(SimulatorError)
+    mutating func extend(line number: Int, _ request: AppStoreServerAPI.ExtendRenewalDateRequest) throws(SimulatorError)
         -> RenewalExtensionResult
     {
         let line = lines[number]

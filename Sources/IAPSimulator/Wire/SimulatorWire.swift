@@ -174,14 +174,8 @@ public enum SimulatorWire {
         public var transactionId: String?
         /// What this server answered each time the notification reached it (`SUCCESS`, or
         /// `UNSUCCESSFUL_HTTP_RESPONSE_CODE` when it refused it), oldest first.
-        public var serverAnswers: [Attempt]
+        public var serverAnswers: [NotificationSendAttempt]
         public var signedPayload: String
-
-        /// One delivery of the notification.
-        public struct Attempt: Codable, Hashable, Sendable {
-            public var date: Date
-            public var result: String
-        }
     }
 
     /// `GET /simulator/notifications?since=N`: a page of at most 500.
@@ -513,7 +507,7 @@ extension SimulatorWire.PurchaseResult {
 extension SimulatorWire.Notification {
     public init(index: Int, _ notification: SimulatorNotification, attempts: [NotificationSendAttempt] = []) {
         transactionId = notification.transactionID
-        serverAnswers = attempts.map { Attempt(date: $0.date, result: $0.result) }
+        serverAnswers = attempts
         self.index = index
         notificationUUID = notification.uuid
         notificationType = notification.type.rawValue

@@ -60,15 +60,8 @@ struct InAppsRoutes: Sendable {
         route(group, .put, "v1/subscriptions/extend/:id") { request, context in
             let body = try await Self.decode(
                 AppStoreServerAPI.ExtendRenewalDateRequest.self, request, refusing: Self.extensionRefusals)
-            let result = try store.extendRenewalDate(
-                originalTransactionID: try Self.parameter("id", context),
-                RenewalExtensionRequest(
-                    extendByDays: body.extendByDays, reasonCode: body.extendReasonCode,
-                    requestIdentifier: body.requestIdentifier))
             return Self.json(
-                AppStoreServerAPI.ExtendRenewalDateResponse(
-                    originalTransactionId: result.originalTransactionID, webOrderLineItemId: result.webOrderLineItemID,
-                    success: result.success, effectiveDate: result.effectiveDate.map(Self.milliseconds)))
+                try store.extendRenewalDate(originalTransactionID: try Self.parameter("id", context), body))
         }
         route(group, .post, "v1/subscriptions/extend/mass") { request, _ in
             var refusals = Self.extensionRefusals
@@ -80,8 +73,8 @@ struct InAppsRoutes: Sendable {
             guard !body.productId.isEmpty else { throw InAppsRefusal(4_000_023, "productId is required.") }
             _ = try store.extendRenewalDates(
                 productID: body.productId, storefronts: body.storefrontCountryCodes,
-                RenewalExtensionRequest(
-                    extendByDays: body.extendByDays, reasonCode: body.extendReasonCode,
+                AppStoreServerAPI.ExtendRenewalDateRequest(
+                    extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
                     requestIdentifier: body.requestIdentifier))
             return Self.json(AppStoreServerAPI.MassExtendRenewalDateResponse(requestIdentifier: body.requestIdentifier))
         }
@@ -91,11 +84,7 @@ struct InAppsRoutes: Sendable {
                     productID: try Self.parameter("productId", context),
                     requestIdentifier: try Self.parameter("requestId", context))
             else { throw InAppsRefusal(4_040_009, "Status request not found.") }
-            return Self.json(
-                AppStoreServerAPI.MassExtendRenewalDateStatusResponse(
-                    requestIdentifier: status.requestIdentifier, complete: status.complete,
-                    completeDate: status.completeDate.map(Self.milliseconds), succeededCount: status.succeededCount,
-                    failedCount: status.failedCount))
+            return Self.json(status)
         }
         route(group, .put, "v2/transactions/consumption/:id") { request, context in
             let report = try Self.consumptionReport(
@@ -104,9 +93,7 @@ struct InAppsRoutes: Sendable {
             return Response(status: .accepted)
         }
         route(group, .put, "v1/transactions/consumption/:id") { request, context in
-            let report = try Self.consumptionReport(
-                try await Self.decode(
-                    AppStoreServerAPI.ConsumptionRequestV1.self, request, refusing: Self.consumptionV1Refusals))
+            let report = try await Self.consumptionReportV1(request)
             try store.sendConsumptionInformation(try Self.parameter("id", context), report)
             return Response(status: .accepted)
         }
@@ -196,25 +183,11 @@ struct InAppsRoutes: Sendable {
             }
             wanted.insert(status)
         }
-        let entries = try store.subscriptionStatuses(anyTransactionID: id).filter {
-            wanted.isEmpty || wanted.contains($0.status)
-        }
-        var groups: [String] = []
-        for entry in entries where !groups.contains(entry.groupID) { groups.append(entry.groupID) }
         return Self.json(
             AppStoreServerAPI.StatusResponse(
                 environment: store.configuration.environment.rawValue, bundleId: store.configuration.bundleID,
                 appAppleId: store.configuration.appAppleID,
-                data: groups.map { group in
-                    AppStoreServerAPI.SubscriptionGroupIdentifierItem(
-                        subscriptionGroupIdentifier: group,
-                        lastTransactions: entries.filter { $0.groupID == group }.map { entry in
-                            AppStoreServerAPI.LastTransactionsItem(
-                                status: entry.status, originalTransactionId: entry.originalTransactionID,
-                                signedTransactionInfo: entry.signedTransactionInfo,
-                                signedRenewalInfo: entry.signedRenewalInfo)
-                        })
-                }))
+                data: try store.subscriptionStatuses(anyTransactionID: id, statuses: wanted)))
     }
 
     // MARK: - Notifications
@@ -255,10 +228,19 @@ struct InAppsRoutes: Sendable {
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request, refusing: [String: InAppsRefusal] = [:])
         async throws -> T
     {
-        let bytes: [UInt8]
-        do { bytes = try await JSONBody.bytes(of: request, limit: bodyLimit) } catch {
+        try decode(T.self, from: try await bodyBytes(request), refusing: refusing)
+    }
+
+    /// The request body's bytes, within the limit.
+    static func bodyBytes(_ request: Request) async throws -> [UInt8] {
+        do { return try await JSONBody.bytes(of: request, limit: bodyLimit) } catch {
             throw InAppsRefusal(4_000_000, "Bad request: \(error.reason)")
         }
+    }
+
+    /// `bytes` as a `T`, refused as ``decode(_:_:refusing:)`` says.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], refusing: [String: InAppsRefusal]) throws -> T
+    {
         do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
             let member: String? =
                 switch error {
@@ -333,19 +315,18 @@ struct InAppsRoutes: Sendable {
         return report
     }
 
-    /// `ConsumptionRequestV1`: every field a number from Apple's ranges (the simulator checks them).
-    static func consumptionReport(_ body: AppStoreServerAPI.ConsumptionRequestV1) throws -> ConsumptionReport {
-        guard body.customerConsented else { throw InAppsRefusal(4_000_035, "customerConsented must be true.") }
-        if let token = body.appAccountToken, !token.isEmpty, UUID(uuidString: token) == nil {
+    /// `ConsumptionRequestV1`: every field a number from Apple's ranges (the simulator checks them), read as the
+    /// store's `ConsumptionReport`; the app account token, which the store does not keep, must be a UUID when given.
+    static func consumptionReportV1(_ request: Request) async throws -> ConsumptionReport {
+        struct Token: Decodable { var appAccountToken: String? }
+        let bytes = try await bodyBytes(request)
+        let report = try decode(ConsumptionReport.self, from: bytes, refusing: consumptionV1Refusals)
+        guard report.customerConsented else { throw InAppsRefusal(4_000_035, "customerConsented must be true.") }
+        let token = try decode(Token.self, from: bytes, refusing: consumptionV1Refusals).appAccountToken
+        if let token, !token.isEmpty, UUID(uuidString: token) == nil {
             throw InAppsRefusal(4_000_033, "Invalid appAccountToken.")
         }
-        return ConsumptionReport(
-            customerConsented: true, consumptionStatus: body.consumptionStatus, platform: body.platform,
-            sampleContentProvided: body.sampleContentProvided, deliveryStatus: body.deliveryStatus,
-            accountTenure: body.accountTenure, playTime: body.playTime,
-            lifetimeDollarsRefunded: body.lifetimeDollarsRefunded,
-            lifetimeDollarsPurchased: body.lifetimeDollarsPurchased, userStatus: body.userStatus,
-            refundPreference: body.refundPreference)
+        return report
     }
 
     /// A date in epoch milliseconds, as Apple's request bodies have them.

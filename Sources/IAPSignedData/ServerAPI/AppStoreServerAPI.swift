@@ -1,8 +1,9 @@
 public import Foundation
 
-/// The JSON of Apple's App Store Server API, one Codable type per shape, under Apple's names: what
-/// ``ServerAPIClient`` sends and reads, and what the local App Store's `/inApps` (IAPSimulatorServer) reads and
-/// writes. Dates are epoch milliseconds, as Apple writes them.
+/// The JSON of Apple's App Store Server API, one Codable type per shape, under Apple's names: what IAPServerAPI's
+/// client sends and reads, what the local App Store (IAPSimulator) produces, and what its `/inApps`
+/// (IAPSimulatorServer) reads and writes. Dates are epoch milliseconds, as Apple writes them. The signed documents
+/// these carry are this module's payload models.
 public enum AppStoreServerAPI {
     // MARK: - Transactions
 
@@ -218,22 +219,44 @@ public enum AppStoreServerAPI {
 
     // MARK: - Consumption
 
-    /// `PUT /inApps/v1/transactions/consumption/{transactionId}` (`ConsumptionRequestV1`): every field a number
-    /// from Apple's ranges. The v2 request is ``ConsumptionInformation``.
-    public struct ConsumptionRequestV1: Codable, Hashable, Sendable {
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}` (`ConsumptionRequest`, API 1.19): consumption
+    /// information for a refund request. (The v1 request, every field a number, is the local App Store's
+    /// `ConsumptionReport`: IAPKit's client sends only v2.)
+    public struct ConsumptionRequest: Sendable, Hashable, Codable {
+        /// How the purchase was delivered.
+        public enum DeliveryStatus: String, Sendable, Hashable, Codable {
+            case delivered = "DELIVERED"
+            case qualityIssue = "UNDELIVERED_QUALITY_ISSUE"
+            case wrongItem = "UNDELIVERED_WRONG_ITEM"
+            case serverOutage = "UNDELIVERED_SERVER_OUTAGE"
+            case other = "UNDELIVERED_OTHER"
+        }
+
+        /// What the developer would like Apple to decide.
+        public enum RefundPreference: String, Sendable, Hashable, Codable {
+            case decline = "DECLINE"
+            case grantFull = "GRANT_FULL"
+            case grantProrated = "GRANT_PRORATED"
+        }
+
         public var customerConsented: Bool
         public var sampleContentProvided: Bool
-        public var consumptionStatus: Int
-        public var platform: Int
-        public var deliveryStatus: Int
-        public var accountTenure: Int
-        public var playTime: Int
-        public var lifetimeDollarsRefunded: Int
-        public var lifetimeDollarsPurchased: Int
-        public var userStatus: Int
-        public var refundPreference: Int
-        /// A UUID, or empty.
-        public var appAccountToken: String?
+        public var deliveryStatus: DeliveryStatus
+        /// Milli-percent consumed (100000 is all).
+        public var consumptionPercentage: Int?
+        public var refundPreference: RefundPreference?
+
+        public init(
+            customerConsented: Bool = true, sampleContentProvided: Bool = false,
+            deliveryStatus: DeliveryStatus = .delivered,
+            consumptionPercentage: Int? = nil, refundPreference: RefundPreference? = nil
+        ) {
+            self.customerConsented = customerConsented
+            self.sampleContentProvided = sampleContentProvided
+            self.deliveryStatus = deliveryStatus
+            self.consumptionPercentage = consumptionPercentage
+            self.refundPreference = refundPreference
+        }
     }
 
     // MARK: - Notifications
