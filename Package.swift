@@ -87,7 +87,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Signed data: compact JWS, the StoreKit 2 and notification payload models, the verifier and the signer.
+        // Signed data: compact JWS, the StoreKit 2 and notification payload models, the App Store Server API's JSON, the
+        // verifier and the signer.
         .target(
             name: "IAPSignedData",
             dependencies: [
@@ -143,8 +144,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Apple's App Store Server API: its requests and answers under Apple's names (what `/inApps` serves too) and a
-        // client for every core endpoint.
+        // A client of Apple's App Store Server API (every core endpoint) over IAPSignedData's `AppStoreServerAPI` types.
         .target(
             name: "IAPServerAPI",
             dependencies: [

@@ -418,7 +418,7 @@ struct APINotificationsCommand: AsyncParsableCommand {
     func execute(output: some CommandOutput) async -> Int32 {
         let query = NotificationHistoryQuery(
             startDate: start.date, endDate: end?.date ?? Date(), notificationType: type, notificationSubtype: subtype,
-            transactionID: transactionId, onlyFailures: onlyFailures ? true : nil)
+            transactionId: transactionId, onlyFailures: onlyFailures ? true : nil)
         return await APIRun.run(options, output: output) { (client, printer) throws(ServerAPIError) in
             for try await sent in client.notificationHistory(query) { Self.print(sent, printer) }
         }

@@ -72,28 +72,9 @@ public struct SentNotification: Sendable {
     public var sendAttempts: [Attempt]
 }
 
-/// The filters of a notification history request (`NotificationHistoryRequest`).
-public struct NotificationHistoryQuery: Sendable, Hashable {
-    public var startDate: Date
-    public var endDate: Date
-    public var notificationType: String?
-    public var notificationSubtype: String?
-    /// Any transaction id of one customer; excludes a notification type.
-    public var transactionID: String?
-    public var onlyFailures: Bool?
-
-    public init(
-        startDate: Date, endDate: Date, notificationType: String? = nil, notificationSubtype: String? = nil,
-        transactionID: String? = nil, onlyFailures: Bool? = nil
-    ) {
-        self.startDate = startDate
-        self.endDate = endDate
-        self.notificationType = notificationType
-        self.notificationSubtype = notificationSubtype
-        self.transactionID = transactionID
-        self.onlyFailures = onlyFailures
-    }
-}
+/// The filters of a notification history request: Apple's `NotificationHistoryRequest` (IAPSignedData's
+/// `AppStoreServerAPI`), made from dates with `init(startDate:endDate:...)`.
+public typealias NotificationHistoryQuery = AppStoreServerAPI.NotificationHistoryRequest
 
 /// Consumption information for a refund request: Apple's `ConsumptionRequest` (IAPSignedData's `AppStoreServerAPI`).
 public typealias ConsumptionInformation = AppStoreServerAPI.ConsumptionRequest
@@ -238,11 +219,7 @@ extension ServerAPIClient {
         let answer = try await decode(
             AppStoreServerAPI.NotificationHistoryResponse.self, .POST, "/inApps/v1/notifications/history",
             query: paginationToken.map { [URLQueryItem(name: "paginationToken", value: $0)] } ?? [],
-            body: try Self.json(
-                AppStoreServerAPI.NotificationHistoryRequest(
-                    startDate: Self.milliseconds(query.startDate), endDate: Self.milliseconds(query.endDate),
-                    notificationType: query.notificationType, notificationSubtype: query.notificationSubtype,
-                    transactionId: query.transactionID, onlyFailures: query.onlyFailures)))
+            body: try Self.json(query))
         var items: [SentNotification] = []
         for item in answer.notificationHistory { items.append(try await sentNotification(item)) }
         return ServerAPIPage(

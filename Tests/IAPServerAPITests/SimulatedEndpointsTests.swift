@@ -306,7 +306,9 @@ import Testing
             let window = NotificationHistoryQuery(
                 startDate: now.addingTimeInterval(-170 * 86_400), endDate: now.addingTimeInterval(1))
             let all = try await client.notificationHistory(window).collect()
-            let kept = simulator.notifications.filter { $0.date >= window.startDate }
+            let kept = simulator.notifications.filter {
+                $0.date.timeIntervalSince1970 * 1000 >= Double(window.startDate)
+            }
             #expect(all.count == kept.count && all.count > 20)
             #expect(all.map(\.payload.notificationUUID) == kept.map(\.uuid))
             #expect(all.allSatisfy { $0.sendAttempts.map(\.result) == ["SUCCESS"] })
@@ -315,7 +317,7 @@ import Testing
             let renewed = try await client.notificationHistory(renewals).collect()
             #expect(!renewed.isEmpty && renewed.allSatisfy { $0.payload.notificationType == .didRenew })
             var anas = window
-            anas.transactionID = gold.transactionID
+            anas.transactionId = gold.transactionID
             #expect(
                 try await client.notificationHistory(anas).collect().map(\.payload.notificationUUID)
                     == kept.filter { $0.accountID == "ana" }.map(\.uuid))

@@ -1,4 +1,5 @@
 public import Foundation
+import IAPCore
 
 /// The JSON of Apple's App Store Server API, one Codable type per shape, under Apple's names: what IAPServerAPI's
 /// client sends and reads, what the local App Store (IAPSimulator) produces, and what its `/inApps`
@@ -287,6 +288,17 @@ public enum AppStoreServerAPI {
             self.notificationSubtype = notificationSubtype
             self.transactionId = transactionId
             self.onlyFailures = onlyFailures
+        }
+
+        /// The filters from dates (`endDate` exclusive).
+        public init(
+            startDate: Date, endDate: Date, notificationType: String? = nil, notificationSubtype: String? = nil,
+            transactionId: String? = nil, onlyFailures: Bool? = nil
+        ) {
+            self.init(
+                startDate: startDate.millisecondsSince1970, endDate: endDate.millisecondsSince1970,
+                notificationType: notificationType, notificationSubtype: notificationSubtype,
+                transactionId: transactionId, onlyFailures: onlyFailures)
         }
     }
 
