@@ -1,5 +1,5 @@
-package import Foundation
-public import IAPCore
+import Foundation
+package import IAPCore
 import IAPSignedData
 
 /// A JSON request body read strictly: an object, with only the members an endpoint knows, each of the right type.

@@ -1,5 +1,5 @@
 import IAPCore
-public import IAPStoreClient
+import IAPStoreClient
 import Synchronization
 
 /// The person and the network around a simulated device: what they do at the next purchase sheet, and whether the

@@ -1,5 +1,5 @@
-public import Foundation
-public import HTTPTypes
+import Foundation
+import HTTPTypes
 public import Hummingbird
 import NIOCore
 

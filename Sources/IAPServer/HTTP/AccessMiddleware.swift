@@ -1,5 +1,5 @@
 import Crypto
-package import Foundation
+import Foundation
 package import HTTPTypes
 package import Hummingbird
 

@@ -1,7 +1,7 @@
 import Foundation
-public import HTTPTypes
-public import Hummingbird
-public import IAPCore
+package import HTTPTypes
+package import Hummingbird
+package import IAPCore
 import NIOCore
 
 /// Reading request bodies and writing JSON answers, the same way for every route.
