@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "IAPSimulatorServer", targets: ["IAPSimulatorServer"]),
         .library(name: "IAPStoreClient", targets: ["IAPStoreClient"]),
         .library(name: "IAPStoreClientTesting", targets: ["IAPStoreClientTesting"]),
+        .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
         .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
         .executable(name: "florist", targets: ["florist"]),
@@ -225,6 +226,16 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // StoreKit 2's API where StoreKit is not (Linux, Windows, Android): `Product`, `Transaction`,
+        // `VerificationResult`, `AppStore`, `Storefront`, backed by the local App Store of a `StoreKitSession`, every
+        // document verified against the store's own roots. Import it where `import StoreKit` is not available.
+        .target(
+            name: "IAPStoreKit",
+            dependencies: [
+                "IAPCore", "IAPCatalog", "IAPSignedData", "IAPSimulator", "IAPStoreClient", "IAPStoreClientTesting",
             ],
             swiftSettings: strictSettings
         ),
@@ -431,6 +442,11 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPStoreKitTests",
+            dependencies: ["IAPStoreKit", "IAPSimulator", "IAPTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

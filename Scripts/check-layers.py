@@ -15,6 +15,7 @@ RULES = {
         "product:AsyncHTTPClient", "product:NIOCore", "product:NIOPosix", "product:NIOHTTP1", "product:Hummingbird",
     },
     "IAPServerAPI": {"IAPSimulator", "IAPServer"},
+    "IAPStoreKit": {"IAPServer", "IAPSimulatorServer", "product:Hummingbird"},
     "IAPSimulator": {"IAPServer", "IAPStoreClient", "product:Hummingbird", "product:AsyncHTTPClient"},
 }
 

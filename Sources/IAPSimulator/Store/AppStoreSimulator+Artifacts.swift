@@ -77,3 +77,11 @@ extension AppStoreSimulator {
         }
     }
 }
+
+extension AppStoreSimulator {
+    /// The App Store's numeric id of a storefront (`143441` for `USA`), as the store's signed documents carry it;
+    /// the country code itself for a storefront IAPKit has no id for.
+    public static func storefrontID(of countryCode: String) -> String {
+        SimulatorCore.storefrontIDs[countryCode.uppercased()] ?? countryCode
+    }
+}
