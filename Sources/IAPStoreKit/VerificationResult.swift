@@ -56,6 +56,9 @@ extension VerificationResult where SignedType == Transaction {
 
 /// The parts of a compact JWS.
 enum JWSParts {
+    /// The nonce of a document signed without one.
+    static let nilUUID = UUID(uuidString: "00000000-0000-0000-0000-000000000000")!
+
     /// Part `index` (0 header, 1 payload, 2 signature), base64url-decoded; empty when there is no such part.
     static func part(_ index: Int, of jws: String) -> Data {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
