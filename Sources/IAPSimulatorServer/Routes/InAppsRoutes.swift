@@ -241,6 +241,10 @@ struct InAppsRoutes: Sendable {
     /// `bytes` as a `T`, refused as ``decode(_:_:refusing:)`` says.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], refusing: [String: InAppsRefusal]) throws -> T
     {
+        // The hardened reader first (bounded depth and size, every malformation named), as every body is read.
+        guard case .object? = try? JSONValue(jsonBytes: bytes) else {
+            throw InAppsRefusal(4_000_000, "Bad request: the body is not a JSON object.")
+        }
         do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
             let member: String? =
                 switch error {
