@@ -62,10 +62,8 @@ enum JWSParts {
     /// Part `index` (0 header, 1 payload, 2 signature), base64url-decoded; empty when there is no such part.
     static func part(_ index: Int, of jws: String) -> Data {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard index < parts.count else { return Data() }
-        var text = parts[index].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return Data(base64Encoded: text) ?? Data()
+        guard index < parts.count, let bytes = Base64URL.decode(String(parts[index])) else { return Data() }
+        return Data(bytes)
     }
 }
 

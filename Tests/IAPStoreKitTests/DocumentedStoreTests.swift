@@ -131,6 +131,9 @@ extension StandInTests {
             let latest = try #require(await Transaction.latest(for: F.flowers))
             #expect(try latest.payloadValue.id == transaction.id)
             #expect(latest.jwsRepresentation.split(separator: ".").count == 3)
+            let payload = try JSONSerialization.jsonObject(with: latest.payloadData) as? [String: Any]
+            #expect(payload?["transactionId"] as? String == String(transaction.id))
+            #expect(!latest.headerData.isEmpty && !latest.signatureData.isEmpty)
             _ = session
         }
 
