@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "IAPStoreClient", targets: ["IAPStoreClient"]),
         .library(name: "IAPStoreClientTesting", targets: ["IAPStoreClientTesting"]),
         .library(name: "IAPStoreKit", targets: ["IAPStoreKit"]),
+        .library(name: "IAPStoreKitBackend", targets: ["IAPStoreKitBackend"]),
         .library(name: "IAPServerAPI", targets: ["IAPServerAPI"]),
         .executable(name: "iapkit", targets: ["iapkit"]),
         .executable(name: "florist", targets: ["florist"]),
@@ -239,6 +240,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The Store's backend over StoreKit 2: one source that imports StoreKit on Apple platforms and the stand-in
+        // (IAPStoreKit, over the local App Store) on Linux. What a shipped app sells with.
+        .target(
+            name: "IAPStoreKitBackend",
+            dependencies: [
+                "IAPCore", "IAPCatalog", "IAPSignedData", "IAPStoreClient",
+                .target(name: "IAPStoreKit", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The command line: thin commands over the libraries, testable in process.
         .target(
             name: "IAPKitCLI",
@@ -433,6 +444,7 @@ let package = Package(
             name: "IAPStoreClientTests",
             dependencies: [
                 "IAPCore", "IAPStoreClient", "IAPStoreClientTesting", "IAPServer", "IAPSimulatorServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
+                "IAPStoreKit", "IAPStoreKitBackend",
                 "IAPSimulator", "IAPEntitlements", "IAPReceipts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

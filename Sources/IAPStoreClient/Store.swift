@@ -2,7 +2,7 @@ public import Foundation
 public import IAPCatalog
 import IAPCore
 public import IAPEntitlements
-public import IAPSignedData
+import IAPSignedData
 public import Logging
 
 /// An app's in-app purchases from launch: products, one purchase at a time with a clear state, transaction updates
@@ -53,6 +53,7 @@ public actor Store {
     private var listeners: [UUID: AsyncStream<StoreEvent>.Continuation] = [:]
     private var updates: AsyncStream<String>?
     private var listenerTask: Task<Void, Never>?
+    private var storeListeners: [Task<Void, Never>] = []
 
     /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
     /// updates at once: nothing the store sends from now on is missed, and ``start()`` handles what it buffered.
@@ -73,26 +74,69 @@ public actor Store {
         entitlements = EntitlementSnapshot(moment: Date(timeIntervalSince1970: 0))
     }
 
-    deinit { listenerTask?.cancel() }
+    deinit {
+        listenerTask?.cancel()
+        for task in storeListeners { task.cancel() }
+    }
 
     // MARK: - Launch
 
-    /// Launch: answers from the fallback cache first, starts handling transaction updates, loads products, then
-    /// reconciles the cache with verified data from the store. Safe to call more than once (later calls refresh).
+    /// Launch: answers from the fallback cache first, loads products, reconciles the cache with verified data from the
+    /// store, then handles the transaction updates (those sent since the Store was made waited for it). Safe to call
+    /// more than once (later calls reload and reconcile).
     public func start() async {
-        if listenerTask == nil, let updates {
-            await loadCache()
+        let launching = updates != nil
+        if let updates {
             self.updates = nil
+            await loadCache()
+            await backend.updatesSubscribed()
+            await loadProducts()
+            await reconcile()
+            // What the store sent since the Store was made waited in the stream; handling it after the first
+            // reconciliation means a validation server already knows this device's customer when it hears of it.
             listenerTask = Task { [weak self] in
                 for await document in updates {
                     guard let self else { return }
                     await self.receiveUpdate(document)
                 }
             }
+            listenToTheStore()
         }
-        await backend.updatesSubscribed()
+        guard !launching else { return }
         await loadProducts()
         await reconcile()
+    }
+
+    /// Reloads the products when the storefront changes; completes purchases started on the App Store.
+    private func listenToTheStore() {
+        let storefronts = backend.storefrontChanges()
+        let intents = backend.purchaseIntents()
+        storeListeners = [
+            Task { [weak self] in
+                for await storefront in storefronts {
+                    guard let self else { return }
+                    await self.storefrontChanged(to: storefront)
+                }
+            },
+            Task { [weak self] in
+                for await intent in intents {
+                    guard let self else { return }
+                    await self.complete(intent)
+                }
+            },
+        ]
+    }
+
+    private func storefrontChanged(to storefront: String) async {
+        emit(StoreEvent(.storefrontChanged, detail: storefront))
+        await loadProducts()
+    }
+
+    /// A purchase the customer started on the App Store, completed as one started in the app.
+    private func complete(_ intent: StorePurchaseIntent) async {
+        emit(StoreEvent(.purchaseIntentReceived, productID: intent.productID, detail: intent.winBackOfferID))
+        // The purchase reports its own outcome through events and purchase states.
+        _ = try? await purchase(intent.productID, offer: intent.winBackOfferID.map { .winBack(offerID: $0) })
     }
 
     private func loadCache() async {
@@ -157,7 +201,8 @@ public actor Store {
     /// `.failedVerification`, nothing unlocked or finished).
     @discardableResult
     public func purchase(
-        _ productID: String, quantity: Int = 1, promotionalOffer: PromotionalOffer? = nil
+        _ productID: String, quantity: Int = 1, offer: PurchaseOffer? = nil,
+        introductoryOfferEligibility: String? = nil
     ) async throws(StoreError) -> PurchaseState {
         guard catalog.product(productID) != nil else {
             throw StoreError(.unknownProduct, "\(productID) is not in the product configuration")
@@ -175,7 +220,7 @@ public actor Store {
             result = try await backend.purchase(
                 PurchaseRequest(
                     productID: productID, quantity: quantity, appAccountToken: appAccountToken,
-                    promotionalOffer: promotionalOffer))
+                    offer: offer, introductoryOfferEligibility: introductoryOfferEligibility))
         } catch {
             purchaseStates[productID] = .failed(error)
             emit(StoreEvent(.purchaseFailed, productID: productID, detail: "\(error.code): \(error.reason)"))

@@ -71,11 +71,36 @@ public protocol StoreBackend: Sendable {
 
     /// `AppStore.showManageSubscriptions(in:)`: where the customer manages subscriptions.
     func manageSubscriptions() async throws(StoreError) -> URL
+
+    /// `Storefront.updates`: the customer's storefront (its country code) each time it changes; the ``Store``
+    /// reloads its products then (prices and availability are per storefront).
+    func storefrontChanges() -> AsyncStream<String>
+
+    /// `PurchaseIntent.intents`: purchases the customer started on the App Store, which the ``Store`` completes.
+    func purchaseIntents() -> AsyncStream<StorePurchaseIntent>
 }
 
 extension StoreBackend {
     /// A store in process is subscribed as soon as it is asked.
     public func updatesSubscribed() async {}
+
+    /// A store whose storefront never changes.
+    public func storefrontChanges() -> AsyncStream<String> { AsyncStream { $0.finish() } }
+
+    /// A store where nobody buys from outside the app.
+    public func purchaseIntents() -> AsyncStream<StorePurchaseIntent> { AsyncStream { $0.finish() } }
+}
+
+/// A purchase the customer started on the App Store (a promoted in-app purchase, or a win-back offer).
+public struct StorePurchaseIntent: Hashable, Sendable {
+    public var productID: String
+    /// The win-back offer the customer chose, if any.
+    public var winBackOfferID: String?
+
+    public init(productID: String, winBackOfferID: String? = nil) {
+        self.productID = productID
+        self.winBackOfferID = winBackOfferID
+    }
 }
 
 /// A product as the store sells it to this customer.
@@ -116,16 +141,33 @@ public struct PurchaseRequest: Hashable, Sendable {
     public var productID: String
     public var quantity: Int
     public var appAccountToken: UUID?
-    public var promotionalOffer: PromotionalOffer?
+    /// The offer the customer takes, at most one.
+    public var offer: PurchaseOffer?
+    /// The developer's signed word on introductory-offer eligibility (a compact JWS,
+    /// `Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)`).
+    public var introductoryOfferEligibility: String?
 
     public init(
-        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, promotionalOffer: PromotionalOffer? = nil
+        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, offer: PurchaseOffer? = nil,
+        introductoryOfferEligibility: String? = nil
     ) {
         self.productID = productID
         self.quantity = quantity
         self.appAccountToken = appAccountToken
-        self.promotionalOffer = promotionalOffer
+        self.offer = offer
+        self.introductoryOfferEligibility = introductoryOfferEligibility
     }
+}
+
+/// An offer taken with a purchase: StoreKit's promotional offer (signed by the developer's server, the older
+/// signature or a compact JWS) or a win-back offer.
+public enum PurchaseOffer: Hashable, Sendable {
+    /// `Product.PurchaseOption.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`.
+    case promotional(PromotionalOffer)
+    /// `Product.PurchaseOption.promotionalOffer(_:compactJWS:)`: the offer's id and its compact JWS.
+    case promotionalJWS(offerID: String, compactJWS: String)
+    /// `Product.PurchaseOption.winBackOffer(_:)`: the id of one of the product's win-back offers.
+    case winBack(offerID: String)
 }
 
 /// What the store answered a purchase with (`Product.PurchaseResult`), before any verification.

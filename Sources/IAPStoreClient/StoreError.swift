@@ -18,6 +18,13 @@ public struct StoreError: CodedError, Sendable {
         /// The customer has no transaction for the product (`/simulator`'s answer to a latest-transaction request).
         public static let noTransaction = Code(rawValue: "noTransaction")
 
+        /// The store cannot do this here (no window scene for a sheet, an OS version without the feature).
+        public static let unsupported = Code(rawValue: "unsupported")
+        /// The customer already asked for a refund of this transaction.
+        public static let duplicateRefundRequest = Code(rawValue: "duplicateRefundRequest")
+        /// The refund request could not be made.
+        public static let refundRequestFailed = Code(rawValue: "refundRequestFailed")
+
         // The Store's own.
         /// Another purchase has not finished yet: one at a time.
         public static let purchaseInProgress = Code(rawValue: "purchaseInProgress")

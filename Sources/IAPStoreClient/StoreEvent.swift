@@ -37,6 +37,10 @@ public struct StoreEvent: Hashable, Sendable {
         case offerCodeFailed
         /// Units of a consumable were used up.
         case consumed
+        /// The storefront changed; the products are reloaded.
+        case storefrontChanged
+        /// The customer started a purchase on the App Store; the store completes it.
+        case purchaseIntentReceived
     }
 
     public var kind: Kind

@@ -117,10 +117,17 @@ public struct HTTPStoreBackend: StoreBackend {
     public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
         let sheet = await customer.nextSheet()
         try customer.checkOnline()
-        let body = SimulatorWire.Purchase(
+        var body = SimulatorWire.Purchase(
             productId: request.productID, deviceId: deviceIdentifier.uuidString, quantity: Int64(request.quantity),
             appAccountToken: request.appAccountToken?.uuidString, interrupted: sheet == .interrupt,
-            userCancels: sheet == .cancel, promotionalOffer: request.promotionalOffer)
+            userCancels: sheet == .cancel)
+        switch request.offer {
+        case .promotional(let offer): body.promotionalOffer = offer
+        case .promotionalJWS(_, let jws): body.promotionalOfferV2 = jws
+        case .winBack(let id): body.winBackOfferId = id
+        case nil: break
+        }
+        body.introductoryOfferEligibility = request.introductoryOfferEligibility
         let answer = try await http.decode(
             SimulatorWire.PurchaseResult.self, "POST", accountPath + "/purchases", body: body)
         switch answer.outcome {

@@ -50,7 +50,7 @@ public final class SimulatedCustomer: Sendable {
     }
 
     /// The action for the purchase now starting, after waiting when held.
-    func nextSheet() async -> SheetAction {
+    package func nextSheet() async -> SheetAction {
         let hold = state.withLock { state in
             defer { state.holdNext = false }
             return state.holdNext

@@ -47,12 +47,13 @@ public struct SimulatorBackend: StoreBackend {
     }
 
     public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
-        let offer = request.promotionalOffer.map(OfferChoice.promotional)
         let sheet = await customer.nextSheet()
         try customer.checkOnline()
-        let options = PurchaseOptions(
-            quantity: request.quantity, appAccountToken: request.appAccountToken, offer: offer,
+        var options = PurchaseOptions(
+            quantity: request.quantity, appAccountToken: request.appAccountToken,
+            offer: request.offer.map(OfferChoice.init),
             interrupted: sheet == .interrupt, userCancels: sheet == .cancel)
+        options.introductoryOfferEligibility = request.introductoryOfferEligibility
         let outcome = try call { () throws(SimulatorError) in
             try simulator.purchase(request.productID, account: account, device: deviceIdentifier, options: options)
         }
@@ -155,6 +156,16 @@ extension StoreProduct {
             price: product.price, displayPrice: product.displayPrice, subscriptionGroupID: product.subscriptionGroupID,
             subscriptionPeriod: product.subscriptionPeriod, isFamilyShareable: product.isFamilyShareable,
             storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer)
+    }
+}
+
+extension OfferChoice {
+    init(_ offer: PurchaseOffer) {
+        switch offer {
+        case .promotional(let signed): self = .promotional(signed)
+        case .promotionalJWS(_, let jws): self = .promotionalV2(jws)
+        case .winBack(let id): self = .winBack(offerID: id)
+        }
     }
 }
 

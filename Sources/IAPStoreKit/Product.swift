@@ -59,8 +59,11 @@ public struct Product: Identifiable, Hashable, Sendable {
             switch option.kind {
             case .appAccountToken(let token): request.appAccountToken = token
             case .quantity(let quantity): request.quantity = quantity
-            case .promotionalOffer(let offer): request.promotionalOffer = offer
-            case .simulatesAskToBuy, .custom: break
+            case .promotionalOffer(let offer): request.offer = .promotional(offer)
+            case .promotionalOfferJWS(let id, let jws): request.offer = .promotionalJWS(offerID: id, compactJWS: jws)
+            case .winBackOffer(let id): request.offer = .winBack(offerID: id)
+            case .introductoryOfferEligibility(let jws): request.introductoryOfferEligibility = jws
+            case .simulatesAskToBuy, .onStorefrontChange, .custom: break
             }
         }
         let result: BackendPurchaseResult
@@ -143,7 +146,11 @@ public struct Product: Identifiable, Hashable, Sendable {
             case appAccountToken(UUID)
             case quantity(Int)
             case promotionalOffer(PromotionalOffer)
+            case promotionalOfferJWS(offerID: String, compactJWS: String)
+            case introductoryOfferEligibility(String)
+            case winBackOffer(String)
             case simulatesAskToBuy(Bool)
+            case onStorefrontChange
             case custom(String, String)
         }
 
@@ -168,6 +175,41 @@ public struct Product: Identifiable, Hashable, Sendable {
                         signature: signature.base64EncodedString())))
         }
 
+        /// A promotional offer signed by the developer's server (a `Product.SubscriptionOffer.Signature`).
+        public static func promotionalOffer(offerID: String, signature: Product.SubscriptionOffer.Signature)
+            -> PurchaseOption
+        {
+            promotionalOffer(
+                offerID: offerID, keyID: signature.keyID, nonce: signature.nonce, signature: signature.signature,
+                timestamp: signature.timestamp)
+        }
+
+        /// A promotional offer signed by the developer's server as a compact JWS (`aud` "promotional-offer"). As
+        /// StoreKit's, it returns the options to pass (one here).
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [PurchaseOption] {
+            [PurchaseOption(kind: .promotionalOfferJWS(offerID: offerID, compactJWS: compactJWS))]
+        }
+
+        /// The developer's signed word on whether the customer may take the introductory offer (a compact JWS, `aud`
+        /// "introductory-offer-eligibility"); the store applies the offer or not as it says.
+        public static func introductoryOfferEligibility(compactJWS: String) -> PurchaseOption {
+            PurchaseOption(kind: .introductoryOfferEligibility(compactJWS))
+        }
+
+        /// One of the product's win-back offers (`SubscriptionInfo.winBackOffers`), for a customer whose subscription
+        /// lapsed.
+        public static func winBackOffer(_ offer: Product.SubscriptionOffer) -> PurchaseOption {
+            PurchaseOption(kind: .winBackOffer(offer.id ?? ""))
+        }
+
+        /// Whether to go on when the storefront changes during the purchase. The local App Store never changes a
+        /// storefront in the middle of a purchase, so the closure is never called (the purchase goes on).
+        public static func onStorefrontChange(shouldContinuePurchase: @escaping @Sendable (Storefront) -> Bool)
+            -> PurchaseOption
+        {
+            PurchaseOption(kind: .onStorefrontChange)
+        }
+
         /// Ask to buy in the sandbox: a no-op here (the session's account settings decide; see `StoreKitSession`).
         public static func simulatesAskToBuyInSandbox(_ simulateAskToBuy: Bool) -> PurchaseOption {
             PurchaseOption(kind: .simulatesAskToBuy(simulateAskToBuy))
@@ -178,9 +220,6 @@ public struct Product: Identifiable, Hashable, Sendable {
             PurchaseOption(kind: .custom(key, value))
         }
         public static func custom(key: String, value: Double) -> PurchaseOption {
-            PurchaseOption(kind: .custom(key, "\(value)"))
-        }
-        public static func custom(key: String, value: Bool) -> PurchaseOption {
             PurchaseOption(kind: .custom(key, "\(value)"))
         }
         public static func custom(key: String, value: Data) -> PurchaseOption {
@@ -231,6 +270,21 @@ public struct Product: Identifiable, Hashable, Sendable {
             public static let introductory = OfferType(rawValue: "introductory")
             public static let promotional = OfferType(rawValue: "promotional")
             public static let winBack = OfferType(rawValue: "winBack")
+        }
+
+        /// A promotional offer's signature from the developer's server (`timestamp` in milliseconds).
+        public struct Signature: Hashable, Sendable {
+            public var keyID: String
+            public var nonce: UUID
+            public var timestamp: Int
+            public var signature: Data
+
+            public init(keyID: String, nonce: UUID, timestamp: Int, signature: Data) {
+                self.keyID = keyID
+                self.nonce = nonce
+                self.timestamp = timestamp
+                self.signature = signature
+            }
         }
 
         /// Free trial, pay as you go or pay up front.

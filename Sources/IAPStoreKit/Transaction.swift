@@ -119,21 +119,23 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     }
 
     /// The transactions the app has not finished.
-    public static var unfinished: Transactions { Transactions { try await $0.backend.unfinishedTransactions() } }
+    public static var unfinished: Transactions {
+        Transactions(.unfinished) { try await $0.backend.unfinishedTransactions() }
+    }
 
     /// Every transaction of the customer.
-    public static var all: Transactions { Transactions { try await $0.backend.allTransactions() } }
+    public static var all: Transactions { Transactions(.all) { try await $0.backend.allTransactions() } }
 
     /// Every transaction of the customer for one product.
     public static func all(for productID: String) -> Transactions {
-        Transactions { try await $0.backend.allTransactions() }.filtered {
+        all.filtered {
             $0.unsafePayloadValue.productID == productID
         }
     }
 
     /// The latest transaction of each product the customer is entitled to now.
     public static var currentEntitlements: Transactions {
-        Transactions { try await $0.backend.currentEntitlements() }
+        Transactions(.currentEntitlements) { try await $0.backend.currentEntitlements() }
     }
 
     /// The customer's entitling transactions for one product.
@@ -171,13 +173,15 @@ public struct Transaction: Identifiable, Hashable, Sendable {
             }
         }
 
-        /// A sequence of the documents `list` answers, verified, in order; a failure ends it (as a store that cannot
-        /// be reached gives nothing).
-        init(_ list: @escaping @Sendable (StoreKitSession) async throws -> [String]) {
+        /// A sequence of the documents `list` answers, verified, in order. When the store cannot be reached, the
+        /// device's last answer for the same list stands in (as StoreKit answers these offline from the device).
+        init(
+            _ list: StoreKitSession.DeviceList, _ fetch: @escaping @Sendable (StoreKitSession) async throws -> [String]
+        ) {
             self.init(stream: { session in
                 AsyncStream { continuation in
                     let task = Task {
-                        for jws in (try? await list(session)) ?? [] {
+                        for jws in await session.onDevice(list, fetch: { try await fetch(session) }) {
                             if let result = await session.verifiedTransaction(jws) { continuation.yield(result) }
                         }
                         continuation.finish()

@@ -214,10 +214,10 @@ import Testing
             }
             let forger = try P256.Signing.PrivateKey(rawRepresentation: Array(SHA256.hash(data: Array("x".utf8))))
             await #expect(throws: StoreError(.invalidOfferSignature, "")) {
-                try await store.purchase(F.gold, promotionalOffer: try offer(signedWith: forger))
+                try await store.purchase(F.gold, offer: .promotional(try offer(signedWith: forger)))
             }
             #expect(await !store.isPurchased(F.gold))
-            #expect(try await store.purchase(F.gold, promotionalOffer: try offer(signedWith: key)) == .purchased)
+            #expect(try await store.purchase(F.gold, offer: .promotional(try offer(signedWith: key))) == .purchased)
             #expect(await store.isPurchased(F.gold))
             let latest = try #require(try simulator.transactions(account: "ana").last)
             #expect(latest.payload.offerType == .promotional)

@@ -8,6 +8,8 @@ import IAPSignedData
 import IAPSimulator
 import IAPSimulatorServer
 import IAPStoreClient
+import IAPStoreKit
+import IAPStoreKitBackend
 import IAPTestSupport
 import Logging
 import Synchronization
@@ -23,9 +25,10 @@ enum ModeKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     var testDescription: String { rawValue }
 }
 
-/// How the store reaches the simulator: in process, or over `iapkit serve`'s `/simulator` API on a real socket.
+/// How the store reaches the simulator: in process, over `iapkit serve`'s `/simulator` API on a real socket, or
+/// through StoreKit 2's API (the StoreKit backend over the stand-in, on a session over the simulator in process).
 enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case inProcess, http
+    case inProcess, http, storeKit
     var testDescription: String { rawValue }
 }
 
@@ -36,6 +39,9 @@ protocol SimulatedDevice: StoreBackend {
 
 extension SimulatorBackend: SimulatedDevice {}
 extension HTTPStoreBackend: SimulatedDevice {}
+extension StoreKitBackend: SimulatedDevice {
+    var customer: SimulatedCustomer { session.customer }
+}
 
 /// A florist simulator on a frozen clock with fixed keys, and stores built over it the way an app builds one.
 struct StoreHarness: Sendable {
@@ -46,6 +52,8 @@ struct StoreHarness: Sendable {
     let mode: ModeKind
     /// Where the server serving `simulator` listens, when the transport is HTTP.
     private(set) var server: URL?
+    /// Whether stores reach the simulator through StoreKit's API.
+    private(set) var throughStoreKit = false
     /// Where the validation server listens, in server mode.
     private(set) var validationServer: URL?
 
@@ -55,7 +63,9 @@ struct StoreHarness: Sendable {
     static func run(
         _ mode: ModeKind, _ transport: Transport, _ body: @Sendable (StoreHarness) async throws -> Void
     ) async throws {
-        let world = try StoreHarness(mode)
+        var harness = try StoreHarness(mode)
+        harness.throughStoreKit = transport == .storeKit
+        let world = harness
         guard transport == .http || mode == .server else { return try await body(world) }
         try await serve(world.simulator, apiKeys: [validationKey]) { url in
             var served = world
@@ -166,6 +176,9 @@ struct StoreHarness: Sendable {
 
     /// The account's device `device` (its first when nil), in process or over HTTP as the harness runs.
     func backend(_ account: String, device: UUID? = nil) async throws -> any SimulatedDevice {
+        if throughStoreKit {
+            return StoreKitBackend(session: try StoreKitSession(simulator: simulator, account: account, device: device))
+        }
         if let server {
             return try await HTTPStoreBackend.connect(
                 to: server, account: account, device: device, timeout: .seconds(5), updatesIdleLimit: .seconds(5))

@@ -78,7 +78,10 @@ extension SimulatorCore {
     mutating func requestRefund(_ id: String, reason: ConsumptionRequestReason) throws(SimulatorError) {
         try checkInjectedFailure(.refundRequest)
         let t = try transaction(id)
-        guard t.ownership == .purchased, t.revocation == nil, refundRequests[t.id] == nil else {
+        guard refundRequests[t.id] == nil else {
+            throw SimulatorError(.duplicateRefundRequest, "a refund of transaction \(id) was already requested")
+        }
+        guard t.ownership == .purchased, t.revocation == nil else {
             throw SimulatorError(.invalidState, "transaction \(id) cannot be refunded now")
         }
         refundRequests[t.id] = RefundRequest(transactionID: t.id, reason: reason)

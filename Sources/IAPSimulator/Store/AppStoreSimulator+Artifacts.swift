@@ -65,6 +65,12 @@ extension AppStoreSimulator {
         try withCore { (core) throws(SimulatorError) in try core.account(account).devices.map(\.id) }
     }
 
+    /// The account's storefront (ISO 3166-1 alpha-3), nil for an unknown account. A plain read: unlike the other
+    /// calls it neither moves the clock nor tells ``onChange(_:)`` observers, so an observer may call it.
+    public func storefront(ofAccount account: String) -> String? {
+        state.withLock { try? $0.core.account(account).storefront.countryCode }
+    }
+
     /// How an account is set up: its storefront, whether a parent approves its purchases, whether its card fails,
     /// and its family.
     public func settings(account: String) throws(SimulatorError) -> SimulatorAccountSettings {

@@ -16,6 +16,8 @@ public struct SimulatorError: CodedError, Sendable {
         public static let unknownRequest = Code(rawValue: "unknownRequest")
         public static let unknownFamily = Code(rawValue: "unknownFamily")
         public static let invalidState = Code(rawValue: "invalidState")
+        /// The customer already asked for a refund of this transaction.
+        public static let duplicateRefundRequest = Code(rawValue: "duplicateRefundRequest")
         public static let invalidArgument = Code(rawValue: "invalidArgument")
         public static let timeGoesForward = Code(rawValue: "timeGoesForward")
         public static let signingFailed = Code(rawValue: "signingFailed")

@@ -386,7 +386,7 @@ struct InAppsRoutes: Sendable {
         switch error.code {
         case .unknownTransaction: return 4_040_010
         case .unknownAccount: return 4_040_001
-        case .invalidState, .invalidArgument, .unknownRequest: return 4_000_000
+        case .invalidState, .invalidArgument, .unknownRequest, .duplicateRefundRequest: return 4_000_000
         default: return 5_000_001  // a failure injected into the simulated store, which clients retry
         }
     }
