@@ -458,7 +458,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPStoreKitTests",
-            dependencies: ["IAPStoreKit", "IAPSimulator", "IAPTestSupport"],
+            dependencies: [
+                "IAPStoreKit", "IAPSimulator", "IAPTestSupport", "IAPCatalog", "IAPCore", "IAPServerAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -36,22 +36,23 @@ public struct PurchaseIntent: Identifiable, Sendable, Hashable {
 }
 
 extension Storefront {
-    /// The customer's storefront each time it changes (the account moved to another country).
-    public static var updates: Storefronts { Storefronts(session: try? StoreKitSession.current()) }
+    /// The customer's storefront each time it changes (the account moved to another country) from the moment the
+    /// sequence is made.
+    public static var updates: Storefronts {
+        Storefronts(
+            stream: (try? StoreKitSession.current())?.storefrontChanges.subscribe() ?? AsyncStream { $0.finish() })
+    }
 
-    /// `Storefront.Storefronts`: an asynchronous sequence of storefronts.
+    /// `Storefront.Storefronts`: an asynchronous sequence of storefronts (iterate it once).
     public struct Storefronts: AsyncSequence, Sendable {
         public typealias Element = Storefront
-        let session: StoreKitSession?
+        let stream: AsyncStream<Storefront>
 
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: AsyncStream<Storefront>.AsyncIterator
             public mutating func next() async -> Storefront? { await base.next() }
         }
 
-        public func makeAsyncIterator() -> AsyncIterator {
-            let stream = session?.storefrontChanges.subscribe() ?? AsyncStream { $0.finish() }
-            return AsyncIterator(base: stream.makeAsyncIterator())
-        }
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
     }
 }

@@ -120,6 +120,10 @@ public final class StoreKitSession: Sendable {
         try await Self.$bound.withValue(self, operation: body, isolation: isolation)
     }
 
+    /// Runs synchronous `body` with StoreKit's calls reaching this session: to make a sequence (`Transaction.updates`,
+    /// `Storefront.updates`) that a task started elsewhere then iterates.
+    public func bind<T>(_ body: () throws -> T) rethrows -> T { try Self.$bound.withValue(self, operation: body) }
+
     /// Makes this the session every StoreKit call reaches when no `run(_:)` is in effect (detached tasks included).
     public func makeDefault() { Self.processDefault.withLock { $0 = self } }
 
@@ -164,6 +168,13 @@ public final class StoreKitSession: Sendable {
         for pending in simulator.pendingPurchases where pending.accountID == account && pending.reason == reason {
             if approve { _ = try simulator.approve(pending.id) } else { try simulator.decline(pending.id) }
         }
+    }
+
+    /// Whether the device is offline: every call to the store fails as unreachable, and the transaction lists answer
+    /// from what the device kept.
+    public var isOffline: Bool {
+        get { customer.isOffline }
+        set { customer.isOffline = newValue }
     }
 
     /// The customer dismisses the next sheet (purchase or refund request).

@@ -364,10 +364,19 @@ public struct StoreKitBackend: StoreBackend {
 
     public func storefrontChanges() -> AsyncStream<String> {
         let (stream, sink) = AsyncStream.makeStream(of: String.self)
-        let listener = Task {
-            await scoped { for await storefront in Storefront.updates { sink.yield(storefront.countryCode) } }
-            sink.finish()
-        }
+        #if canImport(StoreKit)
+            let listener = Task {
+                for await storefront in Storefront.updates { sink.yield(storefront.countryCode) }
+                sink.finish()
+            }
+        #else
+            // The stand-in's sequence listens from the moment it is made: made here, nothing slips past.
+            let storefronts = session.bind { Storefront.updates }
+            let listener = Task {
+                for await storefront in storefronts { sink.yield(storefront.countryCode) }
+                sink.finish()
+            }
+        #endif
         sink.onTermination = { _ in listener.cancel() }
         return stream
     }
