@@ -24,11 +24,13 @@ public import Logging
 /// let owned = await store.isPurchased("com.example.florist.flowers")
 /// ```
 public actor Store {
-    public let catalog: Catalog
+    /// The app's product configuration, completed with what the store says of each product where the configuration
+    /// is silent (a flat `Products.plist` lists ids only).
+    public private(set) var catalog: Catalog
     public let backend: any StoreBackend
     public let validationMode: ValidationMode
-    private let validation: Validation
-    private let engine: EntitlementEngine
+    private var validation: Validation
+    private var engine: EntitlementEngine
     private let persistence: any StorePersistence
     private let logger: Logger
     /// The app's identifier for this customer, written into every purchase.
@@ -149,6 +151,7 @@ public actor Store {
         state = VerifiedState(
             history: cache.history, serverSnapshot: cache.serverSnapshot, serverCustomerID: cache.serverCustomerID)
         products = cache.products
+        complete()
         origin = .cache(savedAt: cache.savedAt)
         await recompute()
         emit(StoreEvent(.cacheLoaded, detail: "saved \(cache.savedAt)"))
@@ -160,11 +163,24 @@ public actor Store {
             let loaded = try await backend.products(for: catalog.products.map(\.id))
             let order = Dictionary(catalog.products.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
             products = loaded.sorted { (order[$0.id] ?? .max) < (order[$1.id] ?? .max) }
+            if complete() { await recompute() }
             emit(StoreEvent(.productsLoaded, detail: "\(products.count) products"))
             await save()
         } catch {
             emit(StoreEvent(.productsUnavailable, detail: error.reason))
         }
+    }
+
+    /// Completes the catalog with what the store said of the products; returns whether that changed it (the engine
+    /// then classifies with the completed one).
+    @discardableResult
+    private func complete() -> Bool {
+        let completed = catalog.completed(with: products)
+        guard completed != catalog else { return false }
+        catalog = completed
+        engine = EntitlementEngine(catalog: completed, policy: engine.policy)
+        validation = Validation(mode: validationMode, backend: backend, engine: engine)
+        return true
     }
 
     /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay.

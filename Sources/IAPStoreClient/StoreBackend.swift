@@ -113,6 +113,10 @@ public struct StoreProduct: Hashable, Sendable, Codable {
     /// The price as the customer's storefront writes it ("$2.99", "2,99 €").
     public var displayPrice: String
     public var subscriptionGroupID: String?
+    /// The group's name as the store shows it.
+    public var subscriptionGroupName: String?
+    /// The service level within the group (1 is the highest), when the store says.
+    public var subscriptionLevel: Int?
     public var subscriptionPeriod: SubscriptionPeriod?
     public var isFamilyShareable: Bool
     /// The store's own word on introductory-offer eligibility (the ``Store`` answers from the engine instead).
@@ -120,8 +124,9 @@ public struct StoreProduct: Hashable, Sendable, Codable {
 
     public init(
         id: String, kind: ProductKind, displayName: String, description: String, price: Decimal,
-        displayPrice: String, subscriptionGroupID: String? = nil, subscriptionPeriod: SubscriptionPeriod? = nil,
-        isFamilyShareable: Bool = false, storeSaysEligibleForIntroductoryOffer: Bool = false
+        displayPrice: String, subscriptionGroupID: String? = nil, subscriptionGroupName: String? = nil,
+        subscriptionLevel: Int? = nil, subscriptionPeriod: SubscriptionPeriod? = nil, isFamilyShareable: Bool = false,
+        storeSaysEligibleForIntroductoryOffer: Bool = false
     ) {
         self.id = id
         self.kind = kind
@@ -130,6 +135,8 @@ public struct StoreProduct: Hashable, Sendable, Codable {
         self.price = price
         self.displayPrice = displayPrice
         self.subscriptionGroupID = subscriptionGroupID
+        self.subscriptionGroupName = subscriptionGroupName
+        self.subscriptionLevel = subscriptionLevel
         self.subscriptionPeriod = subscriptionPeriod
         self.isFamilyShareable = isFamilyShareable
         self.storeSaysEligibleForIntroductoryOffer = storeSaysEligibleForIntroductoryOffer

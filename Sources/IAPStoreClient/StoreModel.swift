@@ -65,6 +65,8 @@ public final class StoreModel {
     public private(set) var isBusy = false
 
     @ObservationIgnored private var introductoryEligibility: [String: Bool] = [:]
+    /// The store's product configuration, as completed by the store.
+    @ObservationIgnored private var catalog = Catalog(products: [])
     /// The event that reported ``error``, when an event did: its counterpart clears it.
     @ObservationIgnored private var errorEvent: StoreEvent.Kind?
 
@@ -96,7 +98,7 @@ public final class StoreModel {
         guard let product = product(productID) else { return "" }
         guard let period = product.subscriptionPeriod else { return product.displayPrice }
         let regular = "\(product.displayPrice) / \(Self.describe(period, unitOnly: true))"
-        let subscription = store.catalog.product(productID)?.subscription
+        let subscription = catalog.product(productID)?.subscription
         let offer: SubscriptionOffer? =
             if let offerID {
                 subscription?.promotionalOffers.first { $0.id == offerID }
@@ -175,6 +177,7 @@ public final class StoreModel {
     public func refresh() async {
         let store = store
         products = await store.products
+        catalog = await store.catalog
         let snapshot = await store.entitlements
         origin = await store.origin
         purchaseStates = await store.purchaseStates
@@ -186,7 +189,7 @@ public final class StoreModel {
             introductoryEligibility[groupID] = snapshot.isEligibleForIntroductoryOffer(inGroup: groupID)
             sections.append(
                 SubscriptionSection(
-                    groupID: groupID, name: store.catalog.group(groupID)?.name ?? groupID,
+                    groupID: groupID, name: catalog.group(groupID)?.name ?? groupID,
                     products: await store.subscriptions(inGroup: groupID), status: snapshot.group(groupID)))
         }
         subscriptionGroups = sections

@@ -3,8 +3,9 @@ import IAPEntitlements
 import IAPSignedData
 
 /// The app's own validation server (`iapkit serve`), SwiftyReceiptValidator's way: the device sends what the store
-/// handed out and unlocks from the server's verdict, never from its own reading. A shared secret, when the app has
-/// one, stays on the server.
+/// handed out and unlocks from the server's verdict, never from its own reading. `verifyReceipt` carries the app's
+/// shared secret as Apple's shape does (`password`) when the server is configured with one; the other documents need
+/// none.
 public struct ValidationServer: Sendable {
     /// What the device sends.
     public enum Document: Hashable, Sendable {
@@ -24,6 +25,9 @@ public struct ValidationServer: Sendable {
     /// one (21007) at `/sandbox/verifyReceipt`, as Apple advised. When false that is refused as
     /// ``StoreError/Code/sandboxReceiptInProduction``.
     public let acceptsSandbox: Bool
+    /// The app's shared secret, sent with `verifyReceipt` as `password` (a server configured with one refuses a
+    /// receipt without it: 21004).
+    public let sharedSecret: String?
     let http: JSONHTTPClient
 
     /// A server at `url`.
@@ -32,14 +36,17 @@ public struct ValidationServer: Sendable {
     ///   - apiKey: sent as `Authorization: Bearer` (the customer routes need it).
     ///   - document: what the device sends.
     ///   - acceptsSandbox: whether sandbox documents are accepted.
+    ///   - sharedSecret: the app's shared secret, sent with `verifyReceipt`.
     ///   - transport: how requests are sent; `URLSession` by default.
     ///   - timeout: the limit of each request.
     public init(
         url: URL, apiKey: String? = nil, document: Document = .signedTransaction, acceptsSandbox: Bool = true,
-        transport: any HTTPTransport = URLSessionTransport(), timeout: Duration = .seconds(10)
+        sharedSecret: String? = nil, transport: any HTTPTransport = URLSessionTransport(),
+        timeout: Duration = .seconds(10)
     ) {
         self.document = document
         self.acceptsSandbox = acceptsSandbox
+        self.sharedSecret = sharedSecret
         http = JSONHTTPClient(
             baseURL: url, headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
             unreachable: .serverUnreachable, transport: transport)
@@ -177,10 +184,12 @@ public struct ValidationServer: Sendable {
     /// `POST /verifyReceipt`, Apple's shape.
     private struct LegacyReceiptBody: Encodable {
         var receiptData: String
+        var password: String?
         var excludeOldTransactions: Bool
 
         enum CodingKeys: String, CodingKey {
             case receiptData = "receipt-data"
+            case password
             case excludeOldTransactions = "exclude-old-transactions"
         }
     }
@@ -221,7 +230,8 @@ public struct ValidationServer: Sendable {
     private func verifyReceipt(backend: any StoreBackend, excludeOld: Bool, state: VerifiedState)
         async throws(StoreError) -> VerifiedState
     {
-        let body = LegacyReceiptBody(receiptData: try await receipt(backend), excludeOldTransactions: excludeOld)
+        let body = LegacyReceiptBody(
+            receiptData: try await receipt(backend), password: sharedSecret, excludeOldTransactions: excludeOld)
         var answer = try await legacyAnswer("/verifyReceipt", body)
         if answer.status == 21007, acceptsSandbox { answer = try await legacyAnswer("/sandbox/verifyReceipt", body) }
         switch answer.status {
@@ -233,6 +243,10 @@ public struct ValidationServer: Sendable {
                 answer.iapkitError?.code == "unknownApp" || answer.message?.contains("bundleIdMismatch") == true
             let code: StoreError.Code = wrongApp ? .wrongBundle : .failedVerification
             throw StoreError(code, answer.message ?? "the server did not authenticate the receipt (\(answer.status))")
+        case 21004:
+            throw StoreError(
+                .serverRefused,
+                "sharedSecretMismatch: \(answer.message ?? "the shared secret is not the app's") (21004)")
         case 21100...21199, 21005, 21009:
             throw StoreError(.serverUnreachable, answer.message ?? "the server could not answer now (\(answer.status))")
         default:

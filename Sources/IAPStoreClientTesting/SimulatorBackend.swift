@@ -43,7 +43,10 @@ public struct SimulatorBackend: StoreBackend {
     }
 
     public func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] {
-        try call { () throws(SimulatorError) in try simulator.products(ids, account: account) }.map(StoreProduct.init)
+        let catalog = simulator.catalog
+        return try call { () throws(SimulatorError) in try simulator.products(ids, account: account) }.map {
+            StoreProduct($0, catalog: catalog)
+        }
     }
 
     public func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
@@ -150,10 +153,13 @@ public struct SimulatorBackend: StoreBackend {
 }
 
 extension StoreProduct {
-    init(_ product: SimulatorProduct) {
+    /// A product as the simulator sells it, with its group's name and its level from the store's own catalog.
+    init(_ product: SimulatorProduct, catalog: Catalog?) {
         self.init(
             id: product.id, kind: product.kind, displayName: product.displayName, description: product.description,
             price: product.price, displayPrice: product.displayPrice, subscriptionGroupID: product.subscriptionGroupID,
+            subscriptionGroupName: product.subscriptionGroupID.flatMap { catalog?.group($0)?.name },
+            subscriptionLevel: catalog?.product(product.id)?.subscription?.level,
             subscriptionPeriod: product.subscriptionPeriod, isFamilyShareable: product.isFamilyShareable,
             storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer)
     }

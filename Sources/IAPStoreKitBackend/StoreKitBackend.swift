@@ -443,11 +443,20 @@ extension StoreProduct {
             }
         let subscription = product.subscription
         var eligible = false
-        if let subscription { eligible = await subscription.isEligibleForIntroOffer }
+        var level: Int?
+        var groupName: String?
+        if let subscription {
+            eligible = await subscription.isEligibleForIntroOffer
+            if #available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, visionOS 1.0, *) {
+                level = subscription.groupLevel
+                groupName = subscription.groupDisplayName.isEmpty ? nil : subscription.groupDisplayName
+            }
+        }
         self.init(
             id: product.id, kind: kind, displayName: product.displayName, description: product.description,
             price: product.price, displayPrice: product.displayPrice,
-            subscriptionGroupID: subscription?.subscriptionGroupID,
+            subscriptionGroupID: subscription?.subscriptionGroupID, subscriptionGroupName: groupName,
+            subscriptionLevel: level,
             subscriptionPeriod: subscription.map { IAPCatalog.SubscriptionPeriod($0.subscriptionPeriod) },
             isFamilyShareable: product.isFamilyShareable, storeSaysEligibleForIntroductoryOffer: eligible)
     }

@@ -22,12 +22,13 @@ import Testing
 
     /// A live server validating for the florist app, with the server's clock on the simulator's; `body` gets its URL.
     static func withServer(
-        _ world: StoreHarness, _ body: @Sendable (URL, ValidationService) async throws -> Void
+        _ world: StoreHarness, sharedSecret: String? = nil,
+        _ body: @Sendable (URL, ValidationService) async throws -> Void
     ) async throws {
         let simulator = world.simulator
         let app = AppConfiguration(
             bundleID: StoreHarness.bundleID, appAppleID: simulator.configuration.appAppleID, environments: [.sandbox],
-            trustStore: SimulatorTestKeys.pki.trustStore, catalog: F.catalog)
+            trustStore: SimulatorTestKeys.pki.trustStore, sharedSecret: sharedSecret, catalog: F.catalog)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let service = try ValidationService(
@@ -43,16 +44,38 @@ import Testing
 
     static func store(
         _ world: StoreHarness, _ backend: any StoreBackend, url: URL, document: ValidationServer.Document,
-        acceptsSandbox: Bool = true, token: UUID? = UUID(uuidString: "6F0D7E4C-1111-4E4B-9A39-6B1E2F3A4B5C")
+        acceptsSandbox: Bool = true, sharedSecret: String? = nil,
+        token: UUID? = UUID(uuidString: "6F0D7E4C-1111-4E4B-9A39-6B1E2F3A4B5C")
     ) async -> (Store, EventLog) {
         let server = ValidationServer(
-            url: url, apiKey: apiKey, document: document, acceptsSandbox: acceptsSandbox, timeout: .seconds(2))
+            url: url, apiKey: apiKey, document: document, acceptsSandbox: acceptsSandbox, sharedSecret: sharedSecret,
+            timeout: .seconds(2))
         let store = Store(
             catalog: F.catalog, backend: backend, validation: .server(server),
             appAccountToken: token)
         let log = EventLog(await store.events())
         await store.start()
         return (store, log)
+    }
+
+    @Test func verifyReceiptCarriesTheAppsSharedSecret() async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        try await Self.withServer(world, sharedSecret: "florist-shared-secret") { url, _ in
+            let document = ValidationServer.Document.verifyReceipt(excludeOldTransactions: true)
+            let (store, _) = await Self.store(
+                world, try world.backend("ana"), url: url, document: document, sharedSecret: "florist-shared-secret")
+            #expect(try await store.purchase(F.gold) == .purchased)
+            #expect(await store.isPurchased(F.gold))
+
+            // Without it (or with another), the server refuses every receipt with 21004, named.
+            for secret in [nil, "another-secret"] {
+                let (refused, _) = await Self.store(
+                    world, try world.backend("ana"), url: url, document: document, sharedSecret: secret)
+                let error = await #expect(throws: StoreError.self) { try await refused.purchase(F.flowers) }
+                #expect(error?.code == .serverRefused && error?.reason.hasPrefix("sharedSecretMismatch") == true)
+            }
+        }
     }
 
     @Test(arguments: [

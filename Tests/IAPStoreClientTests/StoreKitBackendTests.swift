@@ -1,4 +1,6 @@
 import Foundation
+import IAPCatalog
+import IAPEntitlements
 import IAPSimulator
 import IAPStoreClient
 import IAPStoreKit
@@ -48,6 +50,50 @@ import Testing
             }
             #expect(
                 try await store.manageSubscriptions().absoluteString == "https://apps.apple.com/account/subscriptions")
+        }
+    }
+}
+
+/// A flat `Products.plist` (ids only, as StoreHelper ships one) works as well as a full configuration: the Store
+/// takes each product's kind, price, group, level and period from the store.
+@Suite struct FlatProductListTests {
+    typealias F = FloristCatalog
+
+    static let plist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0"><array>
+        \(F.catalog.products.map { "<string>\($0.id)</string>" }.joined(separator: "\n"))
+        </array></plist>
+        """
+
+    @Test(arguments: ModeKind.allCases, [Transport.inProcess, .storeKit])
+    func typesGroupsAndPricesComeFromTheStore(_ mode: ModeKind, _ transport: Transport) async throws {
+        let flat = try Catalog.load(Data(Self.plist.utf8), fileName: "Products.plist")
+        #expect(flat.products.allSatisfy { $0.kind == nil } && flat.subscriptionGroups.isEmpty)
+        try await StoreHarness.run(mode, transport) { world in
+            try world.customer("ana")
+            let store = Store(
+                catalog: flat, backend: try await world.backend("ana"), validation: try world.validation())
+            await store.start()
+            let catalog = await store.catalog
+            #expect(catalog.products.map(\.kind) == F.catalog.products.map(\.kind))
+            #expect(catalog.products.map(\.price) == F.catalog.products.map(\.price))
+            #expect(catalog.subscriptionGroups.map(\.name) == ["VIP"])
+            #expect(
+                catalog.products.compactMap { $0.subscription.map { "\($0.groupID):\($0.level)" } }
+                    == F.catalog.products.compactMap { $0.subscription.map { "\($0.groupID):\($0.level)" } })
+            #expect(
+                await store.subscriptions(inGroup: F.vipGroup).map(\.id) == [F.gold, F.goldYearly, F.silver, F.bronze])
+
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            #expect(await store.isPurchased(F.flowers))
+            #expect(try await store.purchase(F.silver) == .purchased)
+            #expect(try await store.purchase(F.gold) == .purchased)
+            #expect(await store.subscriptionInfo(group: F.vipGroup)?.currentProductID == F.gold)
+            try await store.purchase(F.installation)
+            try await store.purchase(F.installation)
+            #expect(await store.consumableCount(F.installation) == 2)
         }
     }
 }
