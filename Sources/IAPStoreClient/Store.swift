@@ -183,15 +183,19 @@ public actor Store {
         return true
     }
 
-    /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay.
-    public func reconcile() async {
+    /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay. The app receipt
+    /// is read from disk, never asked of the App Store (a sign-in prompt on a device): ``restore()`` does that.
+    public func reconcile() async { await reconcile(refreshingReceipt: false) }
+
+    private func reconcile(refreshingReceipt: Bool) async {
         // The rebuilt state replaces the current one, then gets what was accepted while it was being rebuilt.
         let journal = nextJournal
         nextJournal += 1
         openJournals[journal] = []
         defer { openJournals[journal] = nil }
         do {
-            var (next, failures) = try await validation.reconcile(state: state, appAccountToken: appAccountToken)
+            var (next, failures) = try await validation.reconcile(
+                state: state, appAccountToken: appAccountToken, refreshingReceipt: refreshingReceipt)
             for failure in failures { emit(StoreEvent(.verificationFailed, detail: failure.reason)) }
             for change in openJournals[journal] ?? [] { change.apply(to: &next) }
             let before = entitlements
@@ -318,13 +322,14 @@ public actor Store {
 
     // MARK: - Restore, refunds, consumption
 
-    /// Restores purchases (`AppStore.sync()`), then reconciles. Throws when the store cannot be asked.
+    /// Restores purchases (`AppStore.sync()`), then reconciles, asking the App Store for a new receipt when the one on
+    /// disk is missing or does not verify. Throws when the store cannot be asked.
     public func restore() async throws(StoreError) {
         do { _ = try await backend.sync() } catch {
             emit(StoreEvent(.restoreFailed, detail: error.reason))
             throw error
         }
-        await reconcile()
+        await reconcile(refreshingReceipt: true)
         guard origin == .verified else {
             let error = StoreError(.networkError, "the store could not confirm the restored purchases")
             emit(StoreEvent(.restoreFailed, detail: error.reason))
@@ -367,7 +372,8 @@ public actor Store {
         }
         let id = UUID().uuidString
         if case .server(let server) = validationMode {
-            let answer = try await server.consume(productID, quantity: quantity, idempotencyKey: id, state: state)
+            let answer = try await server.consume(
+                productID, quantity: quantity, idempotencyKey: id, at: try await backend.now(), state: state)
             await accept(.server(answer), verified: false)
         } else {
             let date = try await backend.now()

@@ -103,9 +103,11 @@ struct Validation: Sendable {
 
     /// The verified state rebuilt from the store's answers. What the cache holds and the store does not confirm is
     /// dropped, except finished consumables (a store forgets them; their refunds still arrive as updates).
-    func reconcile(state: VerifiedState, appAccountToken: UUID?) async throws(StoreError) -> (
-        VerifiedState, failures: [StoreError]
-    ) {
+    func reconcile(state: VerifiedState, appAccountToken: UUID?, refreshingReceipt: Bool = false)
+        async throws(StoreError) -> (
+            VerifiedState, failures: [StoreError]
+        )
+    {
         switch mode {
         case .signedTransactions(let verifier):
             var failures: [StoreError] = []
@@ -127,9 +129,13 @@ struct Validation: Sendable {
             }
             return (VerifiedState(history: history), failures)
         case .appReceipt(let verifier):
-            return (VerifiedState(history: try await verifiedReceiptHistory(verifier, cached: state.history)), [])
+            let history = try await verifiedReceiptHistory(
+                verifier, cached: state.history, refreshing: refreshingReceipt)
+            return (VerifiedState(history: history), [])
         case .server(let server):
-            return (try await server.reconcile(backend: backend, appAccountToken: appAccountToken, state: state), [])
+            let answer = try await server.reconcile(
+                backend: backend, appAccountToken: appAccountToken, state: state, refreshingReceipt: refreshingReceipt)
+            return (answer, [])
         }
     }
 
@@ -169,34 +175,30 @@ struct Validation: Sendable {
         return record
     }
 
-    /// The app receipt, verified for this app, version and device; refreshed once when it is missing or does not
-    /// verify. Its records replace the cached ones, except finished consumables (they leave the receipt).
-    func verifiedReceiptHistory(_ verifier: ReceiptVerifier, cached: PurchaseHistory) async throws(StoreError)
-        -> PurchaseHistory
+    /// The app receipt, verified for this app, version and device. Asking the App Store for a new one is a sign-in
+    /// prompt on a device, so it happens only when `refreshing` (the app asked: a restore); otherwise the receipt on
+    /// disk is read. Its records replace the cached ones, except finished consumables (they leave the receipt).
+    func verifiedReceiptHistory(_ verifier: ReceiptVerifier, cached: PurchaseHistory, refreshing: Bool = false)
+        async throws(StoreError) -> PurchaseHistory
     {
         let now = try await backend.now()
         let device = ReceiptVerifier.deviceIdentifier(backend.deviceIdentifier)
-        var lastProblem = "the device has no receipt"
-        var bytes = try await backend.appReceipt()
-        for attempt in 0..<2 {
-            if attempt == 1 || bytes == nil { bytes = try await backend.refreshReceipt() }
-            guard let bytes else { continue }
-            do {
-                let verdict = try await verifier.verify(bytes, at: now, deviceIdentifier: device)
-                guard verdict.isValid else {
-                    lastProblem = verdict.failures.map(\.description).joined(separator: "; ")
-                    if attempt == 0 { continue } else { break }
-                }
-                var history = PurchaseHistory(
-                    consumptions: cached.consumptions, originalAppVersion: cached.originalAppVersion)
-                history.add(verdict.receipt)
-                history.records += forgottenConsumables(of: cached, missingFrom: history.records)
-                return history
-            } catch {
-                lastProblem = "the receipt cannot be read: \(error)"
-            }
+        guard let bytes = refreshing ? try await backend.refreshReceipt() : try await backend.appReceipt() else {
+            throw StoreError(
+                .failedVerification, "the device has no receipt yet (restoring purchases asks the App Store for one)")
         }
-        throw StoreError(.failedVerification, "the app receipt did not verify: \(lastProblem)")
+        let verdict: ReceiptVerdict
+        do { verdict = try await verifier.verify(bytes, at: now, deviceIdentifier: device) } catch {
+            throw StoreError(.failedVerification, "the app receipt cannot be read: \(error)")
+        }
+        guard verdict.isValid else {
+            let problem = verdict.failures.map(\.description).joined(separator: "; ")
+            throw StoreError(.failedVerification, "the app receipt did not verify: \(problem)")
+        }
+        var history = PurchaseHistory(consumptions: cached.consumptions, originalAppVersion: cached.originalAppVersion)
+        history.add(verdict.receipt)
+        history.records += forgottenConsumables(of: cached, missingFrom: history.records)
+        return history
     }
 
     /// Consumable records of `cached` that `records` no longer list.

@@ -85,9 +85,9 @@ public struct ValidationServer: Sendable {
     }
 
     /// The server's verdict on everything the store says the customer has.
-    func reconcile(backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState) async throws(StoreError)
-        -> VerifiedState
-    {
+    func reconcile(
+        backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState, refreshingReceipt: Bool = false
+    ) async throws(StoreError) -> VerifiedState {
         switch document {
         case .signedTransaction:
             var next = state
@@ -125,15 +125,17 @@ public struct ValidationServer: Sendable {
                 return next
             }
         case .receipt:
-            return try await postReceipt(backend: backend, appAccountToken: nil, state: state)
+            return try await postReceipt(
+                backend: backend, appAccountToken: nil, state: state, refreshing: refreshingReceipt)
         case .verifyReceipt(let exclude):
-            return try await verifyReceipt(backend: backend, excludeOld: exclude, state: state)
+            return try await verifyReceipt(
+                backend: backend, excludeOld: exclude, state: state, refreshing: refreshingReceipt)
         }
     }
 
     /// Records a consumption on the server (signed transactions and receipts recorded there); with `verifyReceipt`
-    /// the server keeps no state, so the device records it.
-    func consume(_ productID: String, quantity: Int, idempotencyKey: String, state: VerifiedState)
+    /// the server keeps no state, so the device records it, dated `moment` (the store's clock).
+    func consume(_ productID: String, quantity: Int, idempotencyKey: String, at moment: Date, state: VerifiedState)
         async throws(StoreError) -> VerifiedState
     {
         guard document != .verifyReceipt(excludeOldTransactions: true),
@@ -141,7 +143,7 @@ public struct ValidationServer: Sendable {
         else {
             var next = state
             next.history.consumptions.append(
-                ConsumptionRecord(productID: productID, quantity: quantity, date: Date(), id: idempotencyKey))
+                ConsumptionRecord(productID: productID, quantity: quantity, date: moment, id: idempotencyKey))
             return next
         }
         guard let customer = state.serverCustomerID else {
@@ -214,24 +216,32 @@ public struct ValidationServer: Sendable {
         return next
     }
 
-    private func receipt(_ backend: any StoreBackend) async throws(StoreError) -> String {
-        var bytes = try await backend.appReceipt()
-        if bytes == nil { bytes = try await backend.refreshReceipt() }
-        return Data(bytes ?? []).base64EncodedString()
+    /// The receipt on disk, or a new one from the App Store when `refreshing` (a sign-in prompt on a device: only when
+    /// the app asks).
+    private func receipt(_ backend: any StoreBackend, refreshing: Bool) async throws(StoreError) -> String {
+        let bytes = refreshing ? try await backend.refreshReceipt() : try await backend.appReceipt()
+        guard let bytes else {
+            throw StoreError(
+                .failedVerification, "the device has no receipt yet (restoring purchases asks the App Store for one)")
+        }
+        return Data(bytes).base64EncodedString()
     }
 
-    private func postReceipt(backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState)
-        async throws(StoreError) -> VerifiedState
-    {
-        let body = ReceiptBody(receiptData: try await receipt(backend), appAccountToken: appAccountToken?.uuidString)
+    private func postReceipt(
+        backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState, refreshing: Bool = false
+    ) async throws(StoreError) -> VerifiedState {
+        let body = ReceiptBody(
+            receiptData: try await receipt(backend, refreshing: refreshing),
+            appAccountToken: appAccountToken?.uuidString)
         return try await entitlements("POST", "/v1/receipts", body, state: state)
     }
 
-    private func verifyReceipt(backend: any StoreBackend, excludeOld: Bool, state: VerifiedState)
-        async throws(StoreError) -> VerifiedState
-    {
+    private func verifyReceipt(
+        backend: any StoreBackend, excludeOld: Bool, state: VerifiedState, refreshing: Bool = false
+    ) async throws(StoreError) -> VerifiedState {
         let body = LegacyReceiptBody(
-            receiptData: try await receipt(backend), password: sharedSecret, excludeOldTransactions: excludeOld)
+            receiptData: try await receipt(backend, refreshing: refreshing), password: sharedSecret,
+            excludeOldTransactions: excludeOld)
         var answer = try await legacyAnswer("/verifyReceipt", body)
         if answer.status == 21007, acceptsSandbox { answer = try await legacyAnswer("/sandbox/verifyReceipt", body) }
         switch answer.status {

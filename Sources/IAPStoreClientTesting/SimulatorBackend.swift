@@ -60,6 +60,8 @@ public struct SimulatorBackend: StoreBackend {
         let outcome = try call { () throws(SimulatorError) in
             try simulator.purchase(request.productID, account: account, device: deviceIdentifier, options: options)
         }
+        // A purchase leaves the new receipt on the device, as StoreKit does.
+        if case .purchased = outcome, customer.receiptOnlyFromRefresh { _ = try signedReceipt() }
         return BackendPurchaseResult(outcome)
     }
 
@@ -119,11 +121,17 @@ public struct SimulatorBackend: StoreBackend {
     /// The receipt on the device's disk: offline, the last one the store gave; online, the simulator signs the
     /// current one for every device (it never lacks one).
     public func appReceipt() async throws(StoreError) -> [UInt8]? {
-        if customer.isOffline { return customer.receiptOnDisk }
-        return try await refreshReceipt()
+        if customer.isOffline || customer.receiptOnlyFromRefresh { return customer.receiptOnDisk }
+        return try signedReceipt()
     }
 
     public func refreshReceipt() async throws(StoreError) -> [UInt8] {
+        customer.countReceiptRefresh()
+        return try signedReceipt()
+    }
+
+    /// The receipt the simulator signs for the device now, kept on its disk.
+    private func signedReceipt() throws(StoreError) -> [UInt8] {
         let bytes = try call { () throws(SimulatorError) in
             try simulator.receipt(account: account, device: deviceIdentifier)
         }.bytes

@@ -12,11 +12,16 @@ public enum AppStore {
         public static let xcode = Environment(rawValue: "Xcode")
     }
 
-    /// Asks the store for the customer's latest transactions (after a restore): they arrive through
-    /// `Transaction.currentEntitlements` and `Transaction.updates` as StoreKit's do.
+    /// Asks the store for the customer's latest transactions and app receipt (after a restore): they arrive through
+    /// `Transaction.currentEntitlements` and `Transaction.updates` and on the device's disk, as StoreKit's do.
     public static func sync() async throws {
         let session = try StoreKitSession.current()
-        do { _ = try await session.backend.sync() } catch { throw StoreKitError(error) }
+        do {
+            _ = try await session.backend.sync()
+            _ = try await session.backend.refreshReceipt()
+        } catch {
+            throw StoreKitError(error)
+        }
     }
 
     /// Whether this device may make payments (a session always may).

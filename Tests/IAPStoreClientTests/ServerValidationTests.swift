@@ -45,13 +45,14 @@ import Testing
     static func store(
         _ world: StoreHarness, _ backend: any StoreBackend, url: URL, document: ValidationServer.Document,
         acceptsSandbox: Bool = true, sharedSecret: String? = nil,
+        persistence: any StorePersistence = MemoryStorePersistence(),
         token: UUID? = UUID(uuidString: "6F0D7E4C-1111-4E4B-9A39-6B1E2F3A4B5C")
     ) async -> (Store, EventLog) {
         let server = ValidationServer(
             url: url, apiKey: apiKey, document: document, acceptsSandbox: acceptsSandbox, sharedSecret: sharedSecret,
             timeout: .seconds(2))
         let store = Store(
-            catalog: F.catalog, backend: backend, validation: .server(server),
+            catalog: F.catalog, backend: backend, validation: .server(server), persistence: persistence,
             appAccountToken: token)
         let log = EventLog(await store.events())
         await store.start()
@@ -63,10 +64,17 @@ import Testing
         try world.customer("ana")
         try await Self.withServer(world, sharedSecret: "florist-shared-secret") { url, _ in
             let document = ValidationServer.Document.verifyReceipt(excludeOldTransactions: true)
+            let cache = MemoryStorePersistence()
             let (store, _) = await Self.store(
-                world, try world.backend("ana"), url: url, document: document, sharedSecret: "florist-shared-secret")
+                world, try world.backend("ana"), url: url, document: document, sharedSecret: "florist-shared-secret",
+                persistence: cache)
             #expect(try await store.purchase(F.gold) == .purchased)
             #expect(await store.isPurchased(F.gold))
+            // verifyReceipt keeps no balance on the server: the device records the use, dated by the store's clock.
+            try world.simulator.advance(by: 3600)
+            try await store.purchase(F.installation)
+            try await store.consume(F.installation)
+            #expect(cache.cache?.history.consumptions.map(\.date) == [try world.simulator.now])
 
             // Without it (or with another), the server refuses every receipt with 21004, named.
             for secret in [nil, "another-secret"] {

@@ -3,6 +3,7 @@ import IAPCatalog
 import IAPEntitlements
 import IAPSimulator
 import IAPStoreClient
+import IAPStoreClientTesting
 import IAPStoreKit
 import IAPStoreKitBackend
 import IAPTestSupport
@@ -94,6 +95,36 @@ import Testing
             try await store.purchase(F.installation)
             try await store.purchase(F.installation)
             #expect(await store.consumableCount(F.installation) == 2)
+        }
+    }
+}
+
+/// On a device, asking the App Store for a new receipt is a sign-in prompt: the Store does it only when the app asks
+/// (a restore), never at launch, even when the device has no receipt yet.
+@Suite struct ReceiptRefreshTests {
+    typealias F = FloristCatalog
+
+    @Test(arguments: [Transport.inProcess, .storeKit])
+    func aMissingReceiptIsNotRefreshedAtLaunchOnlyOnRestore(_ transport: Transport) async throws {
+        try await StoreHarness.run(.appReceipt, transport) { world in
+            try world.customer("ana")
+            _ = try world.simulator.purchase(F.flowers, account: "ana")  // bought on another device
+            let backend = try await world.backend("ana")
+            backend.customer.receiptOnlyFromRefresh = true
+            let (store, log) = try await world.store(backend)
+            await log.wait(for: .reconcileFailed)
+            #expect(backend.customer.receiptRefreshes == 0, "no sign-in prompt at launch")
+            #expect(await !store.isPurchased(F.flowers))
+
+            // A purchase leaves a receipt on the device: it verifies without a refresh.
+            #expect(try await store.purchase(F.chocolates) == .purchased)
+            #expect(backend.customer.receiptRefreshes == 0)
+
+            // The customer restores: now the App Store is asked.
+            try await store.restore()
+            #expect(backend.customer.receiptRefreshes > 0)
+            #expect(await store.isPurchased(F.flowers))
+            #expect(await store.isPurchased(F.chocolates))
         }
     }
 }
