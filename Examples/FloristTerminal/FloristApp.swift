@@ -107,8 +107,9 @@ struct FloristApp: Sendable {
             switch command {
             case "buy":
                 let product = try await chosenProduct(argument, store)
-                let state = try await store.purchase(product.id)
-                return "\(product.displayName): \(Self.describe(state))."
+                let result = try await store.purchase(product.id)
+                let transaction = result.transaction.map { " Transaction \($0.id)." } ?? ""
+                return "\(product.displayName): \(Self.describe(result.state)).\(transaction)"
             case "consume":
                 let product = try await chosenProduct(argument, store)
                 try await store.consume(product.id)

@@ -216,14 +216,14 @@ public actor Store {
     // MARK: - Purchase
 
     /// Buys a product: one purchase at a time (another one in progress throws ``StoreError/Code/purchaseInProgress``).
-    /// Returns `.purchased` (verified, unlocked, finished), `.pending` (resolved later through updates) or
+    /// Returns `.purchased` with the transaction (verified, unlocked, finished), `.pending` (resolved later through updates) or
     /// `.cancelled`; throws when the store fails (state `.failed`) or what it handed out does not verify (state
     /// `.failedVerification`, nothing unlocked or finished).
     @discardableResult
     public func purchase(
         _ productID: String, quantity: Int = 1, offer: PurchaseOffer? = nil,
         introductoryOfferEligibility: String? = nil
-    ) async throws(StoreError) -> PurchaseState {
+    ) async throws(StoreError) -> StorePurchaseResult {
         guard catalog.product(productID) != nil else {
             throw StoreError(.unknownProduct, "\(productID) is not in the product configuration")
         }
@@ -250,11 +250,11 @@ public actor Store {
         case .userCancelled:
             purchaseStates[productID] = .cancelled
             emit(StoreEvent(.purchaseCancelled, productID: productID))
-            return .cancelled
+            return StorePurchaseResult(state: .cancelled)
         case .pending:
             purchaseStates[productID] = .pending
             emit(StoreEvent(.purchasePending, productID: productID))
-            return .pending
+            return StorePurchaseResult(state: .pending)
         case .success(let document):
             seenDocuments.insert(document)
             let checked = await validation.check(document, appAccountToken: appAccountToken, state: state)
@@ -271,7 +271,7 @@ public actor Store {
                 await finish(checked)
                 purchaseStates[productID] = .purchased
                 emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
-                return .purchased
+                return StorePurchaseResult(state: .purchased, transaction: checked.transaction)
             }
         }
     }

@@ -1,5 +1,6 @@
 public import Foundation
 public import IAPEntitlements
+import IAPSignedData
 
 /// Where a purchase of one product stands (StoreHelper's states).
 public enum PurchaseState: Hashable, Sendable {
@@ -17,6 +18,48 @@ public enum PurchaseState: Hashable, Sendable {
     case failed(StoreError)
     /// The store handed out something that did not verify: nothing was unlocked, nothing finished.
     case failedVerification(StoreError)
+}
+
+/// What ``Store/purchase(_:quantity:offer:introductoryOfferEligibility:)`` came to: the state, and for a purchase
+/// that went through, the verified transaction (compare with a state directly: `outcome == .purchased`).
+public struct StorePurchaseResult: Hashable, Sendable {
+    public var state: PurchaseState
+    /// The transaction the store issued, verified, unlocked and finished (`.purchased` only).
+    public var transaction: StoreTransaction?
+
+    public init(state: PurchaseState, transaction: StoreTransaction? = nil) {
+        self.state = state
+        self.transaction = transaction
+    }
+
+    public static func == (outcome: StorePurchaseResult, state: PurchaseState) -> Bool { outcome.state == state }
+}
+
+/// A transaction as the store signed it: what an app records or shows after a purchase.
+public struct StoreTransaction: Hashable, Sendable {
+    public var id: String
+    public var originalID: String
+    public var productID: String
+    public var purchaseDate: Date
+    /// When a subscription period ends.
+    public var expirationDate: Date?
+    public var quantity: Int
+    public var appAccountToken: UUID?
+    /// The signed transaction (JWS) the store handed out, for the app's own server.
+    public var signedTransaction: String
+
+    init?(_ payload: TransactionPayload, signedTransaction: String) {
+        guard let id = payload.transactionID, let productID = payload.productID, let purchased = payload.purchaseDate
+        else { return nil }
+        self.id = id
+        originalID = payload.originalTransactionID ?? id
+        self.productID = productID
+        purchaseDate = purchased.date
+        expirationDate = payload.expiresDate?.date
+        quantity = payload.quantity ?? 1
+        appAccountToken = payload.appAccountToken.flatMap(UUID.init(uuidString:))
+        self.signedTransaction = signedTransaction
+    }
 }
 
 /// Where the ``Store``'s current answers come from.

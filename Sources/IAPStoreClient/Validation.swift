@@ -55,6 +55,8 @@ struct StateChange: Sendable {
 struct CheckedTransaction: Sendable {
     var transactionID: String?
     var productID: String?
+    /// The transaction as the document states it (believed once `result` succeeded).
+    var transaction: StoreTransaction?
     var result: Result<StateChange, StoreError>
 }
 
@@ -70,7 +72,9 @@ struct Validation: Sendable {
     func check(_ jws: String, appAccountToken: UUID?, state: VerifiedState) async -> CheckedTransaction {
         let claimed = try? CompactJWS(jws).decodePayload(as: TransactionPayload.self)
         var checked = CheckedTransaction(
-            transactionID: claimed?.transactionID, productID: claimed?.productID, result: .success(.verified([])))
+            transactionID: claimed?.transactionID, productID: claimed?.productID,
+            transaction: claimed.flatMap { StoreTransaction($0, signedTransaction: jws) },
+            result: .success(.verified([])))
         do throws(StoreError) {
             switch mode {
             case .signedTransactions(let verifier):

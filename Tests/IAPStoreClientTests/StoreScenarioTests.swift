@@ -43,6 +43,8 @@ import Testing
             let (store, log) = try await world.store(try await world.backend("ana"))
             let state = try await store.purchase(F.flowers)
             #expect(state == .purchased)
+            #expect(state.transaction?.productID == F.flowers && state.transaction?.purchaseDate == StoreHarness.start)
+            #expect(state.transaction?.signedTransaction.split(separator: ".").count == 3)
             #expect(await store.isPurchased(F.flowers))
             #expect(await !store.isPurchased(F.chocolates))
             #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty, "finished after unlock")
