@@ -16,6 +16,8 @@ RULES = {
     },
     "IAPServerAPI": {"IAPSimulator", "IAPServer"},
     "IAPStoreKit": {"IAPServer", "IAPSimulatorServer", "product:Hummingbird"},
+    # What an app links: on Apple platforms StoreKit itself; the stand-in (and the local App Store) only on Linux.
+    "IAPStoreKitBackend": {"IAPServer", "IAPServerAPI", "IAPSimulatorServer", "product:Hummingbird"},
     "IAPSimulator": {"IAPServer", "IAPStoreClient", "product:Hummingbird", "product:AsyncHTTPClient"},
 }
 

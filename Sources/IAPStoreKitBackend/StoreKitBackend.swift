@@ -18,7 +18,7 @@ public import IAPStoreClient
     public import AppKit
 #endif
 
-/// The ``Store``'s backend over StoreKit 2: what a shipped app sells with.
+/// The `Store`'s backend over StoreKit 2: what a shipped app sells with.
 ///
 /// It hands the Store the documents StoreKit signed (each transaction's, renewal info's and the app transaction's
 /// `jwsRepresentation`, and the app receipt for the receipt mode) and lets the Store's verifiers decide; it listens to
