@@ -16,6 +16,10 @@ struct FloristApp: Sendable {
     let server: URL
     let apiKey: String?
     let output: Screen
+    /// One cache for every validation mode, so what the device knows (consumable counts among it) survives a switch.
+    let persistence = MemoryStorePersistence()
+    /// The app's id for this person, carried by every purchase: the validation server knows them by it in any mode.
+    let appAccountToken = UUID()
 
     /// What reaches the app: a typed line, an event from the store, or the end of the input.
     private enum Input: Sendable {
@@ -91,7 +95,9 @@ struct FloristApp: Sendable {
             guard let apiKey else { throw FloristError("server validation needs --api-key") }
             validation = .server(ValidationServer(url: server, apiKey: apiKey, document: .signedTransaction))
         }
-        let store = Store(catalog: catalog, backend: backend, validation: validation)
+        let store = Store(
+            catalog: catalog, backend: backend, validation: validation, persistence: persistence,
+            appAccountToken: appAccountToken)
         let events = await store.events()
         let listener = Task {
             for await event in events { sink.yield(.event(event)) }

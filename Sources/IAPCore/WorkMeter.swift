@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Counts the steps of the loops that read untrusted input, so tests check linear-time claims by counting work rather
 /// than by timing it: a parser's steps for an input four times larger must be at most about four times as many.
 ///
@@ -7,7 +5,7 @@ import Synchronization
 package enum WorkMeter {
     /// A running count, shared by the tasks of one measurement.
     package final class Counter: Sendable {
-        let steps = Atomic<Int>(0)
+        let steps = Locked(0)
     }
 
     #if DEBUG
@@ -18,7 +16,7 @@ package enum WorkMeter {
     @inline(__always)
     package static func tick(_ steps: Int = 1) {
         #if DEBUG
-            current?.steps.add(steps, ordering: .relaxed)
+            current?.steps.withLock { $0 += steps }
         #endif
     }
 
@@ -30,7 +28,7 @@ package enum WorkMeter {
         #else
             let result = try body()
         #endif
-        return (result, counter.steps.load(ordering: .relaxed))
+        return (result, counter.steps.withLock { $0 })
     }
 
     /// Runs `body` and returns its result with the steps it counted (always 0 in release builds).
@@ -41,6 +39,6 @@ package enum WorkMeter {
         #else
             let result = try await body()
         #endif
-        return (result, counter.steps.load(ordering: .relaxed))
+        return (result, counter.steps.withLock { $0 })
     }
 }

@@ -149,7 +149,8 @@ public actor Store {
         }
         guard let cache else { return }
         state = VerifiedState(
-            history: cache.history, serverSnapshot: cache.serverSnapshot, serverCustomerID: cache.serverCustomerID)
+            history: cache.history, serverSnapshot: cache.serverSnapshot, serverCustomerID: cache.serverCustomerID,
+            ledger: cache.ledger ?? ConsumableLedger())
         products = cache.products
         complete()
         origin = .cache(savedAt: cache.savedAt)
@@ -372,9 +373,19 @@ public actor Store {
         }
         let id = UUID().uuidString
         if case .server(let server) = validationMode {
+            let moment = try await backend.now()
             let answer = try await server.consume(
-                productID, quantity: quantity, idempotencyKey: id, at: try await backend.now(), state: state)
-            await accept(.server(answer), verified: false)
+                productID, quantity: quantity, idempotencyKey: id, at: moment, state: state)
+            // The device keeps the use in its own history too, so the count survives a change of mode.
+            let record = ConsumptionRecord(productID: productID, quantity: quantity, date: moment, id: id)
+            await accept(
+                StateChange { state in
+                    StateChange.server(answer).apply(to: &state)
+                    if !state.history.consumptions.contains(where: { $0.id == id }) {
+                        state.history.consumptions.append(record)
+                    }
+                    state.ledger.consumptionsOnServer.insert(id)
+                }, verified: false)
         } else {
             let date = try await backend.now()
             // Checked again after the await: another consumption may have been recorded meanwhile.
@@ -497,7 +508,7 @@ public actor Store {
     private func save() async {
         let cache = StoreCache(
             history: state.history, serverSnapshot: state.serverSnapshot, serverCustomerID: state.serverCustomerID,
-            products: products, savedAt: entitlements.moment)
+            products: products, savedAt: entitlements.moment, ledger: state.ledger)
         do { try await persistence.save(cache) } catch {
             logger.warning("cannot save the store cache: \(error.reason)", metadata: ["event": "persistenceFailed"])
         }

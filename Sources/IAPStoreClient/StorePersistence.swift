@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import IAPCore
 
 /// Where the ``Store`` keeps its fallback cache between launches: a file by default (the keychain on Apple platforms
 /// would be another implementation).
@@ -40,9 +40,9 @@ public struct FileStorePersistence: StorePersistence {
 /// The cache in memory: for tests and for apps that want no cache. Two stores given the same instance share it, as
 /// two launches of one app share a file.
 public final class MemoryStorePersistence: StorePersistence {
-    private let stored: Mutex<StoreCache?>
+    private let stored: Locked<StoreCache?>
 
-    public init(_ cache: StoreCache? = nil) { stored = Mutex(cache) }
+    public init(_ cache: StoreCache? = nil) { stored = Locked(cache) }
 
     public var cache: StoreCache? { stored.withLock { $0 } }
 

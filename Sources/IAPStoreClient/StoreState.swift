@@ -94,11 +94,15 @@ public struct StoreCache: Hashable, Sendable, Codable {
     public var serverCustomerID: String?
     public var products: [StoreProduct]
     public var savedAt: Date
+    /// What the device keeps of consumables across validation modes (absent in caches written before it existed).
+    public var ledger: ConsumableLedger?
 
     public init(
         history: PurchaseHistory = PurchaseHistory(), serverSnapshot: EntitlementSnapshot? = nil,
-        serverCustomerID: String? = nil, products: [StoreProduct] = [], savedAt: Date
+        serverCustomerID: String? = nil, products: [StoreProduct] = [], savedAt: Date,
+        ledger: ConsumableLedger? = nil
     ) {
+        self.ledger = ledger
         self.history = history
         self.serverSnapshot = serverSnapshot
         self.serverCustomerID = serverCustomerID

@@ -11,6 +11,27 @@ struct VerifiedState: Hashable, Sendable {
     var history = PurchaseHistory()
     var serverSnapshot: EntitlementSnapshot?
     var serverCustomerID: String?
+    /// The ledger the device keeps whatever the mode, so consumable counts survive a change of validation mode: every
+    /// consumable purchase it accepted, signed (a store forgets finished consumables; a validation server is told of
+    /// them again), and the consumptions the validation server has recorded (the others are sent to it).
+    var ledger = ConsumableLedger()
+
+    /// The state rebuilt with `history`, keeping the device's ledger.
+    func rebuilt(history: PurchaseHistory) -> VerifiedState {
+        var next = VerifiedState(history: history)
+        next.ledger = ledger
+        return next
+    }
+}
+
+/// What the device keeps of consumables across validation modes (see ``VerifiedState/ledger``).
+public struct ConsumableLedger: Hashable, Sendable, Codable {
+    /// Signed transactions of consumable purchases, oldest first.
+    public var signedPurchases: [String] = []
+    /// Ids (idempotency keys) of the consumptions the validation server has recorded.
+    public var consumptionsOnServer: Set<String> = []
+
+    public init() {}
 }
 
 /// A verified change to what the ``Store`` believes, applied to the state as it is when the Store accepts it.
@@ -100,6 +121,19 @@ struct Validation: Sendable {
         } catch {
             checked.result = .failure(error)
         }
+        // A consumable the device accepted joins its ledger (and, when the server decided, its history too: the
+        // server verified it), so its count survives a change of mode.
+        if case .success(let change) = checked.result, let claimed, let record = PurchaseRecord(claimed),
+            engine.kind(of: record) == .consumable
+        {
+            let server = if case .server = mode { true } else { false }
+            checked.result = .success(
+                StateChange { state in
+                    change.apply(to: &state)
+                    if !state.ledger.signedPurchases.contains(jws) { state.ledger.signedPurchases.append(jws) }
+                    if server { state.history.records.merge(record) }
+                })
+        }
         return checked
     }
 
@@ -131,11 +165,11 @@ struct Validation: Sendable {
             {
                 history.originalAppVersion = payload.originalApplicationVersion ?? history.originalAppVersion
             }
-            return (VerifiedState(history: history), failures)
+            return (state.rebuilt(history: history), failures)
         case .appReceipt(let verifier):
             let history = try await verifiedReceiptHistory(
                 verifier, cached: state.history, refreshing: refreshingReceipt)
-            return (VerifiedState(history: history), [])
+            return (state.rebuilt(history: history), [])
         case .server(let server):
             let answer = try await server.reconcile(
                 backend: backend, appAccountToken: appAccountToken, state: state, refreshingReceipt: refreshingReceipt)

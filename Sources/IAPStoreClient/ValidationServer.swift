@@ -92,7 +92,8 @@ public struct ValidationServer: Sendable {
         case .signedTransaction:
             var next = state
             // The server dedups: posting what it has already seen changes nothing and answers the same snapshot.
-            let latest = try await backend.sync()
+            // Consumables the device accepted go too: the store forgets them once finished.
+            let latest = try await backend.sync() + state.ledger.signedPurchases
             // Posted unclaimed while this device knows no customer: a new install adopts the customer who owns its
             // purchases already.
             for jws in latest {
@@ -110,7 +111,7 @@ public struct ValidationServer: Sendable {
                         state: next)
                 }
             }
-            guard latest.isEmpty else { return next }
+            guard latest.isEmpty else { return try await sendConsumptions(next, backend: backend) }
             // Nothing to post: ask the server what it holds for this customer; a customer it has never seen owns
             // nothing.
             guard let customer = state.serverCustomerID ?? appAccountToken?.uuidString.lowercased() else {
@@ -118,8 +119,9 @@ public struct ValidationServer: Sendable {
                 return next
             }
             do {
-                return try await entitlements(
+                let answer = try await entitlements(
                     "GET", "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: next)
+                return try await sendConsumptions(answer, backend: backend)
             } catch  where error.code == .serverRefused && error.reason.hasPrefix("customerNotFound") {
                 next.serverSnapshot = EntitlementSnapshot(moment: try await backend.now())
                 return next
@@ -131,6 +133,26 @@ public struct ValidationServer: Sendable {
             return try await verifyReceipt(
                 backend: backend, excludeOld: exclude, state: state, refreshing: refreshingReceipt)
         }
+    }
+
+    /// Sends the server the consumptions the device recorded that it has not recorded yet (made in another validation
+    /// mode), each under its own idempotency key; one the server refuses (more than it counts) stays unsent.
+    private func sendConsumptions(_ state: VerifiedState, backend: any StoreBackend) async throws(StoreError)
+        -> VerifiedState
+    {
+        var next = state
+        for use in state.history.consumptions {
+            guard let id = use.id, !next.ledger.consumptionsOnServer.contains(id), next.serverCustomerID != nil
+            else { continue }
+            do {
+                next = try await consume(
+                    use.productID, quantity: use.quantity, idempotencyKey: id, at: use.date, state: next)
+                next.ledger.consumptionsOnServer.insert(id)
+            } catch  where error.code == .serverRefused {
+                continue
+            }
+        }
+        return next
     }
 
     /// Records a consumption on the server (signed transactions and receipts recorded there); with `verifyReceipt`

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import IAPCore
 
 /// A bounded, thread-safe memory of chains already verified, keyed by the exact certificate bytes.
 ///
@@ -73,12 +73,12 @@ final class VerifiedChainCache: Sendable {
         var next = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     let capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
-        self.state = Mutex(State(ring: Array(repeating: nil, count: max(1, capacity))))
+        self.state = Locked(State(ring: Array(repeating: nil, count: max(1, capacity))))
     }
 
     /// The cached verification for this key if it holds at `time`.

@@ -54,9 +54,15 @@ struct FloristTerminalTests {
         #expect(screen.contains("· app receipt, verified on this device · verified"))
         #expect(screen.line(with: "1. Flowers")?.contains("✓ owned") == true)
         #expect(screen.contains("VIP: VIP Gold, subscribed, paid until "))
+        #expect(screen.line(with: "Plant installation")?.contains("× 2") == true, "counts survive a change of mode")
         screen = try await terminal.screen(after: "mode server", showing: "» Now: validated by the server.")
         #expect(screen.line(with: "1. Flowers")?.contains("✓ owned") == true)
         #expect(screen.line(with: "4. VIP Gold")?.contains("✓ owned") == true)
+        #expect(
+            screen.line(with: "Plant installation")?.contains("× 2") == true, "the server is told the device's uses")
+        screen = try await terminal.screen(after: "consume 3", showing: "» Used one Plant installation; 1 left.")
+        screen = try await terminal.screen(after: "mode signed", showing: "» Now: signed transactions")
+        #expect(screen.line(with: "Plant installation")?.contains("× 1") == true, "and the device keeps the server's")
         screen = try await terminal.screen(after: "restore", showing: "» Restored: 2 products owned.")
 
         // The App Store refunds the flowers while the app waits for input: the screen changes on its own.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import IAPCore
 
 /// The last few JWS headers seen, by their exact base64url text.
 ///
@@ -17,7 +17,7 @@ final class JWSHeaderCache: Sendable {
         var next = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let capacity: Int
 
     init(capacity: Int = 8) {
