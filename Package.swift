@@ -9,7 +9,11 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "IAPKit",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // The app side (IAPCore, IAPTrust, IAPReceipts, IAPSignedData, IAPCatalog, IAPEntitlements, IAPStoreClient,
+    // IAPStoreKitBackend) runs from iOS 16, tvOS 16, watchOS 9 and visionOS 1 (Scripts/check-app-platforms.sh). macOS
+    // stays at 15: the server and simulator targets use Synchronization's Mutex, and `swift run iapkit serve` must
+    // build on a Mac; the app side itself uses nothing newer than macOS 13.
+    platforms: [.macOS(.v15), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "IAPCore", targets: ["IAPCore"]),
         .library(name: "IAPTrust", targets: ["IAPTrust"]),

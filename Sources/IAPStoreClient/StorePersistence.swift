@@ -1,8 +1,8 @@
 public import Foundation
 import IAPCore
 
-/// Where the ``Store`` keeps its fallback cache between launches: a file by default (the keychain on Apple platforms
-/// would be another implementation).
+/// Where the ``Store`` keeps its fallback cache (with the consumable counts) between launches: the keychain on Apple
+/// platforms (`KeychainStorePersistence`, as StoreHelper), a file elsewhere (``FileStorePersistence``), or memory.
 public protocol StorePersistence: Sendable {
     /// The cache last saved, nil when there is none.
     func load() async throws(StoreError) -> StoreCache?

@@ -38,7 +38,7 @@ public struct StoreKitBackend: StoreBackend {
     public let deviceIdentifier: UUID
     private let clock: @Sendable () -> Date
     private let receipt: @Sendable () async throws(StoreError) -> [UInt8]?
-    private let products = Cache<String, Product>()
+    private let products = Locked<[String: Product]>([:])
     private let subscribed = Latch()
     #if canImport(UIKit) && !os(watchOS) && !os(tvOS)
         private let scene: @MainActor @Sendable () -> UIWindowScene?
@@ -125,7 +125,7 @@ public struct StoreKitBackend: StoreBackend {
         let loaded = try await call { try await Product.products(for: ids) }
         var answer: [StoreProduct] = []
         for product in loaded {
-            products[product.id] = product
+            products.withLock { $0[product.id] = product }
             answer.append(await StoreProduct(product))
         }
         return answer
@@ -394,7 +394,7 @@ public struct StoreKitBackend: StoreBackend {
             let listener = Task {
                 await scoped {
                     for await intent in PurchaseIntent.intents {
-                        products[intent.product.id] = intent.product
+                        products.withLock { $0[intent.product.id] = intent.product }
                         var offerID: String?
                         if #available(iOS 18.0, macOS 15.0, *) { offerID = intent.offer?.id }
                         sink.yield(StorePurchaseIntent(productID: intent.product.id, winBackOfferID: offerID))
@@ -411,9 +411,9 @@ public struct StoreKitBackend: StoreBackend {
 
     /// The product, from the products loaded so far or asked for now; nil when the store does not sell it.
     private func product(_ id: String) async throws(StoreError) -> Product? {
-        if let product = products[id] { return product }
+        if let product = products.withLock({ $0[id] }) { return product }
         _ = try await products(for: [id])
-        return products[id]
+        return products.withLock { $0[id] }
     }
 
     private static func results(_ sequence: Transaction.Transactions) async -> [VerificationResult<Transaction>] {
@@ -528,17 +528,6 @@ extension StoreError {
             code = "unknown"
         }
         self.init(.init(rawValue: code), "StoreKit: \(error)")
-    }
-}
-
-/// Values by key behind a lock (StoreKit's products, loaded once and reused for purchases).
-final class Cache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Key: Value] = [:]
-
-    subscript(key: Key) -> Value? {
-        get { lock.withLock { values[key] } }
-        set { lock.withLock { values[key] = newValue } }
     }
 }
 

@@ -128,3 +128,29 @@ import Testing
         }
     }
 }
+
+/// Consumable counts are kept where StoreHelper keeps them: a file here (the keychain on Apple platforms), read again
+/// at the next launch, though finished consumables leave the store's lists.
+@Suite struct ConsumableCountFileTests {
+    typealias F = FloristCatalog
+
+    @Test(arguments: ModeKind.allCases)
+    func countsSurviveARelaunchInAFile(_ mode: ModeKind) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-counts-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = FileStorePersistence(url: folder.appendingPathComponent("store-cache.json"))
+        try await StoreHarness.run(mode, .storeKit) { world in
+            try world.customer("ana")
+            let (first, _) = try await world.store(try await world.backend("ana"), persistence: file)
+            for _ in 0..<3 { try await first.purchase(F.installation) }
+            try await first.consume(F.installation)
+            #expect(await first.consumableCount(F.installation) == 2)
+            #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty, "all finished")
+
+            let (relaunched, _) = try await world.store(try await world.backend("ana"), persistence: file)
+            #expect(await relaunched.consumableCount(F.installation) == 2)
+            let saved = try #require(try await file.load())
+            #expect(saved.history.consumptions.count == 1)
+        }
+    }
+}
