@@ -30,8 +30,31 @@ public struct ConsumableLedger: Hashable, Sendable, Codable {
     public var signedPurchases: [String] = []
     /// Ids (idempotency keys) of the consumptions the validation server has recorded.
     public var consumptionsOnServer: Set<String> = []
+    /// Ids of the transactions among ``signedPurchases`` the validation server has recorded (not sent again).
+    public var purchasesOnServer: Set<String> = []
 
     public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        signedPurchases = try container.decodeIfPresent([String].self, forKey: .signedPurchases) ?? []
+        consumptionsOnServer = try container.decodeIfPresent(Set<String>.self, forKey: .consumptionsOnServer) ?? []
+        purchasesOnServer = try container.decodeIfPresent(Set<String>.self, forKey: .purchasesOnServer) ?? []
+    }
+
+    /// The signed purchases the validation server has not recorded yet.
+    var purchasesToSend: [String] {
+        signedPurchases.filter { Self.transactionID(of: $0).map { !purchasesOnServer.contains($0) } ?? true }
+    }
+
+    /// Notes that the server recorded these signed purchases.
+    mutating func sent(_ documents: [String]) {
+        for jws in documents { if let id = Self.transactionID(of: jws) { purchasesOnServer.insert(id) } }
+    }
+
+    static func transactionID(of jws: String) -> String? {
+        (try? CompactJWS(jws).decodePayload(as: TransactionPayload.self))?.transactionID
+    }
 }
 
 /// A verified change to what the ``Store`` believes, applied to the state as it is when the Store accepts it.
@@ -131,7 +154,10 @@ struct Validation: Sendable {
                 StateChange { state in
                     change.apply(to: &state)
                     if !state.ledger.signedPurchases.contains(jws) { state.ledger.signedPurchases.append(jws) }
-                    if server { state.history.records.merge(record) }
+                    if server {
+                        state.history.records.merge(record)
+                        state.ledger.purchasesOnServer.insert(record.transactionID)
+                    }
                 })
         }
         return checked

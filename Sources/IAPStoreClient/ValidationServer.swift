@@ -93,7 +93,8 @@ public struct ValidationServer: Sendable {
             var next = state
             // The server dedups: posting what it has already seen changes nothing and answers the same snapshot.
             // Consumables the device accepted go too: the store forgets them once finished.
-            let latest = try await backend.sync() + state.ledger.signedPurchases
+            let ledger = state.ledger.purchasesToSend
+            let latest = try await backend.sync() + ledger
             // Posted unclaimed while this device knows no customer: a new install adopts the customer who owns its
             // purchases already.
             for jws in latest {
@@ -111,6 +112,7 @@ public struct ValidationServer: Sendable {
                         state: next)
                 }
             }
+            next.ledger.sent(ledger)
             guard latest.isEmpty else { return try await sendConsumptions(next, backend: backend) }
             // Nothing to post: ask the server what it holds for this customer; a customer it has never seen owns
             // nothing.

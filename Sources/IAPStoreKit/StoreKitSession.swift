@@ -38,6 +38,7 @@ public final class StoreKitSession: Sendable {
     /// Purchases the customer starts on the App Store (`PurchaseIntent.intents`).
     let purchaseIntents = Broadcast<PurchaseIntent>(holdsUntilHeard: true)
     private let offerCodes = Mutex<[String]>([])
+    private let storefrontWatch = Mutex<Int?>(nil)
     private let deviceLists = Mutex<[DeviceList: [String]]>([:])
     private let deviceTransactions = Mutex<[UInt64: Transaction]>([:])
 
@@ -96,10 +97,13 @@ public final class StoreKitSession: Sendable {
         watchStorefront()
     }
 
-    /// Sends the storefront to `Storefront.updates` whenever the store's state changes it.
+    deinit { if let id = storefrontWatch.withLock({ $0 }) { simulator.removeChangeObserver(id) } }
+
+    /// Sends the storefront to `Storefront.updates` whenever the store's state changes it; the session stops watching
+    /// when it goes away.
     private func watchStorefront() {
         let last = Mutex(storefront())
-        simulator.onChange { [weak self] in
+        let id = simulator.onChange { [weak self] in
             guard let self, let now = self.storefront() else { return }
             let changed = last.withLock { last in
                 defer { last = now }
@@ -107,6 +111,7 @@ public final class StoreKitSession: Sendable {
             }
             if changed { self.storefrontChanges.send(now) }
         }
+        storefrontWatch.withLock { $0 = id }
     }
 
     // MARK: - Which session StoreKit's calls reach

@@ -85,7 +85,7 @@ public final class AppStoreSimulator: Sendable {
     /// The clock as the last call left it, for ``currentTime`` (its own lock, so reading it never waits on a move).
     private let reading: Mutex<ClockReading>
     /// Called after every call that may have changed the state (see ``onChange(_:)``).
-    private let changeObservers = Mutex<[@Sendable () -> Void]>([])
+    private let changeObservers = Mutex<(next: Int, observers: [Int: @Sendable () -> Void])>((0, [:]))
     /// The state document last handed out by ``changedRows()``, so an unchanged one is not saved again.
     let savedState = Mutex<String?>(nil)
 
@@ -152,14 +152,25 @@ public final class AppStoreSimulator: Sendable {
             return (result, state.core.outbox.takeFirstBatch())
         }
         deliver(batch)
-        for observer in changeObservers.withLock({ $0 }) { observer() }
+        for observer in changeObservers.withLock({ $0.observers.values }) { observer() }
         return try result.get()
     }
 
     /// Calls `observer` after every call that may have changed the simulator (outside its lock): a server saves
     /// ``changedRows()`` then. Reads call it too; ``changedRows()`` answers nil when nothing changed.
-    public func onChange(_ observer: @escaping @Sendable () -> Void) {
-        changeObservers.withLock { $0.append(observer) }
+    /// Returns the observer's id, for ``removeChangeObserver(_:)``.
+    @discardableResult
+    public func onChange(_ observer: @escaping @Sendable () -> Void) -> Int {
+        changeObservers.withLock { state in
+            defer { state.next += 1 }
+            state.observers[state.next] = observer
+            return state.next
+        }
+    }
+
+    /// Stops calling the observer `onChange(_:)` returned `id` for.
+    public func removeChangeObserver(_ id: Int) {
+        changeObservers.withLock { _ = $0.observers.removeValue(forKey: id) }
     }
 
     /// Runs `body` on the state and the clock's dial under the lock, without catching up or delivering anything.
