@@ -448,7 +448,7 @@ let package = Package(
             name: "IAPStoreClientTests",
             dependencies: [
                 "IAPCore", "IAPStoreClient", "IAPStoreClientTesting", "IAPServer", "IAPSimulatorServer", "IAPTestSupport", "IAPTrust", "IAPSignedData", "IAPCatalog",
-                "IAPStoreKit", "IAPStoreKitBackend",
+                "IAPStoreKit", "IAPStoreKitBackend", "IAPServerAPI",
                 "IAPSimulator", "IAPEntitlements", "IAPReceipts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

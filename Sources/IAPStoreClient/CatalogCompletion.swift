@@ -4,7 +4,7 @@ public import IAPCatalog
 extension Catalog {
     /// The catalog with what the store says of its products where the configuration is silent, as StoreHelper
     /// completes a flat `Products.plist` (ids only) with `Product.products(for:)`: each product's kind, price and
-    /// family sharing; a subscription's group, service level and period; the groups themselves. What the configuration
+    /// family sharing; a subscription's group, service level, period and offers; the groups themselves. What the configuration
     /// says stays.
     public func completed(with storeProducts: [StoreProduct]) -> Catalog {
         var catalog = self
@@ -21,6 +21,9 @@ extension Catalog {
                 catalog.products[index].subscription
                 ?? SubscriptionInfo(groupID: groupID, level: product.subscriptionLevel ?? 0, period: nil)
             subscription.period = subscription.period ?? product.subscriptionPeriod
+            subscription.introductoryOffer = subscription.introductoryOffer ?? product.introductoryOffer
+            if subscription.promotionalOffers.isEmpty { subscription.promotionalOffers = product.promotionalOffers }
+            if subscription.winBackOffers.isEmpty { subscription.winBackOffers = product.winBackOffers }
             catalog.products[index].subscription = subscription
             if let group = catalog.subscriptionGroups.firstIndex(where: { $0.id == subscription.groupID }) {
                 if !catalog.subscriptionGroups[group].productIDs.contains(product.id) {

@@ -121,13 +121,23 @@ public struct StoreProduct: Hashable, Sendable, Codable {
     public var isFamilyShareable: Bool
     /// The store's own word on introductory-offer eligibility (the ``Store`` answers from the engine instead).
     public var storeSaysEligibleForIntroductoryOffer: Bool
+    /// A subscription's introductory offer, whoever may take it.
+    public var introductoryOffer: SubscriptionOffer?
+    /// A subscription's promotional offers (signed by the app's key to be taken).
+    public var promotionalOffers: [SubscriptionOffer]
+    /// A subscription's win-back offers (for customers whose subscription ended).
+    public var winBackOffers: [SubscriptionOffer]
 
     public init(
         id: String, kind: ProductKind, displayName: String, description: String, price: Decimal,
         displayPrice: String, subscriptionGroupID: String? = nil, subscriptionGroupName: String? = nil,
         subscriptionLevel: Int? = nil, subscriptionPeriod: SubscriptionPeriod? = nil, isFamilyShareable: Bool = false,
-        storeSaysEligibleForIntroductoryOffer: Bool = false
+        storeSaysEligibleForIntroductoryOffer: Bool = false, introductoryOffer: SubscriptionOffer? = nil,
+        promotionalOffers: [SubscriptionOffer] = [], winBackOffers: [SubscriptionOffer] = []
     ) {
+        self.introductoryOffer = introductoryOffer
+        self.promotionalOffers = promotionalOffers
+        self.winBackOffers = winBackOffers
         self.id = id
         self.kind = kind
         self.displayName = displayName

@@ -145,9 +145,30 @@ public struct HTTPStoreBackend: StoreBackend {
     public func transactionUpdates() -> AsyncStream<String> {
         let (stream, sink) = AsyncStream.makeStream(of: String.self)
         let subscription = subscriptions.begin()
-        let listener = Task { await follow(into: sink, subscription: subscription) }
+        let listener = Task {
+            await follow(accountPath + "/updates?\(deviceQuery)", event: "transaction", subscription: subscription) {
+                sink.yield($0)
+            }
+            sink.finish()
+        }
         sink.onTermination = { _ in listener.cancel() }
         return stream
+    }
+
+    /// The account's storefront each time it changes, from the server's `storefront-updates` stream (which starts
+    /// with the storefront at connection: after a reconnection, a storefront that moved meanwhile counts as a change).
+    public func storefrontChanges() -> AsyncStream<String> {
+        let (storefronts, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(2))
+        // Counted with the update streams: once the first connection is made, a change the test makes is one.
+        let subscription = subscriptions.begin()
+        let listener = Task {
+            await follow(accountPath + "/storefront-updates", event: "storefront", subscription: subscription) {
+                sink.yield($0)
+            }
+            sink.finish()
+        }
+        sink.onTermination = { _ in listener.cancel() }
+        return storefronts.changes()
     }
 
     public func updatesSubscribed() async { await subscriptions.firstAttemptsDone() }
@@ -242,39 +263,41 @@ public struct HTTPStoreBackend: StoreBackend {
         return URL(string: "https://apps.apple.com/account/subscriptions")!
     }
 
-    // MARK: - Transaction updates
+    // MARK: - Event streams
 
-    /// Keeps one update stream open until `sink` is dropped: connects, reads events, and after a drop or a failure
-    /// waits (250 ms, doubling to 30 s; back to 250 ms after a good connection) and connects again.
-    private func follow(into sink: AsyncStream<String>.Continuation, subscription: UpdateSubscriptions.Ticket) async {
+    /// Keeps one event stream open until the task is cancelled: connects, hands each `event` event's data to
+    /// `deliver`, and after a drop or a failure waits (250 ms, doubling to 30 s; back to 250 ms after a good
+    /// connection) and connects again. `subscription` hears of the first attempt.
+    private func follow(
+        _ path: String, event: String, subscription: UpdateSubscriptions.Ticket?,
+        deliver: @escaping @Sendable (String) -> Void
+    ) async {
         var backoff = Duration.milliseconds(250)
         while !Task.isCancelled {
             if customer.isOffline {
-                subscription.attempted()
+                subscription?.attempted()
             } else {
                 do {
-                    try await readUpdates(into: sink) {
+                    try await readEvents(path, event: event, deliver: deliver) {
                         backoff = .milliseconds(250)
-                        subscription.attempted()
+                        subscription?.attempted()
                     }
                 } catch {
-                    subscription.attempted()
+                    subscription?.attempted()
                 }
             }
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, .seconds(30))
         }
-        subscription.attempted()
-        sink.finish()
+        subscription?.attempted()
     }
 
-    /// One connection: yields each `transaction` event's data until the stream ends, stays silent past
+    /// One connection: hands each `event` event's data to `deliver` until the stream ends, stays silent past
     /// ``updatesIdleLimit``, or breaks the event format.
-    private func readUpdates(
-        into sink: AsyncStream<String>.Continuation, connected: () -> Void
+    private func readEvents(
+        _ path: String, event wanted: String, deliver: @escaping @Sendable (String) -> Void, connected: () -> Void
     ) async throws {
-        var request = HTTPClientRequest(
-            url: server.absoluteString.trimmingSuffix("/") + accountPath + "/updates?\(deviceQuery)")
+        var request = HTTPClientRequest(url: server.absoluteString.trimmingSuffix("/") + path)
         for (name, value) in http.headers { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Accept", value: "text/event-stream")
         let response = try await client.execute(request, timeout: .init(http.timeout))
@@ -292,8 +315,8 @@ public struct HTTPStoreBackend: StoreBackend {
                 var parser = ServerSentEventParser()
                 for try await chunk in response.body {
                     lastActivity.touch()
-                    for event in try parser.feed(chunk.readableBytesView) where event.type == "transaction" {
-                        sink.yield(event.data)
+                    for event in try parser.feed(chunk.readableBytesView) where event.type == wanted {
+                        deliver(event.data)
                     }
                 }
             }
@@ -314,7 +337,7 @@ public struct HTTPStoreBackend: StoreBackend {
     // MARK: - Paths
 
     /// A path segment, percent-encoded (account ids made through the library may hold any character).
-    static func segment(_ text: String) -> String {
+    package static func segment(_ text: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "/?#")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
@@ -336,9 +359,12 @@ extension StoreProduct {
         self.init(
             id: product.id, kind: kind, displayName: product.displayName, description: product.description,
             price: product.price, displayPrice: product.displayPrice, subscriptionGroupID: product.subscriptionGroupId,
+            subscriptionGroupName: product.subscriptionGroupName, subscriptionLevel: product.subscriptionGroupLevel,
             subscriptionPeriod: product.subscriptionPeriod.flatMap(SubscriptionPeriod.init(iso8601:)),
             isFamilyShareable: product.isFamilyShareable,
-            storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer)
+            storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer,
+            introductoryOffer: product.introductoryOffer, promotionalOffers: product.promotionalOffers ?? [],
+            winBackOffers: product.winBackOffers ?? [])
     }
 }
 
@@ -396,5 +422,23 @@ final class UpdateSubscriptions: Sendable {
             }
             if ready { continuation.resume() }
         }
+    }
+}
+
+extension AsyncStream<String> {
+    /// The elements that differ from the one before, the first one being where changes count from: the changes of a
+    /// storefront stream that starts with the storefront now.
+    func changes() -> AsyncStream<String> {
+        let (changes, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
+        let listener = Task {
+            var last: String?
+            for await storefront in self {
+                if let last, last != storefront { sink.yield(storefront) }
+                last = storefront
+            }
+            sink.finish()
+        }
+        sink.onTermination = { _ in listener.cancel() }
+        return changes
     }
 }

@@ -149,6 +149,14 @@ public struct SimulatorBackend: StoreBackend {
         return URL(string: "https://apps.apple.com/account/subscriptions")!
     }
 
+    /// The account's storefront each time it changes (none for an account the store does not know).
+    public func storefrontChanges() -> AsyncStream<String> {
+        guard let storefronts = try? simulator.storefrontUpdates(account: account) else {
+            return AsyncStream { $0.finish() }
+        }
+        return storefronts.changes()
+    }
+
     /// Runs a simulator call, carrying its error code over unchanged.
     func call<T>(_ body: () throws(SimulatorError) -> T) throws(StoreError) -> T {
         try customer.checkOnline()
@@ -161,15 +169,20 @@ public struct SimulatorBackend: StoreBackend {
 }
 
 extension StoreProduct {
-    /// A product as the simulator sells it, with its group's name and its level from the store's own catalog.
+    /// A product as the simulator sells it, with its group's name, its level and its offers from the store's own
+    /// catalog.
     init(_ product: SimulatorProduct, catalog: Catalog?) {
+        let subscription = catalog?.product(product.id)?.subscription
         self.init(
             id: product.id, kind: product.kind, displayName: product.displayName, description: product.description,
             price: product.price, displayPrice: product.displayPrice, subscriptionGroupID: product.subscriptionGroupID,
             subscriptionGroupName: product.subscriptionGroupID.flatMap { catalog?.group($0)?.name },
-            subscriptionLevel: catalog?.product(product.id)?.subscription?.level,
+            subscriptionLevel: subscription?.level,
             subscriptionPeriod: product.subscriptionPeriod, isFamilyShareable: product.isFamilyShareable,
-            storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer)
+            storeSaysEligibleForIntroductoryOffer: product.isEligibleForIntroductoryOffer,
+            introductoryOffer: subscription?.introductoryOffer,
+            promotionalOffers: subscription?.promotionalOffers ?? [],
+            winBackOffers: subscription?.winBackOffers ?? [])
     }
 }
 

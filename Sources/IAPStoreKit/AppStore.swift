@@ -38,7 +38,7 @@ public struct Storefront: Identifiable, Hashable, Sendable {
     public static var current: Storefront? {
         get async {
             guard let session = try? StoreKitSession.current() else { return nil }
-            return session.storefront()
+            return await session.storefront()
         }
     }
 }

@@ -25,7 +25,7 @@ public struct Product: Identifiable, Hashable, Sendable {
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
     }
 
-    init(_ product: StoreProduct, catalog: Catalog?) {
+    init(_ product: StoreProduct) {
         id = product.id
         type = ProductType(product.kind)
         displayName = product.displayName
@@ -33,7 +33,7 @@ public struct Product: Identifiable, Hashable, Sendable {
         price = product.price
         displayPrice = product.displayPrice
         isFamilyShareable = product.isFamilyShareable
-        subscription = product.kind == .autoRenewable ? SubscriptionInfo(product, catalog: catalog) : nil
+        subscription = product.kind == .autoRenewable ? SubscriptionInfo(product) : nil
     }
 
     /// The products among `identifiers` the store sells (unknown ones are left out, duplicates ignored).
@@ -43,7 +43,7 @@ public struct Product: Identifiable, Hashable, Sendable {
         var seen: Set<String> = []
         let ids = identifiers.filter { seen.insert($0).inserted }
         do {
-            return try await session.backend.products(for: ids).map { Product($0, catalog: session.catalog) }
+            return try await session.backend.products(for: ids).map { Product($0) }
         } catch {
             throw StoreKitError(error)
         }
@@ -320,17 +320,16 @@ public struct Product: Identifiable, Hashable, Sendable {
         /// The store's word when the product was loaded.
         let eligibleForIntroOffer: Bool
 
-        init?(_ product: StoreProduct, catalog: Catalog?) {
+        init?(_ product: StoreProduct) {
             guard let group = product.subscriptionGroupID else { return nil }
-            let info = catalog?.product(product.id)?.subscription
             subscriptionGroupID = group
             subscriptionPeriod = Product.SubscriptionPeriod(
-                product.subscriptionPeriod ?? info?.period ?? IAPCatalog.SubscriptionPeriod(value: 1, unit: .month))
-            introductoryOffer = info?.introductoryOffer.map { SubscriptionOffer($0, type: .introductory) }
-            promotionalOffers = (info?.promotionalOffers ?? []).map { SubscriptionOffer($0, type: .promotional) }
-            winBackOffers = (info?.winBackOffers ?? []).map { SubscriptionOffer($0, type: .winBack) }
-            groupDisplayName = catalog?.group(group)?.name ?? group
-            groupLevel = info?.level ?? 1
+                product.subscriptionPeriod ?? IAPCatalog.SubscriptionPeriod(value: 1, unit: .month))
+            introductoryOffer = product.introductoryOffer.map { SubscriptionOffer($0, type: .introductory) }
+            promotionalOffers = product.promotionalOffers.map { SubscriptionOffer($0, type: .promotional) }
+            winBackOffers = product.winBackOffers.map { SubscriptionOffer($0, type: .winBack) }
+            groupDisplayName = product.subscriptionGroupName ?? group
+            groupLevel = product.subscriptionLevel ?? 1
             eligibleForIntroOffer = product.storeSaysEligibleForIntroductoryOffer
         }
 

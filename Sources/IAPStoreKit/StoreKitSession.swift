@@ -1,10 +1,11 @@
+public import AsyncHTTPClient
 public import Foundation
-public import IAPCatalog
 import IAPCore
 import IAPSignedData
 public import IAPSimulator
 import IAPStoreClient
 public import IAPStoreClientTesting
+public import IAPTrust
 import Synchronization
 
 /// The App Store that StoreKit's API (`Product`, `Transaction`, `AppStore`, `Storefront`) talks to where StoreKit
@@ -20,27 +21,116 @@ import Synchronization
 /// }
 /// ```
 ///
+/// The store is in this process (``init(simulator:account:device:customer:)``) or is the one a running
+/// `iapkit serve` keeps, through its `/simulator` API (``connect(to:account:device:adminToken:roots:customer:timeout:httpClient:)``):
+/// the same calls, the same controls, documents signed and verified the same way; over HTTP, several test processes
+/// (or a person at the server's pages) can share one store.
+///
 /// StoreKit's API is static, so the session it talks to is found at each call: the one `run(_:)` bound to the
 /// current task (tests run in parallel, each with its own), or else the process's default (`makeDefault()`), which a
 /// detached task sees too. With neither, calls fail as a store that cannot be reached (`StoreKitError.networkError`)
 /// and the sequences are empty.
 public final class StoreKitSession: Sendable {
-    /// The local App Store behind the session.
-    public let simulator: AppStoreSimulator
+    /// The local App Store behind the session when it runs in this process; nil for a session over `iapkit serve`.
+    public let simulator: AppStoreSimulator?
     /// The account signed in on the device.
     public let account: String
     /// The person and network around the device: sheet choices, offline, held purchases.
     public let customer: SimulatedCustomer
     let backend: any StoreBackend
     let verifier: SignedDataVerifier
+    /// What the test does to the store.
+    private let store: any SessionStore
     /// The storefront each time the account moves (`Storefront.updates`).
     let storefrontChanges = Broadcast<Storefront>()
     /// Purchases the customer starts on the App Store (`PurchaseIntent.intents`).
     let purchaseIntents = Broadcast<PurchaseIntent>(holdsUntilHeard: true)
     private let offerCodes = Mutex<[String]>([])
-    private let storefrontWatch = Mutex<Int?>(nil)
     private let deviceLists = Mutex<[DeviceList: [String]]>([:])
     private let deviceTransactions = Mutex<[UInt64: Transaction]>([:])
+    /// Passes the store's storefront changes on to `Storefront.updates` while the session lives.
+    private let storefrontWatch: Task<Void, Never>
+
+    /// A device of `account` (opened, with one device, when the store does not know it yet) on `simulator`, in this
+    /// process.
+    public convenience init(
+        simulator: AppStoreSimulator, account: String = "customer", device: UUID? = nil,
+        customer: SimulatedCustomer = SimulatedCustomer()
+    ) throws {
+        if !simulator.accountIDs.contains(account) { try simulator.createAccount(account) }
+        let configuration = simulator.configuration
+        self.init(
+            simulator: simulator, account: account, customer: customer,
+            backend: try SimulatorBackend(simulator, account: account, device: device, customer: customer),
+            verifier: try SignedDataVerifier(
+                trustStore: simulator.pki.trustStore,
+                configuration: .init(
+                    bundleID: configuration.bundleID, appAppleID: configuration.appAppleID,
+                    environments: [configuration.environment])),
+            store: LocalSessionStore(simulator: simulator, account: account))
+    }
+
+    /// A device of `account` on the local App Store of a running `iapkit serve`, through its `/simulator` API: the
+    /// account is opened (with one device) when the store does not know it; the device is `device`, or the
+    /// account's first.
+    ///
+    /// - Parameters:
+    ///   - server: where `iapkit serve` listens, e.g. `http://127.0.0.1:8080`.
+    ///   - adminToken: the server's admin token, when its `/simulator` requires one.
+    ///   - roots: the roots the device trusts; nil for those the server reports (`GET /simulator/trust`), which
+    ///     suits a server you run. Pass the exported roots (`iapkit serve --pki DIR` writes them) to verify against
+    ///     roots you hold yourself.
+    ///   - timeout: the limit of each request (the event streams stay open).
+    public static func connect(
+        to server: URL, account: String = "customer", device: UUID? = nil, adminToken: String? = nil,
+        roots: TrustStore? = nil, customer: SimulatedCustomer = SimulatedCustomer(), timeout: Duration = .seconds(10),
+        httpClient: HTTPClient = .shared
+    ) async throws -> StoreKitSession {
+        let backend = try await HTTPStoreBackend.connect(
+            to: server, account: account, device: device, adminToken: adminToken, customer: customer,
+            createAccount: true, timeout: timeout, httpClient: httpClient)
+        let http = JSONHTTPClient(
+            baseURL: server, headers: adminToken.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
+            unreachable: .networkError, transport: AsyncHTTPClientTransport(client: httpClient))
+        let trust = try await http.decode(SimulatorWire.Trust.self, "GET", "/simulator/trust")
+        // Apple's own roots are refused under another key; something that is not base64 is no certificate.
+        let trustStore =
+            try roots
+            ?? TrustStore(
+                roots: trust.rootCertificates.flatMap { text in
+                    try TrustAnchorLoader.certificates(from: Array(Data(base64Encoded: text) ?? Data()))
+                })
+        let environment = AppStoreEnvironment(rawValue: trust.environment)
+        let session = StoreKitSession(
+            simulator: nil, account: account, customer: customer, backend: backend,
+            verifier: try SignedDataVerifier(
+                trustStore: trustStore,
+                configuration: .init(
+                    bundleID: trust.bundleId, appAppleID: trust.appAppleId, environments: [environment])),
+            store: RemoteSessionStore(http: http, account: account))
+        // The storefront stream is live before the test can move the account.
+        await backend.updatesSubscribed()
+        return session
+    }
+
+    private init(
+        simulator: AppStoreSimulator?, account: String, customer: SimulatedCustomer, backend: any StoreBackend,
+        verifier: SignedDataVerifier, store: any SessionStore
+    ) {
+        self.simulator = simulator
+        self.account = account
+        self.customer = customer
+        self.backend = backend
+        self.verifier = verifier
+        self.store = store
+        let changes = backend.storefrontChanges()
+        let broadcast = storefrontChanges
+        storefrontWatch = Task {
+            for await countryCode in changes { broadcast.send(Storefront(countryCode: countryCode)) }
+        }
+    }
+
+    deinit { storefrontWatch.cancel() }
 
     /// The transaction lists a device keeps for when the store cannot be reached.
     enum DeviceList: Hashable, Sendable { case all, currentEntitlements, unfinished }
@@ -67,7 +157,7 @@ public final class StoreKitSession: Sendable {
     }
 
     /// The store's clock now (the device's clock, in StoreKit's terms).
-    public var now: Date { (try? simulator.now) ?? simulator.configuration.start }
+    public func now() async throws -> Date { try await backend.now() }
 
     /// The device's identifier (`identifierForVendor`): what the app receipt's device hash is made of.
     public var deviceIdentifier: UUID { backend.deviceIdentifier }
@@ -75,44 +165,6 @@ public final class StoreKitSession: Sendable {
     /// The app receipt on the device (what `Bundle.main.appStoreReceiptURL` holds on an Apple device): the one the
     /// store signs for the device now; offline, the last one it gave (nil when it never gave one).
     public func appReceipt() async throws -> [UInt8]? { try await backend.appReceipt() }
-
-    /// The products the store sells, with their groups and offers.
-    public var catalog: Catalog? { simulator.catalog }
-
-    /// A device of `account` (opened, with one device, when the store does not know it yet) on `simulator`.
-    public init(
-        simulator: AppStoreSimulator, account: String = "customer", device: UUID? = nil,
-        customer: SimulatedCustomer = SimulatedCustomer()
-    ) throws {
-        if !simulator.accountIDs.contains(account) { try simulator.createAccount(account) }
-        self.simulator = simulator
-        self.account = account
-        self.customer = customer
-        backend = try SimulatorBackend(simulator, account: account, device: device, customer: customer)
-        verifier = try SignedDataVerifier(
-            trustStore: simulator.pki.trustStore,
-            configuration: .init(
-                bundleID: simulator.configuration.bundleID, appAppleID: simulator.configuration.appAppleID,
-                environments: [simulator.configuration.environment]))
-        watchStorefront()
-    }
-
-    deinit { if let id = storefrontWatch.withLock({ $0 }) { simulator.removeChangeObserver(id) } }
-
-    /// Sends the storefront to `Storefront.updates` whenever the store's state changes it; the session stops watching
-    /// when it goes away.
-    private func watchStorefront() {
-        let last = Mutex(storefront())
-        let id = simulator.onChange { [weak self] in
-            guard let self, let now = self.storefront() else { return }
-            let changed = last.withLock { last in
-                defer { last = now }
-                return last != now
-            }
-            if changed { self.storefrontChanges.send(now) }
-        }
-        storefrontWatch.withLock { $0 = id }
-    }
 
     // MARK: - Which session StoreKit's calls reach
 
@@ -143,23 +195,27 @@ public final class StoreKitSession: Sendable {
 
     // MARK: - What the test does to the store (as SKTestSession)
 
-    /// Whether purchases wait for a parent's approval (ask to buy): they answer `.pending`, and the transaction
-    /// arrives through `Transaction.updates` after ``approveAskToBuy()``.
+    /// Whether purchases wait for a parent's approval (ask to buy).
     public var askToBuyEnabled: Bool {
-        get { (try? simulator.settings(account: account).askToBuy) ?? false }
-        set { try? simulator.updateAccount(account, askToBuy: newValue) }
+        get async throws(SimulatorError) { try await control { try await store.askToBuy() } }
+    }
+
+    /// Makes purchases wait for a parent's approval (ask to buy), or not: they answer `.pending`, and the transaction
+    /// arrives through `Transaction.updates` after ``approveAskToBuy()``.
+    public func setAskToBuyEnabled(_ enabled: Bool) async throws(SimulatorError) {
+        try await control { try await store.update(askToBuy: enabled, storefront: nil) }
     }
 
     /// Moves the account to another storefront (ISO 3166-1 alpha-3): prices change, and `Storefront.updates` tells.
-    public func setStorefront(_ countryCode: String) throws {
-        try simulator.updateAccount(account, storefront: countryCode)
+    public func setStorefront(_ countryCode: String) async throws(SimulatorError) {
+        try await control { try await store.update(askToBuy: nil, storefront: countryCode) }
     }
 
     /// A parent approves every purchase waiting for approval.
-    public func approveAskToBuy() throws { try settle(.askToBuy, approve: true) }
+    public func approveAskToBuy() async throws(SimulatorError) { try await settle(.askToBuy, approve: true) }
 
     /// A parent declines every purchase waiting for approval.
-    public func declineAskToBuy() throws { try settle(.askToBuy, approve: false) }
+    public func declineAskToBuy() async throws(SimulatorError) { try await settle(.askToBuy, approve: false) }
 
     /// The next purchase is interrupted (the customer must act outside the app): it answers `.pending` until
     /// ``resolveInterruptedPurchases()``.
@@ -167,11 +223,13 @@ public final class StoreKitSession: Sendable {
 
     /// The customer completes every interrupted purchase outside the app; the transactions arrive through
     /// `Transaction.updates`.
-    public func resolveInterruptedPurchases() throws { try settle(.interrupted, approve: true) }
+    public func resolveInterruptedPurchases() async throws(SimulatorError) {
+        try await settle(.interrupted, approve: true)
+    }
 
-    private func settle(_ reason: PendingPurchase.Reason, approve: Bool) throws {
-        for pending in simulator.pendingPurchases where pending.accountID == account && pending.reason == reason {
-            if approve { _ = try simulator.approve(pending.id) } else { try simulator.decline(pending.id) }
+    private func settle(_ reason: PendingPurchase.Reason, approve: Bool) async throws(SimulatorError) {
+        try await control {
+            for id in try await store.pendingPurchases(reason) { try await store.settle(pending: id, approve: approve) }
         }
     }
 
@@ -185,24 +243,43 @@ public final class StoreKitSession: Sendable {
     /// The customer dismisses the next sheet (purchase or refund request).
     public func cancelNextSheet() { customer.willAct(.cancel) }
 
-    /// Every later call of `operation` fails with `code` (nil: it works again), as StoreKit testing's failure settings.
-    public func failOperation(_ operation: SimulatorOperation, with code: SimulatorError.Code?) {
-        simulator.injectFailure(operation, code)
+    /// Every later call of `operation` fails with `code` (nil: it works again), as StoreKit testing's failure
+    /// settings. Over HTTP the failure is the server's: every device of that store sees it.
+    public func failOperation(_ operation: SimulatorOperation, with code: SimulatorError.Code?)
+        async throws(SimulatorError)
+    {
+        try await control { try await store.failOperation(operation, with: code) }
     }
 
-    /// Moves the store's clock forward: subscriptions renew, expire, retry billing as they would.
-    public func advanceClock(by seconds: TimeInterval) throws { try simulator.advance(by: seconds) }
+    /// Moves the store's clock forward (over HTTP, by whole seconds): subscriptions renew, expire, retry billing as
+    /// they would.
+    public func advanceClock(by seconds: TimeInterval) async throws(SimulatorError) {
+        try await control { try await store.advanceClock(by: seconds) }
+    }
 
     /// Apple refunds a transaction: it is revoked, and the revocation arrives through `Transaction.updates`.
-    public func refundTransaction(_ id: UInt64) throws { try simulator.refund(String(id)) }
+    public func refundTransaction(_ id: UInt64) async throws(SimulatorError) {
+        try await control { try await store.refund(String(id)) }
+    }
 
     /// The customer buys a product on another device of the account: it arrives here through `Transaction.updates`.
     @discardableResult
-    public func buyOnAnotherDevice(_ productID: String) throws -> UInt64 {
-        let other = try simulator.addDevice(account: account)
-        guard case .purchased(let transaction) = try simulator.purchase(productID, account: account, device: other)
-        else { throw StoreKitError.unknown }
-        return UInt64(transaction.transactionID) ?? 0
+    public func buyOnAnotherDevice(_ productID: String) async throws(SimulatorError) -> UInt64 {
+        let id = try await control { try await store.buyOnAnotherDevice(productID) }
+        guard let number = UInt64(id) else {
+            throw SimulatorError(.invalidArgument, "the store answered transaction id '\(id)'")
+        }
+        return number
+    }
+
+    /// Runs a control, its failures as the store's: the simulator's own error in process, the server's code (or
+    /// `networkError` when it cannot be reached) over HTTP.
+    private func control<T>(_ body: () async throws -> T) async throws(SimulatorError) -> T {
+        do { return try await body() } catch let error as SimulatorError { throw error } catch let error as StoreError {
+            throw SimulatorError(.init(rawValue: error.code.rawValue), error.reason)
+        } catch {
+            throw SimulatorError(.init(rawValue: "unknown"), "\(error)")
+        }
     }
 
     /// The customer starts buying a product on the App Store (a promoted purchase, or a win-back offer by id): the
@@ -247,9 +324,16 @@ public final class StoreKitSession: Sendable {
         await verifiedTransaction(jws, fromStore: false)
     }
 
-    /// The account's storefront.
-    func storefront() -> Storefront? {
-        guard let countryCode = simulator.storefront(ofAccount: account) else { return nil }
-        return Storefront(id: AppStoreSimulator.storefrontID(of: countryCode), countryCode: countryCode)
+    /// The account's storefront, nil when the store cannot say.
+    func storefront() async -> Storefront? {
+        guard let countryCode = try? await store.storefront() else { return nil }
+        return Storefront(countryCode: countryCode)
+    }
+}
+
+extension Storefront {
+    /// The storefront of a country (ISO 3166-1 alpha-3), with the App Store's id for it.
+    init(countryCode: String) {
+        self.init(id: AppStoreSimulator.storefrontID(of: countryCode), countryCode: countryCode)
     }
 }

@@ -189,9 +189,11 @@ extension Transaction.Transactions {
         let updates = self
         return AsyncStream.Maker {
             AsyncStream { continuation in
+                // Subscribed now, not when the task first runs.
+                guard let session = try? StoreKitSession.current() else { return continuation.finish() }
+                let stream = updates.make()
                 let task = Task {
-                    guard let session = try? StoreKitSession.current() else { return continuation.finish() }
-                    for await update in updates {
+                    for await update in stream {
                         for status in await transform(update.unsafePayloadValue, session) { continuation.yield(status) }
                     }
                     continuation.finish()

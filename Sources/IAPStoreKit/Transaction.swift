@@ -107,8 +107,10 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     public static var updates: Transactions {
         Transactions(stream: { session in
             AsyncStream { continuation in
+                // Subscribed now, not when the task first runs: nothing the store sends after this call is missed.
+                let documents = session.backend.transactionUpdates()
                 let listener = Task {
-                    for await jws in session.backend.transactionUpdates() {
+                    for await jws in documents {
                         if let result = await session.verifiedTransaction(jws) { continuation.yield(result) }
                     }
                     continuation.finish()
@@ -162,7 +164,7 @@ public struct Transaction: Identifiable, Hashable, Sendable {
     public struct Transactions: AsyncSequence, Sendable {
         public typealias Element = VerificationResult<Transaction>
 
-        private let make: @Sendable () -> AsyncStream<Element>
+        let make: @Sendable () -> AsyncStream<Element>
 
         /// A sequence that, when iterated, opens `stream` on the session current at that moment (none: empty).
         init(stream: @escaping @Sendable (StoreKitSession) -> AsyncStream<Element>) {
@@ -198,8 +200,9 @@ public struct Transaction: Identifiable, Hashable, Sendable {
             let make = self.make
             return Transactions(make: {
                 AsyncStream { continuation in
+                    let elements = make()
                     let task = Task {
-                        for await element in make() where isIncluded(element) { continuation.yield(element) }
+                        for await element in elements where isIncluded(element) { continuation.yield(element) }
                         continuation.finish()
                     }
                     continuation.onTermination = { _ in task.cancel() }

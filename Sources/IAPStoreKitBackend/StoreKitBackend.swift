@@ -36,7 +36,7 @@ public import IAPStoreClient
 /// ```
 public struct StoreKitBackend: StoreBackend {
     public let deviceIdentifier: UUID
-    private let clock: @Sendable () -> Date
+    private let clock: @Sendable () async throws(StoreError) -> Date
     private let receipt: @Sendable () async throws(StoreError) -> [UInt8]?
     private let products = Locked<[String: Product]>([:])
     private let subscribed = Latch()
@@ -60,7 +60,7 @@ public struct StoreKitBackend: StoreBackend {
             ) {
                 self.deviceIdentifier = deviceIdentifier
                 self.scene = scene
-                clock = Date.init
+                clock = { Date() }
                 receipt = Self.receiptOnDisk
             }
         #elseif os(macOS)
@@ -73,14 +73,14 @@ public struct StoreKitBackend: StoreBackend {
             ) {
                 self.deviceIdentifier = deviceIdentifier
                 self.viewController = viewController
-                clock = Date.init
+                clock = { Date() }
                 receipt = Self.receiptOnDisk
             }
         #else
             /// A backend over StoreKit. `deviceIdentifier` is what the app receipt's device hash is made of.
             public init(deviceIdentifier: UUID) {
                 self.deviceIdentifier = deviceIdentifier
-                clock = Date.init
+                clock = { Date() }
                 receipt = Self.receiptOnDisk
             }
         #endif
@@ -96,7 +96,9 @@ public struct StoreKitBackend: StoreBackend {
         public init(session: StoreKitSession) {
             self.session = session
             deviceIdentifier = session.deviceIdentifier
-            clock = { session.now }
+            clock = { () async throws(StoreError) -> Date in
+                do { return try await session.now() } catch { throw StoreError(storeKit: error) }
+            }
             receipt = { () async throws(StoreError) -> [UInt8]? in
                 do { return try await session.appReceipt() } catch { throw StoreError(storeKit: error) }
             }
@@ -119,7 +121,7 @@ public struct StoreKitBackend: StoreBackend {
 
     // MARK: - StoreBackend
 
-    public func now() async throws(StoreError) -> Date { clock() }
+    public func now() async throws(StoreError) -> Date { try await clock() }
 
     public func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] {
         let loaded = try await call { try await Product.products(for: ids) }
@@ -445,11 +447,15 @@ extension StoreProduct {
         var eligible = false
         var level: Int?
         var groupName: String?
+        var winBackOffers: [IAPCatalog.SubscriptionOffer] = []
         if let subscription {
             eligible = await subscription.isEligibleForIntroOffer
             if #available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, visionOS 1.0, *) {
                 level = subscription.groupLevel
                 groupName = subscription.groupDisplayName.isEmpty ? nil : subscription.groupDisplayName
+            }
+            if #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                winBackOffers = subscription.winBackOffers.compactMap(IAPCatalog.SubscriptionOffer.init)
             }
         }
         self.init(
@@ -458,7 +464,29 @@ extension StoreProduct {
             subscriptionGroupID: subscription?.subscriptionGroupID, subscriptionGroupName: groupName,
             subscriptionLevel: level,
             subscriptionPeriod: subscription.map { IAPCatalog.SubscriptionPeriod($0.subscriptionPeriod) },
-            isFamilyShareable: product.isFamilyShareable, storeSaysEligibleForIntroductoryOffer: eligible)
+            isFamilyShareable: product.isFamilyShareable, storeSaysEligibleForIntroductoryOffer: eligible,
+            introductoryOffer: subscription?.introductoryOffer.flatMap(IAPCatalog.SubscriptionOffer.init),
+            promotionalOffers: subscription?.promotionalOffers.compactMap(IAPCatalog.SubscriptionOffer.init) ?? [],
+            winBackOffers: winBackOffers)
+    }
+}
+
+extension IAPCatalog.SubscriptionOffer {
+    /// A StoreKit offer as the catalog describes it; nil for a payment mode the catalog does not know.
+    init?(_ offer: Product.SubscriptionOffer) {
+        let mode: PaymentMode
+        if offer.paymentMode == .freeTrial {
+            mode = .freeTrial
+        } else if offer.paymentMode == .payAsYouGo {
+            mode = .payAsYouGo
+        } else if offer.paymentMode == .payUpFront {
+            mode = .payUpFront
+        } else {
+            return nil
+        }
+        self.init(
+            id: offer.id, paymentMode: mode, period: IAPCatalog.SubscriptionPeriod(offer.period),
+            numberOfPeriods: offer.periodCount, price: mode == .freeTrial ? nil : offer.price)
     }
 }
 

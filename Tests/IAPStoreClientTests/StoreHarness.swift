@@ -26,10 +26,15 @@ enum ModeKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 }
 
 /// How the store reaches the simulator: in process, over `iapkit serve`'s `/simulator` API on a real socket, or
-/// through StoreKit 2's API (the StoreKit backend over the stand-in, on a session over the simulator in process).
+/// through StoreKit 2's API (the StoreKit backend over the stand-in, on a session over the simulator in process, or
+/// over `/simulator` on a real socket).
 enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case inProcess, http, storeKit
+    case inProcess, http, storeKit, storeKitOverHTTP
     var testDescription: String { rawValue }
+    /// Whether the store reaches the simulator through StoreKit's API.
+    var isStoreKit: Bool { self == .storeKit || self == .storeKitOverHTTP }
+    /// Whether the device reaches the simulator over HTTP.
+    var isHTTP: Bool { self == .http || self == .storeKitOverHTTP }
 }
 
 /// A device's backend with the simulated person and network around it.
@@ -64,13 +69,13 @@ struct StoreHarness: Sendable {
         _ mode: ModeKind, _ transport: Transport, _ body: @Sendable (StoreHarness) async throws -> Void
     ) async throws {
         var harness = try StoreHarness(mode)
-        harness.throughStoreKit = transport == .storeKit
+        harness.throughStoreKit = transport.isStoreKit
         let world = harness
-        guard transport == .http || mode == .server else { return try await body(world) }
+        guard transport.isHTTP || mode == .server else { return try await body(world) }
         try await serve(world.simulator, apiKeys: [validationKey]) { url in
             var served = world
             served.validationServer = url
-            if transport == .http { served.server = url }
+            if transport.isHTTP { served.server = url }
             try await body(served)
         }
     }
@@ -176,6 +181,11 @@ struct StoreHarness: Sendable {
 
     /// The account's device `device` (its first when nil), in process or over HTTP as the harness runs.
     func backend(_ account: String, device: UUID? = nil) async throws -> any SimulatedDevice {
+        if throughStoreKit, let server {
+            return StoreKitBackend(
+                session: try await StoreKitSession.connect(
+                    to: server, account: account, device: device, timeout: .seconds(5)))
+        }
         if throughStoreKit {
             return StoreKitBackend(session: try StoreKitSession(simulator: simulator, account: account, device: device))
         }

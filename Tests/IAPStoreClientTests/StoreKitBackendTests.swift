@@ -15,15 +15,17 @@ import Testing
 @Suite struct StoreKitBackendTests {
     typealias F = FloristCatalog
 
-    @Test(arguments: ModeKind.allCases)
-    func aStorefrontChangeReloadsProductsAndAnAppStorePurchaseCompletes(_ mode: ModeKind) async throws {
-        try await StoreHarness.run(mode, .storeKit) { world in
+    @Test(arguments: ModeKind.allCases, [Transport.storeKit, .storeKitOverHTTP])
+    func aStorefrontChangeReloadsProductsAndAnAppStorePurchaseCompletes(_ mode: ModeKind, _ transport: Transport)
+        async throws
+    {
+        try await StoreHarness.run(mode, transport) { world in
             try world.customer("ana")
             let backend = try #require(try await world.backend("ana") as? StoreKitBackend)
             let (store, log) = try await world.store(backend)
             #expect(await store.products.first?.displayPrice == "$2.99")
 
-            try backend.session.setStorefront("FRA")
+            try await backend.session.setStorefront("FRA")
             await log.wait(for: .storefrontChanged)
             await log.wait(for: .productsLoaded, count: 2)
             #expect(await store.products.first?.displayPrice.contains("€") == true)
@@ -36,8 +38,9 @@ import Testing
         }
     }
 
-    @Test func aRefundRequestGoesThroughStoreKitsSheet() async throws {
-        try await StoreHarness.run(.signedTransactions, .storeKit) { world in
+    @Test(arguments: [Transport.storeKit, .storeKitOverHTTP])
+    func aRefundRequestGoesThroughStoreKitsSheet(_ transport: Transport) async throws {
+        try await StoreHarness.run(.signedTransactions, transport) { world in
             try world.customer("ana")
             let backend = try #require(try await world.backend("ana") as? StoreKitBackend)
             let (store, _) = try await world.store(backend)

@@ -316,7 +316,7 @@ import Testing
             if mode == .signedTransactions {
                 // StoreKit answers the transaction lists from the device while offline: the signed documents verify
                 // again. The other stores cannot be reached at all.
-                await log.wait(for: transport == .storeKit ? .reconciled : .reconcileFailed)
+                await log.wait(for: transport.isStoreKit ? .reconciled : .reconcileFailed)
             }
             #expect(await second.products.count == F.catalog.products.count)
             #expect(await second.products.first?.displayPrice == "$2.99")

@@ -145,16 +145,16 @@ extension StandInTests {
             let flowers = try #require(await store.products.first { $0.id == F.flowers })
             let mine = try #require(try await store.purchase(flowers))
             // Another device of the same account buys silver: it arrives through updates.
-            let other = try session.simulator.addDevice(account: "ana")
+            let other = try session.local.addDevice(account: "ana")
             let theirs = try #require(
-                try session.simulator.purchase(F.silver, account: "ana", device: other).transaction)
+                try session.local.purchase(F.silver, account: "ana", device: other).transaction)
             try await Self.eventually { await store.purchasedIdentifiers.contains(F.silver) }
             let seen = await store.updatesSeen
             #expect(seen.contains(UInt64(theirs.transactionID)!))
             #expect(!seen.contains(mine.id), "the purchasing device's own purchase is not an update")
 
             // A refund revokes: the revoked transaction arrives, and the product leaves the entitlements.
-            _ = try session.simulator.refund(String(mine.id))
+            _ = try session.local.refund(String(mine.id))
             try await Self.eventually { await !store.purchasedIdentifiers.contains(F.flowers) }
             var entitled: [String] = []
             for await result in Transaction.currentEntitlements { entitled.append(result.unsafePayloadValue.productID) }
@@ -164,7 +164,7 @@ extension StandInTests {
         @Test func askToBuyAnswersPendingAndTheApprovalArrivesAsAnUpdate() async throws {
             let session = try Self.session()
             defer { StoreKitSession.clearDefault() }
-            try session.simulator.updateAccount("ana", askToBuy: true)
+            try session.local.updateAccount("ana", askToBuy: true)
             let store = await DocumentedStore()
             try await store.requestProducts([F.flowers])
             let flowers = try #require(await store.products.first)
@@ -174,8 +174,8 @@ extension StandInTests {
                 return
             }
             #expect(await store.purchasedIdentifiers.isEmpty)
-            let pending = try #require(session.simulator.pendingPurchases.first)
-            _ = try session.simulator.approve(pending.id)
+            let pending = try #require(session.local.pendingPurchases.first)
+            _ = try session.local.approve(pending.id)
             try await Self.eventually { await store.purchasedIdentifiers == [F.flowers] }
         }
 
@@ -230,8 +230,8 @@ extension StandInTests {
             #expect(renewal.originalTransactionID == transaction.originalID)
             #expect(try status.transaction.payloadValue.id == transaction.id)
 
-            try session.simulator.setAutoRenew(account: "ana", group: subscription.subscriptionGroupID, enabled: false)
-            try session.simulator.advance(by: 40 * 86_400)
+            try session.local.setAutoRenew(account: "ana", group: subscription.subscriptionGroupID, enabled: false)
+            try session.local.advance(by: 40 * 86_400)
             statuses = try await Product.SubscriptionInfo.status(for: subscription.subscriptionGroupID)
             let expired = try #require(statuses.first)
             #expect(expired.state == .expired)
@@ -247,7 +247,7 @@ extension StandInTests {
             defer { StoreKitSession.clearDefault() }
             let app = try await AppTransaction.shared
             let payload = try app.payloadValue
-            #expect(payload.bundleID == session.simulator.configuration.bundleID)
+            #expect(try payload.bundleID == session.local.configuration.bundleID)
             #expect(!payload.originalAppVersion.isEmpty && app.jwsRepresentation.split(separator: ".").count == 3)
             let storefront = try #require(await Storefront.current)
             #expect(storefront.countryCode == "USA" && storefront.id == "143441")
@@ -262,5 +262,12 @@ extension StandInTests {
             #expect(count == 0)
             #expect(await Storefront.current == nil)
         }
+    }
+}
+
+extension StoreKitSession {
+    /// The store in this process behind the session (every session of these tests has one).
+    var local: AppStoreSimulator {
+        get throws { try #require(simulator) }
     }
 }

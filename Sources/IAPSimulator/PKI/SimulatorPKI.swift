@@ -54,6 +54,11 @@ public struct SimulatorPKI: Sendable {
     /// A trust store holding the two roots: what a verifier of this simulator's artifacts is configured with.
     public var trustStore: TrustStore { TrustStore(roots: [receiptChain.root, jwsChain.root]) }
 
+    /// The two roots, DER-encoded (receipts', then signed data's): what a device or server trusts.
+    public func rootCertificates() throws -> [[UInt8]] {
+        [try Self.der(receiptChain.root), try Self.der(jwsChain.root)]
+    }
+
     // MARK: - Files
 
     /// File names inside an export folder.

@@ -71,6 +71,36 @@ extension AppStoreSimulator {
         state.withLock { try? $0.core.account(account).storefront.countryCode }
     }
 
+    /// The account's storefront now and after each change (`Storefront.updates` of its devices): the current one at
+    /// once, then each new one. A slow reader sees the last two: a change is never lost, though the one it moved from
+    /// may be (so a reader takes the first element as where changes count from, and each element that differs from the
+    /// one before as a change). The stream ends when the account is cleared or deleted, and stops watching the store
+    /// when its reader goes away.
+    public func storefrontUpdates(account: String) throws(SimulatorError) -> AsyncStream<String> {
+        let (stream, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(2))
+        let last = Mutex<String?>(nil)
+        // Sends the storefront when it differs from the last one sent; false once the account is gone.
+        let report: @Sendable (AppStoreSimulator) -> Bool = { simulator in
+            guard let now = simulator.storefront(ofAccount: account) else { return false }
+            last.withLock { last in
+                if last != now {
+                    last = now
+                    sink.yield(now)
+                }
+            }
+            return true
+        }
+        let id = onChange { [weak self] in
+            guard let self, report(self) else { return sink.finish() }
+        }
+        sink.onTermination = { [weak self] _ in self?.removeChangeObserver(id) }
+        guard report(self) else {
+            sink.finish()
+            throw SimulatorError(.unknownAccount, "no account '\(account)'")
+        }
+        return stream
+    }
+
     /// How an account is set up: its storefront, whether a parent approves its purchases, whether its card fails,
     /// and its family.
     public func settings(account: String) throws(SimulatorError) -> SimulatorAccountSettings {

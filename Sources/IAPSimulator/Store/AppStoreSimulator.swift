@@ -320,6 +320,9 @@ public final class AppStoreSimulator: Sendable {
         state.withLock { $0.core.failures[operation] = code }
     }
 
+    /// The failures ``injectFailure(_:_:)`` set, by operation.
+    public var injectedFailures: [SimulatorOperation: SimulatorError.Code] { state.withLock { $0.core.failures } }
+
     /// A product request: the products of the catalog among `ids`, localized for the account's storefront.
     public func products(_ ids: [String], account: String) throws(SimulatorError) -> [SimulatorProduct] {
         try withCore { (core) throws(SimulatorError) in try core.products(ids, account: account) }

@@ -1,5 +1,5 @@
 public import Foundation
-import IAPCatalog
+public import IAPCatalog
 public import IAPCore
 import IAPEntitlements
 public import IAPSignedData
@@ -129,6 +129,10 @@ public enum SimulatorWire {
         public var subscriptionPeriod: String?
         public var isFamilyShareable: Bool
         public var isEligibleForIntroductoryOffer: Bool
+        /// A subscription's offers, as the catalog has them.
+        public var introductoryOffer: SubscriptionOffer?
+        public var promotionalOffers: [SubscriptionOffer]?
+        public var winBackOffers: [SubscriptionOffer]?
     }
 
     /// `{"products": [...]}`.
@@ -397,6 +401,55 @@ public enum SimulatorWire {
     public struct Empty: Codable, Hashable, Sendable {
         public init() {}
     }
+
+    /// `PATCH /simulator/accounts/{account}`: what to change of an account's setup (at least one member).
+    public struct AccountSettings: Codable, Hashable, Sendable {
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case askToBuy, storefront
+        }
+
+        public var askToBuy: Bool?
+        /// ISO 3166-1 alpha-3, like `FRA`.
+        public var storefront: String?
+        public init(askToBuy: Bool? = nil, storefront: String? = nil) {
+            self.askToBuy = askToBuy
+            self.storefront = storefront
+        }
+    }
+
+    /// `PUT /simulator/failures/{operation}`: every later call of the operation fails with this code.
+    public struct Failure: Codable, Hashable, Sendable {
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case code
+        }
+
+        /// A StoreKit error code, like `networkError` or `systemError`.
+        public var code: String
+        public init(code: String) { self.code = code }
+    }
+
+    /// `GET /simulator/failures`: the failing operations and their codes.
+    public struct Failures: Codable, Hashable, Sendable {
+        public var failures: [String: String]
+        public init(failures: [String: String]) { self.failures = failures }
+    }
+
+    /// `GET /simulator/trust`: the app the store sells for and the roots it signs under, what a device verifies
+    /// against.
+    public struct Trust: Codable, Hashable, Sendable {
+        public var bundleId: String
+        public var appAppleId: Int64
+        /// `Sandbox`, `Production` or `Xcode`.
+        public var environment: String
+        /// Base64 of each root certificate (DER): the receipts' root, then the signed data's.
+        public var rootCertificates: [String]
+        public init(bundleId: String, appAppleId: Int64, environment: String, rootCertificates: [String]) {
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.environment = environment
+            self.rootCertificates = rootCertificates
+        }
+    }
 }
 
 // MARK: - Members a server accepts
@@ -416,6 +469,8 @@ extension SimulatorWire.ClockSetting: KnownFields { public typealias Fields = Co
 extension SimulatorWire.Advance: KnownFields { public typealias Fields = CodingKeys }
 extension SimulatorWire.Jump: KnownFields { public typealias Fields = CodingKeys }
 extension SimulatorWire.RateLimit: KnownFields { public typealias Fields = CodingKeys }
+extension SimulatorWire.AccountSettings: KnownFields { public typealias Fields = CodingKeys }
+extension SimulatorWire.Failure: KnownFields { public typealias Fields = CodingKeys }
 extension SimulatorWire.Empty: KnownFields {
     /// No members at all.
     public enum Fields: CodingKey, CaseIterable {
@@ -473,10 +528,15 @@ extension SimulatorWire.Subscription {
 }
 
 extension SimulatorWire.Product {
-    public init(_ product: SimulatorProduct, groupName: String? = nil, groupLevel: Int? = nil) {
+    /// `product` as the store sells it; `catalog` adds its group's name, its level and its offers.
+    public init(_ product: SimulatorProduct, catalog: Catalog? = nil) {
         id = product.id
-        subscriptionGroupName = groupName
-        subscriptionGroupLevel = groupLevel
+        let subscription = catalog?.product(product.id)?.subscription
+        subscriptionGroupName = product.subscriptionGroupID.flatMap { catalog?.group($0)?.name }
+        subscriptionGroupLevel = subscription?.level
+        introductoryOffer = subscription?.introductoryOffer
+        promotionalOffers = subscription.map(\.promotionalOffers)
+        winBackOffers = subscription.map(\.winBackOffers)
         kind = product.kind.rawValue
         displayName = product.displayName
         description = product.description
@@ -554,11 +614,21 @@ extension AppStoreSimulator {
     public func wireProducts(_ ids: [String]?, account: String) throws(SimulatorError) -> SimulatorWire.Products {
         let products = try products(ids ?? catalog.products.map(\.id), account: account)
         return SimulatorWire.Products(
-            products: products.map { product in
-                SimulatorWire.Product(
-                    product, groupName: product.subscriptionGroupID.flatMap { catalog.group($0)?.name },
-                    groupLevel: catalog.product(product.id)?.subscription?.level)
-            })
+            products: products.map { SimulatorWire.Product($0, catalog: catalog) })
+    }
+
+    /// The app and the roots a device verifies against.
+    public func wireTrust() throws -> SimulatorWire.Trust {
+        SimulatorWire.Trust(
+            bundleId: configuration.bundleID, appAppleId: configuration.appAppleID,
+            environment: configuration.environment.rawValue,
+            rootCertificates: try pki.rootCertificates().map { Data($0).base64EncodedString() })
+    }
+
+    /// The failing operations and their codes.
+    public var wireFailures: SimulatorWire.Failures {
+        SimulatorWire.Failures(
+            failures: Dictionary(uniqueKeysWithValues: injectedFailures.map { ($0.key.rawValue, $0.value.rawValue) }))
     }
 
     /// The notifications from `since` on, at most 500.

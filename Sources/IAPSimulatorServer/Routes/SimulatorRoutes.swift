@@ -42,6 +42,21 @@ struct SimulatorRoutes: Sendable {
             inAppsRateLimit.set(nil)
             return HTTPResponse.Status.noContent
         }
+        group.get("trust") { _, _ in try store.wireTrust() }
+        group.get("failures") { _, _ in store.wireFailures }
+        group.put("failures/:operation") { request, context in
+            let operation = try operation(context)
+            let code = try required(try await read(SimulatorWire.Failure.self, request).code, "code")
+            guard code.count <= 64, code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw APIError.badRequest("invalidField", "'code' must be 1 to 64 ASCII letters or digits")
+            }
+            store.injectFailure(operation, SimulatorError.Code(rawValue: code))
+            return store.wireFailures
+        }
+        group.delete("failures/:operation") { _, context in
+            store.injectFailure(try operation(context), nil)
+            return store.wireFailures
+        }
         group.get("notifications") { request, _ in
             store.wireNotifications(since: try request.integerQuery("since", in: 0...Int.max) ?? 0)
         }
@@ -64,6 +79,15 @@ struct SimulatorRoutes: Sendable {
                 status: .created, response: SimulatorWire.SignedIn(accountId: id, deviceId: device.uuidString))
         }
         group.get("accounts/:account") { _, context in try store.wireAccount(try parameter("account", context)) }
+        group.patch("accounts/:account") { request, context in
+            let account = try parameter("account", context)
+            let body = try await read(SimulatorWire.AccountSettings.self, request)
+            guard body.askToBuy != nil || body.storefront != nil else {
+                throw APIError.badRequest("missingField", "give 'askToBuy', 'storefront' or both")
+            }
+            try store.updateAccount(account, askToBuy: body.askToBuy, storefront: body.storefront)
+            return try store.wireAccount(account)
+        }
         group.post("accounts/:account/devices") { request, context in
             let account = try parameter("account", context)
             _ = try await read(SimulatorWire.Empty.self, request)
@@ -133,7 +157,11 @@ struct SimulatorRoutes: Sendable {
         group.get("accounts/:account/updates") { request, context in
             let updates = try store.transactionUpdates(
                 account: try parameter("account", context), device: try deviceParameter(request))
-            return TransactionUpdateEvents(updates: updates, heartbeat: configuration.updatesHeartbeat).response()
+            return ServerSentEvents(transactions: updates, heartbeat: configuration.updatesHeartbeat).response()
+        }
+        group.get("accounts/:account/storefront-updates") { _, context in
+            let storefronts = try store.storefrontUpdates(account: try parameter("account", context))
+            return ServerSentEvents(storefronts: storefronts, heartbeat: configuration.updatesHeartbeat).response()
         }
         group.get("accounts/:account/renewal-info") { _, context in
             SimulatorWire.RenewalInfos(
@@ -315,6 +343,16 @@ struct SimulatorRoutes: Sendable {
         return raw.removingPercentEncoding ?? raw
     }
 
+    /// The `operation` path parameter: one of the operations StoreKit testing can make fail.
+    private func operation(_ context: ServerRequestContext) throws -> SimulatorOperation {
+        let name = try parameter("operation", context)
+        guard let operation = SimulatorOperation(rawValue: name) else {
+            let known = SimulatorOperation.allCases.map(\.rawValue).joined(separator: ", ")
+            throw APIError(404, "unknownOperation", "no operation '\(name)': one of \(known)")
+        }
+        return operation
+    }
+
     /// The `deviceId` query parameter, when given.
     private func deviceParameter(_ request: Request) throws(APIError) -> UUID? {
         guard let text = request.uri.queryParameters.get("deviceId") else { return nil }
@@ -355,6 +393,8 @@ struct SimulatorErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 // Answers the context's encoder writes.
 extension SimulatorWire.State: ResponseEncodable {}
 extension SimulatorWire.Clock: ResponseEncodable {}
+extension SimulatorWire.Trust: ResponseEncodable {}
+extension SimulatorWire.Failures: ResponseEncodable {}
 extension SimulatorWire.Now: ResponseEncodable {}
 extension SimulatorWire.Transaction: ResponseEncodable {}
 extension SimulatorWire.Transactions: ResponseEncodable {}

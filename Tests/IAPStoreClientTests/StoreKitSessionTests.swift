@@ -6,22 +6,30 @@ import IAPServerAPI
 import IAPSimulator
 import IAPStoreKit
 import IAPTestSupport
+import IAPTrust
 import Testing
+
+/// Where a session's store is: in this process, or behind a real `iapkit serve` on a loopback socket.
+enum SessionPlace: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inProcess, overHTTP
+    var testDescription: String { rawValue }
+}
 
 /// What a test drives through a `StoreKitSession` (as through Xcode's `SKTestSession`), and the parts of StoreKit's API
 /// that answer it: storefront changes, purchases started on the App Store, refund requests, offer codes, ask to buy,
 /// interrupted purchases, injected failures, the purchase options that carry offers, and the lists answered from the
-/// device while offline. Each test binds its own session to its task, so they run in parallel.
-@Suite struct SessionTests {
+/// device while offline. Every test runs twice: on a session over the store in process, and on one over
+/// `iapkit serve`'s `/simulator`. Each test binds its own session to its task, so they run in parallel.
+@Suite struct StoreKitSessionTests {
     typealias F = FloristCatalog
     static let bundleID = "com.example.florist"
     static let credentials = ServerAPICredentials(
         keyID: "OFFERKEY01", issuerID: "5b1c7a2e-1111-4222-8333-944455556666", bundleID: bundleID,
         privateKey: TestJWS.key("offer signing key"))
 
-    /// A session on a fresh florist store whose gold subscription also has a win-back offer, and which knows the
-    /// developer's offer-signing key.
-    static func session(account: String = "ana") throws -> StoreKitSession {
+    /// A fresh florist store whose gold subscription also has a win-back offer, and which knows the developer's
+    /// offer-signing key.
+    static func store() throws -> AppStoreSimulator {
         var catalog = F.catalog
         let gold = try #require(catalog.products.firstIndex { $0.id == F.gold })
         catalog.products[gold].subscription?.winBackOffers = [
@@ -38,14 +46,32 @@ import Testing
             bundleID: bundleID, start: Date(timeIntervalSince1970: 1_767_225_600))
         configuration.serverAPIKeys = [credentials.keyID: credentials.privateKey.publicKey]
         configuration.serverAPIIssuerID = credentials.issuerID
-        let simulator = try AppStoreSimulator(
-            catalog: catalog, configuration: configuration, pki: SimulatorTestKeys.pki)
-        return try StoreKitSession(simulator: simulator, account: account)
+        return try AppStoreSimulator(catalog: catalog, configuration: configuration, pki: SimulatorTestKeys.pki)
+    }
+
+    /// Runs `body` with StoreKit's calls reaching a session of `account` on a fresh store (``store()``), in process
+    /// or through a server serving that store for the length of `body`.
+    static func withSession(
+        _ place: SessionPlace, account: String = "ana", roots: TrustStore? = nil,
+        _ body: @Sendable (StoreKitSession, AppStoreSimulator) async throws -> Void
+    ) async throws {
+        let simulator = try store()
+        switch place {
+        case .inProcess:
+            let session = try StoreKitSession(simulator: simulator, account: account)
+            try await session.run { try await body(session, simulator) }
+        case .overHTTP:
+            try await StoreHarness.serve(simulator) { url in
+                let session = try await StoreKitSession.connect(
+                    to: url, account: account, roots: roots, timeout: .seconds(5))
+                try await session.run { try await body(session, simulator) }
+            }
+        }
     }
 
     /// The developer's server, signing offers on the store's clock.
-    static func signer(_ session: StoreKitSession) -> OfferSigner {
-        OfferSigner(credentials: credentials, clock: { session.now })
+    static func signer(_ simulator: AppStoreSimulator) -> OfferSigner {
+        OfferSigner(credentials: credentials, clock: { (try? simulator.now) ?? .distantPast })
     }
 
     static func product(_ id: String) async throws -> Product {
@@ -61,14 +87,14 @@ import Testing
         return transaction
     }
 
-    @Test func aStorefrontChangeIsAnnouncedAndPricesFollowIt() async throws {
-        let session = try Self.session()
-        try await session.run {
+    @Test(arguments: SessionPlace.allCases)
+    func aStorefrontChangeIsAnnouncedAndPricesFollowIt(_ place: SessionPlace) async throws {
+        try await Self.withSession(place) { session, simulator in
             #expect(await Storefront.current?.countryCode == "USA")
             #expect(await Storefront.current?.id == "143441")
             let dollars = try await Self.product(F.flowers).displayPrice
             var changes = Storefront.updates.makeAsyncIterator()
-            try session.setStorefront("FRA")
+            try await session.setStorefront("FRA")
             let changed = await changes.next()
             #expect(changed?.countryCode == "FRA")
             #expect(await Storefront.current == changed)
@@ -77,9 +103,9 @@ import Testing
         }
     }
 
-    @Test func aPurchaseStartedOnTheAppStoreReachesTheAppAndCompletes() async throws {
-        let session = try Self.session()
-        try await session.run {
+    @Test(arguments: SessionPlace.allCases)
+    func aPurchaseStartedOnTheAppStoreReachesTheAppAndCompletes(_ place: SessionPlace) async throws {
+        try await Self.withSession(place) { session, _ in
             // Started before the app listens: StoreKit holds it for the first listener.
             try await session.customerStartsPurchaseOnAppStore(F.flowers)
             var intents = PurchaseIntent.intents.makeAsyncIterator()
@@ -90,9 +116,9 @@ import Testing
         }
     }
 
-    @Test func refundRequestsAreSubmittedCancelledOrRefusedAsDuplicates() async throws {
-        let session = try Self.session()
-        try await session.run {
+    @Test(arguments: SessionPlace.allCases)
+    func refundRequestsAreSubmittedCancelledOrRefusedAsDuplicates(_ place: SessionPlace) async throws {
+        try await Self.withSession(place) { session, simulator in
             let flowers = try Self.bought(try await Self.product(F.flowers).purchase())
             await flowers.finish()
             session.cancelNextSheet()
@@ -103,7 +129,7 @@ import Testing
             }
             // Apple grants it: the revocation arrives through updates and the entitlement goes.
             var updates = Transaction.updates.makeAsyncIterator()
-            try session.simulator.decideRefund(String(flowers.id), grant: true)
+            try simulator.decideRefund(String(flowers.id), grant: true)
             let revoked = try #require(await updates.next())
             #expect(revoked.unsafePayloadValue.id == flowers.id && revoked.unsafePayloadValue.revocationDate != nil)
             var entitled: [String] = []
@@ -114,46 +140,46 @@ import Testing
         }
     }
 
-    @Test func askToBuyInterruptedPurchasesAndInjectedFailures() async throws {
-        let session = try Self.session()
-        try await session.run {
+    @Test(arguments: SessionPlace.allCases)
+    func askToBuyInterruptedPurchasesAndInjectedFailures(_ place: SessionPlace) async throws {
+        try await Self.withSession(place) { session, _ in
             let flowers = try await Self.product(F.flowers)
             var updates = Transaction.updates.makeAsyncIterator()
 
-            session.askToBuyEnabled = true
-            #expect(session.askToBuyEnabled)
+            try await session.setAskToBuyEnabled(true)
+            #expect(try await session.askToBuyEnabled)
             guard case .pending = try await flowers.purchase() else { throw StoreKitError.unknown }
-            try session.declineAskToBuy()
+            try await session.declineAskToBuy()
             #expect(await Transaction.latest(for: F.flowers) == nil, "declined: nothing issued")
             guard case .pending = try await flowers.purchase() else { throw StoreKitError.unknown }
-            try session.approveAskToBuy()
+            try await session.approveAskToBuy()
             #expect(try #require(await updates.next()).unsafePayloadValue.productID == F.flowers)
-            session.askToBuyEnabled = false
+            try await session.setAskToBuyEnabled(false)
 
             let chocolates = try await Self.product(F.chocolates)
             session.interruptNextPurchase()
             guard case .pending = try await chocolates.purchase() else { throw StoreKitError.unknown }
-            try session.resolveInterruptedPurchases()
+            try await session.resolveInterruptedPurchases()
             #expect(try #require(await updates.next()).unsafePayloadValue.productID == F.chocolates)
 
             session.cancelNextSheet()
             guard case .userCancelled = try await Self.product(F.installation).purchase() else {
                 throw StoreKitError.unknown
             }
-            session.failOperation(.purchase, with: .ineligibleForOffer)
+            try await session.failOperation(.purchase, with: .ineligibleForOffer)
             await #expect(throws: Product.PurchaseError.ineligibleForOffer) {
                 try await Self.product(F.installation).purchase()
             }
-            session.failOperation(.purchase, with: nil)
-            session.failOperation(.loadProducts, with: .networkError)
+            try await session.failOperation(.purchase, with: nil)
+            try await session.failOperation(.loadProducts, with: .networkError)
             await #expect(throws: StoreKitError.self) { try await Product.products(for: [F.gold]) }
         }
     }
 
-    @Test func offersTravelAsPurchaseOptions() async throws {
-        let session = try Self.session()
-        let signer = Self.signer(session)
-        try await session.run {
+    @Test(arguments: SessionPlace.allCases)
+    func offersTravelAsPurchaseOptions(_ place: SessionPlace) async throws {
+        try await Self.withSession(place) { session, simulator in
+            let signer = Self.signer(simulator)
             let gold = try await Self.product(F.gold)
             let subscription = try #require(gold.subscription)
             #expect(subscription.winBackOffers.map(\.id) == ["missyou"])
@@ -168,14 +194,14 @@ import Testing
             #expect(first.offer == nil)
 
             // Lapsed, the customer can come back with a win-back offer, or a promotional one the server signed.
-            try session.simulator.setAutoRenew(account: session.account, group: F.vipGroup, enabled: false)
-            try session.advanceClock(by: 40 * 86_400)
+            try simulator.setAutoRenew(account: session.account, group: F.vipGroup, enabled: false)
+            try await session.advanceClock(by: 40 * 86_400)
             let winBack = try #require(subscription.winBackOffers.first)
             let back = try Self.bought(try await gold.purchase(options: [.winBackOffer(winBack)]))
             #expect(back.offerType == .winBack && back.offerID == "missyou")
 
-            try session.simulator.setAutoRenew(account: session.account, group: F.vipGroup, enabled: false)
-            try session.advanceClock(by: 100 * 86_400)
+            try simulator.setAutoRenew(account: session.account, group: F.vipGroup, enabled: false)
+            try await session.advanceClock(by: 100 * 86_400)
             let jws = try signer.promotionalOfferV2(
                 productID: F.gold, offerID: "comeback", transactionID: String(back.originalID))
             let promoted = try Self.bought(
@@ -185,9 +211,9 @@ import Testing
         }
     }
 
-    @Test func offlineTheDeviceAnswersTheListsItKeeps() async throws {
-        let session = try Self.session()
-        try await session.run {
+    @Test(arguments: SessionPlace.allCases)
+    func offlineTheDeviceAnswersTheListsItKeeps(_ place: SessionPlace) async throws {
+        try await Self.withSession(place) { session, _ in
             let flowers = try Self.bought(try await Self.product(F.flowers).purchase())
             await flowers.finish()
             session.isOffline = true
