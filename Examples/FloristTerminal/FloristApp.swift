@@ -92,7 +92,7 @@ struct FloristApp: Sendable {
             validation = .appReceipt(
                 ReceiptVerifier(trustStore: trust, configuration: .init(bundleID: "com.example.florist")))
         case .server:
-            guard let apiKey else { throw FloristError("server validation needs --api-key") }
+            guard let apiKey else { throw FloristError("server validation needs --app-key") }
             validation = .server(ValidationServer(url: server, apiKey: apiKey, document: .signedTransaction))
         }
         let store = Store(

@@ -44,7 +44,9 @@ struct FloristTerminal: AsyncParsableCommand {
     @Option(help: "How purchases are validated: signed (on device, the default), receipt (on device) or server.")
     var mode: ValidationChoice = .signed
 
-    @Option(help: "The API key for server validation (`iapkit serve --api-key`).")
+    @Option(
+        name: [.customLong("app-key"), .customLong("api-key")],
+        help: "The app's key for server validation: an app key (`iapkit serve --app-key ID=KEY`), safe in an app.")
     var apiKey: String?
 
     @Option(help: "The server's admin token, when its /simulator requires one.")

@@ -50,6 +50,20 @@ public struct ServeCommand: AsyncParsableCommand {
     var apiKeys: [String] = []
 
     @Option(
+        name: .customLong("app-key"),
+        help: ArgumentHelp(
+            "A key of the simulated app that is safe to ship in the app, as ID=KEY (repeatable).",
+            discussion: "With one, posting the simulated app's documents needs a key.", valueName: "ID=KEY"))
+    var appKeys: [String] = []
+
+    @Option(
+        name: .customLong("secret-key"),
+        help: ArgumentHelp(
+            "A key of the simulated app for its backend (listings, refresh), as ID=KEY (repeatable).",
+            valueName: "ID=KEY"))
+    var secretKeys: [String] = []
+
+    @Option(
         help:
             "The token /simulator, /console and /metrics require (needed outside development mode: with apps configured or beyond loopback)."
     )
@@ -101,6 +115,13 @@ public struct ServeCommand: AsyncParsableCommand {
             case .token: "The operator routes (/simulator, /console, /metrics) need the admin token."
             case .refused: "The operator routes refuse everyone: set --admin-token to use them."
             }
+        let simulatedKeys = settings.simulator?.accessKeys ?? []
+        let keysLine =
+            simulatedKeys.isEmpty
+            ? "The simulated app has no keys: its documents post without one (give it --app-key ID=KEY)."
+            : "The simulated app's keys: "
+                + simulatedKeys.map { "\($0.id) (\($0.scope == .app ? "app key, safe in the app" : "secret"))" }
+                .joined(separator: ", ")
         let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
@@ -110,7 +131,8 @@ public struct ServeCommand: AsyncParsableCommand {
                 IAPKit server on \(address)  (database: \(database); apps: \(served))
                 \(mode)
                 In a browser: \(address)/  (\(simulatorLine == nil ? "" : "\(address)/store to buy as a test customer, ")\(address)/inspector to check any receipt or JWS)
-                API key for the customer endpoints: \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
+                Server-wide secret key (every app's customers): \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
+                \(keysLine)
                 Try first:
                   curl \(address)/health
                 \(simulatorLine.map { $0.replacingOccurrences(of: "ADDRESS", with: address) + "\n" } ?? "")\
@@ -154,6 +176,8 @@ public struct ServeCommand: AsyncParsableCommand {
         set("simulator.pki", pki.map { .string(URL(fileURLWithPath: $0).path) })
         set("apiKeys", apiKeys.isEmpty ? nil : .stringArray(apiKeys))
         set("adminToken", adminToken.map { .string($0) })
+        set("simulator.appKeys", appKeys.isEmpty ? nil : .stringArray(appKeys))
+        set("simulator.secretKeys", secretKeys.isEmpty ? nil : .stringArray(secretKeys))
         set("server.allowedHosts", allowedHosts.isEmpty ? nil : .stringArray(allowedHosts))
         set(
             "simulator.serverApiKeys",

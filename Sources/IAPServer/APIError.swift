@@ -36,6 +36,8 @@ public struct APIError: CodedError, Sendable {
         let status =
             switch error.kind {
             case .invalid: 400
+            case .unauthenticated: 401
+            case .forbidden: 403
             case .notFound: 404
             case .conflict: 409
             case .refused: 422

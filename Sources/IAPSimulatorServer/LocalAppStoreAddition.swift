@@ -18,11 +18,16 @@ public final class LocalAppStoreAddition: ServerAddition {
     private let logger: Logger
     private let feed = Mutex<NotificationFeed?>(nil)
     private let rateLimit = InAppsRateLimit()
+    /// The simulated app's keys.
+    private let accessKeys: [AccessKey]
 
     /// Serves `store`; with `storage`, its changes are saved there and a request that changed it is answered once the
     /// change is saved.
-    public init(store: AppStoreSimulator, storage: (any ServerStorage)? = nil, logger: Logger) {
+    public init(
+        store: AppStoreSimulator, storage: (any ServerStorage)? = nil, accessKeys: [AccessKey] = [], logger: Logger
+    ) {
         self.store = store
+        self.accessKeys = accessKeys
         self.logger = logger
         saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger) }
     }
@@ -68,7 +73,8 @@ public final class LocalAppStoreAddition: ServerAddition {
                     catalog: catalog, configuration: configuration, pki: authority,
                     clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
             }
-            return LocalAppStoreAddition(store: store, storage: storage, logger: logger)
+            return LocalAppStoreAddition(
+                store: store, storage: storage, accessKeys: simulated.accessKeys, logger: logger)
         }
     }
 
@@ -76,12 +82,11 @@ public final class LocalAppStoreAddition: ServerAddition {
 
     /// The simulated app, trusted with the simulator's roots.
     public var apps: [AppConfiguration] {
-        [
-            AppConfiguration(
-                bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
-                environments: [store.configuration.environment], trustStore: store.pki.trustStore,
-                catalog: store.catalog)
-        ]
+        var app = AppConfiguration(
+            bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
+            environments: [store.configuration.environment], trustStore: store.pki.trustStore, catalog: store.catalog)
+        app.accessKeys = accessKeys
+        return [app]
     }
 
     /// The store's clock: validation answers at the simulated moment.

@@ -33,7 +33,8 @@ public struct ValidationServer: Sendable {
     /// A server at `url`.
     /// - Parameters:
     ///   - url: where the server listens.
-    ///   - apiKey: sent as `Authorization: Bearer` (the customer routes need it).
+    ///   - apiKey: the app's app key (`app.NAME.appKeys`), sent as `Authorization: Bearer`: it records this device's
+    ///     purchases and reads its own customer, and is safe to ship in the app (never ship a secret key).
     ///   - document: what the device sends.
     ///   - acceptsSandbox: whether sandbox documents are accepted.
     ///   - sharedSecret: the app's shared secret, sent with `verifyReceipt`.

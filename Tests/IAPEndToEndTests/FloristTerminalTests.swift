@@ -20,13 +20,18 @@ struct FloristTerminalTests {
     @Test func aPersonBuysConsumesSwitchesModesAndSeesARefundArrive() async throws {
         let folder = try ServerProcessTests.pkiFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = ServerProcessTests.key
-        let server = try await ServerProcess.start(["--database", ":memory:", "--pki", folder.path, "--api-key", key])
+        // The florist carries an app key, as an app in customers' hands would: it records its purchases and reads its
+        // own customer, nothing more.
+        let key = "florist-app-key-0123456789"
+        let server = try await ServerProcess.start([
+            "--database", ":memory:", "--pki", folder.path, "--api-key", ServerProcessTests.key, "--app-key",
+            "florist-2026=\(key)",
+        ])
         let terminal = try Terminal(
             try #require(ServerProcess.builtExecutable("florist")),
             [
                 "--server", "http://127.0.0.1:\(server.port)", "--account", "ana", "--create-account", "--pki",
-                folder.path, "--catalog", "Examples/Florist/Florist.storekit", "--api-key", key,
+                folder.path, "--catalog", "Examples/Florist/Florist.storekit", "--app-key", key,
             ])
 
         var screen = try await terminal.screen(after: nil, showing: "» Welcome.")

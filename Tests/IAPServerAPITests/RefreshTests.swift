@@ -39,7 +39,7 @@ import Testing
             let service = try Self.service(simulator, apple: apple)
             // The app posted its first purchase; every notification after it was lost.
             let first = try await service.recordTransaction(
-                signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil)
+                signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil, caller: nil)
             try simulator.advance(by: SubscriptionPeriod(value: 1, unit: .month), count: 3)
             _ = try simulator.purchase(FloristCatalog.flowers, account: "ana")
             let before = try await service.entitlements(of: first.customer)
@@ -66,7 +66,7 @@ import Testing
         let gold = try #require(try simulator.purchase(FloristCatalog.gold, account: "ana").transaction)
         let unconfigured = try Self.service(simulator, apple: nil)
         let customer = try await unconfigured.recordTransaction(
-            signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil
+            signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil, caller: nil
         ).customer
         let missing = await #expect(throws: ServiceError.self) { try await unconfigured.refresh(customer) }
         #expect(missing.map(APIError.init)?.status == 409 && missing?.code == "refreshUnavailable")
@@ -75,7 +75,7 @@ import Testing
         let unreachable = try Self.service(
             simulator, apple: URL(string: "http://127.0.0.1:9")!, timeout: .milliseconds(500))
         let known = try await unreachable.recordTransaction(
-            signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil
+            signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil, caller: nil
         ).customer
         let down = await #expect(throws: ServiceError.self) { try await unreachable.refresh(known) }
         #expect(down.map(APIError.init)?.status == 502 && down?.code == "serverAPIFailed")
@@ -88,7 +88,7 @@ import Testing
         try await S.serve(simulator) { apple in
             let service = try Self.service(simulator, apple: apple)
             let customer = try await service.recordTransaction(
-                signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil
+                signedTransaction: gold.jws, signedRenewalInfo: nil, appAccountToken: nil, caller: nil
             ).customer
             _ = try simulator.purchase(FloristCatalog.flowers, account: "ana")
             var logger = Logger(label: "test")

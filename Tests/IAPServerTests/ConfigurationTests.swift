@@ -210,6 +210,17 @@ struct ConfigurationTests {
             (#"{"simulator": {"serverApiKeys": ["no-file-named"]}}"#, "simulator.serverApiKeys"),
             (#"{"simulator": {"serverApiKeys": ["KEY1=missing.p8"]}}"#, "simulator.serverApiKeys"),
             (#"{"simulator": {"serverApiKeys": ["KEY1=/etc/hostname"]}}"#, "simulator.serverApiKeys"),
+            (#"{"simulator": {"appKeys": ["nokey"]}}"#, "simulator.appKeys"),
+            (#"{"simulator": {"appKeys": ["a=short"]}}"#, "simulator.appKeys"),
+            (#"{"simulator": {"appKeys": ["bad id=0123456789abcdef"]}}"#, "simulator.appKeys"),
+            (
+                #"{"simulator": {"appKeys": ["a=0123456789abcdef"], "secretKeys": ["a=fedcba9876543210"]}}"#,
+                "simulator.secretKeys"
+            ),
+            (
+                #"{"apiKeys": ["0123456789abcdef"], "simulator": {"appKeys": ["a=0123456789abcdef"]}}"#,
+                "simulator.appKeys"
+            ),
         ])
     func badConfigurationNamesTheKey(_ text: String, key: String) async throws {
         do {

@@ -60,7 +60,7 @@ struct StreamingJSONEncoderTests {
             let bought = try #require(
                 try harness.store.purchase(product, account: "ana", options: .init(appAccountToken: token)).transaction)
             customer = try await harness.service.recordTransaction(
-                signedTransaction: bought.jws, signedRenewalInfo: nil, appAccountToken: nil
+                signedTransaction: bought.jws, signedRenewalInfo: nil, appAccountToken: nil, caller: nil
             ).customer
         }
         let flowers = try #require(
@@ -69,7 +69,7 @@ struct StreamingJSONEncoderTests {
         try harness.store.advance(by: 40 * 86_400)
         for transaction in try harness.store.transactions(account: "ana") {
             _ = try await harness.service.recordTransaction(
-                signedTransaction: transaction.jws, signedRenewalInfo: nil, appAccountToken: nil)
+                signedTransaction: transaction.jws, signedRenewalInfo: nil, appAccountToken: nil, caller: nil)
         }
         let key = try #require(customer)
         let snapshot = try await harness.service.entitlements(of: key)

@@ -75,31 +75,35 @@ package struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The API-key guard of the customer endpoints: 401 without a key, 403 with a wrong one. Keys are compared as SHA-256
-/// digests, so the time taken does not say how much of a guess was right.
-struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
-    private let digests: [SHA256.Digest]
-
-    init(keys: [String]) {
-        digests = keys.filter { !$0.isEmpty }.map { SHA256.hash(data: Array($0.utf8)) }
-    }
+/// Reads the key a request presents (`Authorization: Bearer KEY` or `X-API-Key: KEY`) into the context's ``Caller``:
+/// 403 for a key the server does not know; without a key, 401 where one is `required` (the customer routes), else the
+/// request goes on without a caller (posting a document, which the service allows for apps configured without keys).
+/// What each kind of key may reach is the service's decision.
+struct AccessKeyMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let ring: KeyRing
+    let required: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        try check(request)
+        var context = context
+        context.caller = try caller(of: request)
         return try await next(request, context)
     }
 
-    func check(_ request: Request) throws(APIError) {
+    func caller(of request: Request) throws(APIError) -> Caller? {
         let presented = BearerToken.of(request) ?? HTTPField.Name("X-API-Key").flatMap { request.headers[$0] }
         guard let presented, !presented.isEmpty else {
-            throw APIError(401, "apiKeyMissing", "send an API key: Authorization: Bearer KEY, or X-API-Key: KEY")
+            guard !required else {
+                throw APIError(401, "apiKeyMissing", "send a key: Authorization: Bearer KEY, or X-API-Key: KEY")
+            }
+            return nil
         }
-        let digest = SHA256.hash(data: Array(presented.utf8))
-        var matched = false
-        for known in digests where known == digest { matched = true }
-        guard matched else { throw APIError(403, "apiKeyInvalid", "the API key is not one this server accepts") }
+        guard let caller = ring.caller(presenting: presented) else {
+            throw APIError(403, "apiKeyInvalid", "the key is not one this server accepts")
+        }
+        return caller
     }
 }
 

@@ -4,6 +4,8 @@ public import Hummingbird
 /// with (bodies past it are answered 413), and answers written by ``ServerJSONEncoder``.
 public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// Who the request comes from, when it presented a key the server knows (set by the access-key middleware).
+    public var caller: Caller?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)

@@ -4,33 +4,35 @@ import Hummingbird
 import IAPEntitlements
 import IAPSignedData
 
-/// The routes of the validation API, over one ``ValidationService``; the customer routes are behind
-/// ``APIKeyMiddleware``.
+/// The routes of the validation API, over one ``ValidationService``. The document routes read a key when one is
+/// presented; the customer routes need one (``AccessKeyMiddleware``); what each key reaches is the service's rule.
 struct ServerRoutes: Sendable {
     let service: ValidationService
     let configuration: ServerConfiguration
 
     func add(to router: Router<ServerRequestContext>) {
+        let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
         router.get("/health") { _, _ in try await health() }
-        router.post("/v1/transactions") { request, _ in try await transactions(request) }
-        router.post("/v1/receipts") { request, _ in try await receipts(request) }
+        let documents = router.group("v1").add(middleware: AccessKeyMiddleware(ring: ring, required: false))
+        documents.post("transactions") { request, context in try await transactions(request, context.caller) }
+        documents.post("receipts") { request, context in try await receipts(request, context.caller) }
         router.post("/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .production) }
         router.post("/sandbox/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .sandbox) }
         router.post("/v1/notifications") { request, _ in try await notifications(request) }
-        let customers = router.group("v1/customers").add(
-            middleware: APIKeyMiddleware<ServerRequestContext>(keys: configuration.apiKeys))
+        let customers = router.group("v1/customers").add(middleware: AccessKeyMiddleware(ring: ring, required: true))
         customers.get(":id/entitlements") { request, context in
-            try await entitlements(request, id: try context.parameters.require("id"))
+            try await entitlements(request, id: try context.parameters.require("id"), context.caller)
         }
         customers.get(":id/transactions") { request, context in
-            try await customerTransactions(request, id: try context.parameters.require("id"))
+            try await customerTransactions(request, id: try context.parameters.require("id"), context.caller)
         }
         customers.post(":id/consumptions") { request, context in
-            try await consumptions(request, id: try context.parameters.require("id"))
+            try await consumptions(request, id: try context.parameters.require("id"), context.caller)
         }
         customers.post(":id/refresh") { request, context in
             let customer = try await service.customer(
-                try context.parameters.require("id"), bundleID: request.uri.queryParameters.get("bundleId"))
+                try context.parameters.require("id"), bundleID: request.uri.queryParameters.get("bundleId"),
+                caller: try Self.keyed(context.caller), needs: .secret)
             let answer = try await service.refresh(customer)
             return Answers.Refresh(
                 customer: answer.customer.id, bundleId: answer.customer.bundleID,
@@ -47,23 +49,29 @@ struct ServerRoutes: Sendable {
         return Answers.Health(status: "ok", apps: service.bundleIDs, storage: counts)
     }
 
-    func transactions(_ request: Request) async throws -> Answers.Entitlements {
+    /// The caller of a route behind a required key (the middleware refused a request without one).
+    static func keyed(_ caller: Caller?) throws(APIError) -> Caller {
+        guard let caller else { throw APIError(401, "apiKeyMissing", "send a key: Authorization: Bearer KEY") }
+        return caller
+    }
+
+    func transactions(_ request: Request, _ caller: Caller?) async throws -> Answers.Entitlements {
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["signedTransaction", "signedRenewalInfo", "appAccountToken"])
         let answer = try await service.recordTransaction(
             signedTransaction: try body.requiredString("signedTransaction"),
             signedRenewalInfo: try body.string("signedRenewalInfo"),
-            appAccountToken: try body.string("appAccountToken"))
+            appAccountToken: try body.string("appAccountToken"), caller: caller)
         return Answers.Entitlements(answer.customer, answer.entitlements)
     }
 
-    func receipts(_ request: Request) async throws -> Answers.Entitlements {
+    func receipts(_ request: Request, _ caller: Caller?) async throws -> Answers.Entitlements {
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["receiptData", "appAccountToken"])
         let answer = try await service.recordReceipt(
-            try body.requiredString("receiptData"), appAccountToken: try body.string("appAccountToken"))
+            try body.requiredString("receiptData"), appAccountToken: try body.string("appAccountToken"), caller: caller)
         return Answers.Entitlements(
             customerID: answer.customer?.id, bundleID: answer.customer?.bundleID ?? service.bundleIDs[0],
             answer.entitlements)
@@ -84,13 +92,15 @@ struct ServerRoutes: Sendable {
         return Answers.Notification(status: outcome.rawValue)
     }
 
-    func entitlements(_ request: Request, id: String) async throws -> Answers.Entitlements {
-        let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
+    func entitlements(_ request: Request, id: String, _ caller: Caller?) async throws -> Answers.Entitlements {
+        let customer = try await service.customer(
+            id, bundleID: request.uri.queryParameters.get("bundleId"), caller: try Self.keyed(caller), needs: .app)
         return Answers.Entitlements(customer, try await service.entitlements(of: customer))
     }
 
-    func customerTransactions(_ request: Request, id: String) async throws -> Answers.Transactions {
-        let customer = try await service.customer(id, bundleID: request.uri.queryParameters.get("bundleId"))
+    func customerTransactions(_ request: Request, id: String, _ caller: Caller?) async throws -> Answers.Transactions {
+        let customer = try await service.customer(
+            id, bundleID: request.uri.queryParameters.get("bundleId"), caller: try Self.keyed(caller), needs: .secret)
         let limit = try request.integerQuery("limit", in: 1...1_000) ?? 100
         let cursor: String? = request.uri.queryParameters.get("cursor").map { String($0) }
         if let cursor, cursor.isEmpty || cursor.utf8.count > 64 {
@@ -100,11 +110,14 @@ struct ServerRoutes: Sendable {
         return Answers.Transactions(customer, page, limit: limit)
     }
 
-    func consumptions(_ request: Request, id: String) async throws -> EditedResponse<Answers.Consumption> {
+    func consumptions(_ request: Request, id: String, _ caller: Caller?) async throws
+        -> EditedResponse<Answers.Consumption>
+    {
         let body = try RequestDocument(
             bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
             allowed: ["productId", "quantity", "idempotencyKey", "bundleId"])
-        let customer = try await service.customer(id, bundleID: try body.string("bundleId"))
+        let customer = try await service.customer(
+            id, bundleID: try body.string("bundleId"), caller: try Self.keyed(caller), needs: .app)
         let productID = try body.requiredString("productId")
         let key = try body.requiredString("idempotencyKey")
         guard key.utf8.count <= 200 else {

@@ -22,6 +22,9 @@ public struct AppConfiguration: Sendable {
     public var maximumNotificationAge: TimeInterval
     /// The App Store Server API client `POST /v1/customers/{id}/refresh` catches up with, when configured.
     public var serverAPI: ServerAPIClient?
+    /// The app's keys (``AccessKey``): with any, posting a document of this app needs one of them (or a server-wide
+    /// key); without, posting is open as Apple's signature is the only credential a document needs.
+    public var accessKeys: [AccessKey] = []
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],

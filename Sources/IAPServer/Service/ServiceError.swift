@@ -8,6 +8,10 @@ public struct ServiceError: CodedError, Sendable {
     public enum Kind: Sendable, Hashable {
         /// The request is malformed (400).
         case invalid
+        /// It needs a key and presented none (401).
+        case unauthenticated
+        /// The key presented does not reach what it asked for (403).
+        case forbidden
         /// What it names is not known here (404).
         case notFound
         /// It contradicts what is recorded (409).

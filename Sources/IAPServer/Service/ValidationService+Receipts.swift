@@ -19,8 +19,11 @@ extension ValidationService {
     /// The customer is the app account token given, else whoever already owns one of the receipt's purchases, else
     /// the original transaction id of its earliest purchase. A receipt without purchases and without a token names
     /// nobody: the answer has no customer and owns nothing.
-    public func recordReceipt(_ base64: String, appAccountToken: String?) async throws(ServiceError) -> ReceiptAnswer {
+    public func recordReceipt(_ base64: String, appAccountToken: String?, caller: Caller?) async throws(ServiceError)
+        -> ReceiptAnswer
+    {
         let checked = try await checkReceipt(base64, field: "receiptData")
+        try Self.authorizePost(caller, app: checked.app)
         guard checked.verdict.isValid else {
             throw Self.refused("receiptData", checked.verdict.failures)
         }

@@ -44,6 +44,9 @@ public struct ValidationService: Sendable {
     /// The bundle ids served, in configuration order.
     public var bundleIDs: [String] { appOrder }
 
+    /// The apps served, in configuration order.
+    var appConfigurations: [AppConfiguration] { appOrder.compactMap { apps[$0]?.configuration } }
+
     /// The current moment by the server's clock.
     public var now: Date { clock() }
 
@@ -60,10 +63,13 @@ public struct ValidationService: Sendable {
     ///
     /// The customer is the app account token the request or the transaction names (they must agree), or, without one,
     /// whoever already owns the original transaction, else the original transaction id itself.
-    public func recordTransaction(signedTransaction jws: String, signedRenewalInfo: String?, appAccountToken: String?)
-        async throws(ServiceError) -> CustomerAnswer
-    {
+    ///
+    /// `caller` is who presented a key (nil: no key), see ``authorizePost(_:app:)``.
+    public func recordTransaction(
+        signedTransaction jws: String, signedRenewalInfo: String?, appAccountToken: String?, caller: Caller?
+    ) async throws(ServiceError) -> CustomerAnswer {
         let app = try self.app(forDocument: jws, as: TransactionPayload.self) { $0.bundleID }
+        try Self.authorizePost(caller, app: app)
         let (payload, _) = try await Self.accepted("signedTransaction", counted: "transaction") {
             () async throws(SignedDataParsingError) in try await app.signedData.verifyTransaction(jws)
         }
@@ -260,9 +266,57 @@ public struct ValidationService: Sendable {
                 + (error.appleErrorCode.map { " \($0)" } ?? "") + ": \(error.reason)")
     }
 
+    // MARK: - Access
+
+    /// Whether `caller` may post a document of `app`: any key of the app, or a server-wide one; without a key only
+    /// when the app has no keys configured (Apple's signature is then the only credential).
+    static func authorizePost(_ caller: Caller?, app: ServedApp) throws(ServiceError) {
+        guard let caller else {
+            guard app.configuration.accessKeys.isEmpty else {
+                throw ServiceError(
+                    .unauthenticated, "apiKeyMissing",
+                    "\(app.configuration.bundleID) takes documents with one of its keys (Authorization: Bearer KEY)")
+            }
+            return
+        }
+        try authorize(caller, app: app, needs: .app)
+    }
+
+    /// Whether `caller` reaches `app` with the scope `needs` (an app key for what acts for one named customer, a
+    /// secret key for listings and refresh).
+    static func authorize(_ caller: Caller, app: ServedApp, needs: AccessKey.Scope) throws(ServiceError) {
+        guard caller.reaches(app.configuration.bundleID) else {
+            throw ServiceError(
+                .forbidden, "keyNotForApp",
+                "key \(caller.keyID) belongs to another app than \(app.configuration.bundleID)")
+        }
+        if needs == .secret, caller.scope == .app {
+            throw ServiceError(
+                .forbidden, "secretKeyRequired",
+                "key \(caller.keyID) is an app key: this needs a secret key, which stays on the app's backend")
+        }
+    }
+
+    /// The customer `id` names, for a caller with a key: the app is the one `bundleID` names, else the key's (or the
+    /// only one served). An app key names its customer exactly (by the id the server gave, never by searching an
+    /// original transaction id); a secret key may name one by either.
+    public func customer(_ id: String, bundleID: String?, caller: Caller, needs: AccessKey.Scope)
+        async throws(ServiceError) -> CustomerKey
+    {
+        let app = try app(bundleID: bundleID ?? caller.bundleID)
+        try Self.authorize(caller, app: app, needs: needs)
+        let found = try await customer(id, bundleID: app.configuration.bundleID)
+        if caller.scope == .app, found.id != ((try? Self.normalizedToken(id)) ?? id) {
+            throw ServiceError(
+                .notFound, "customerNotFound", "no customer of \(app.configuration.bundleID) is known as '\(id)'")
+        }
+        return found
+    }
+
     // MARK: - Customers
 
-    /// The customer `id` names (an app account token or an original transaction id) for an app.
+    /// The customer `id` names (an app account token or an original transaction id) for an app, as the operator
+    /// asks (no key involved).
     public func customer(_ id: String, bundleID: String?) async throws(ServiceError) -> CustomerKey {
         let app = try self.app(bundleID: bundleID)
         let key = (try? Self.normalizedToken(id)) ?? id

@@ -26,11 +26,13 @@ import X509
 ///   `app.NAME.xcodeCertificate` (accepts Xcode-signed data), `app.NAME.sharedSecret`, `app.NAME.catalog`,
 ///   `app.NAME.maximumNotificationAge` (seconds), `app.NAME.serverApi.keyId`, `app.NAME.serverApi.issuerId`,
 ///   `app.NAME.serverApi.key` (the `.p8`) and `app.NAME.serverApi.baseUrl` (optional): the App Store Server API key
-///   `POST /v1/customers/{id}/refresh` uses
+///   `POST /v1/customers/{id}/refresh` uses; `app.NAME.appKeys` and `app.NAME.secretKeys` (`ID=KEY` entries, see
+///   ``AccessKey``: app keys ship in the app, secret keys stay on its backend)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
-///   `simulator.serverApiIssuerId` (the issuer id tokens must carry), `simulator.performanceTestThreshold` (the
+///   `simulator.serverApiIssuerId` (the issuer id tokens must carry), `simulator.appKeys` and `simulator.secretKeys`
+///   (the simulated app's keys, as an app's), `simulator.performanceTestThreshold` (the
 ///   milliseconds past which a Retention Messaging performance test counts an answer as timed out; 700)
 ///
 /// Relative file paths are read from the configuration file's folder.
@@ -117,6 +119,7 @@ public struct ServerSettings: Sendable {
         if Set(settings.apps.map(\.bundleID)).count != settings.apps.count {
             throw ConfigurationProblem("apps", "two apps have the same bundle id")
         }
+        try checkKeysDiffer(settings.server.apiKeys + settings.apps.flatMap { $0.accessKeys.map(\.value) }, "apps")
 
         if try keys.bool("simulator.enabled") ?? names.isEmpty {
             var simulator = SimulatorSettings()
@@ -128,9 +131,13 @@ public struct ServerSettings: Sendable {
                 simulator.serverAPIKeys[keyID] = key
             }
             simulator.serverAPIIssuerID = try keys.string("simulator.serverApiIssuerId")
+            simulator.accessKeys = try accessKeys("simulator.", keys)
             if let threshold = try keys.int("simulator.performanceTestThreshold", in: 1...60_000) {
                 simulator.performanceTestThreshold = Int64(threshold)
             }
+            try checkKeysDiffer(
+                settings.server.apiKeys + (settings.apps.flatMap(\.accessKeys) + simulator.accessKeys).map(\.value),
+                "simulator.appKeys")
             if settings.apps.contains(where: { $0.bundleID == simulator.bundleID }) {
                 throw ConfigurationProblem(
                     "simulator.bundleId", "\(simulator.bundleID) is also a configured app; give the simulator its own")
@@ -143,6 +150,38 @@ public struct ServerSettings: Sendable {
             }
         }
         return settings
+    }
+
+    /// An app's keys from `PREFIXappKeys` and `PREFIXsecretKeys`, each entry `ID=KEY`: ids of letters, digits, `.`,
+    /// `-` and `_` (at most 64, each once), keys of at least 16 characters.
+    private static func accessKeys(_ prefix: String, _ keys: KeyReader) throws(ConfigurationProblem) -> [AccessKey] {
+        var found: [AccessKey] = []
+        for (name, scope) in [("appKeys", AccessKey.Scope.app), ("secretKeys", .secret)] {
+            for entry in try keys.strings(prefix + name) ?? [] {
+                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, (1...64).contains(parts[0].count),
+                    parts[0].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+                else {
+                    throw ConfigurationProblem(prefix + name, "an entry is not ID=KEY (an id of letters and digits)")
+                }
+                guard parts[1].count >= 16 else {
+                    throw ConfigurationProblem(prefix + name, "key '\(parts[0])' is shorter than 16 characters")
+                }
+                guard !found.contains(where: { $0.id == parts[0] }) else {
+                    throw ConfigurationProblem(prefix + name, "the key id '\(parts[0])' is used twice")
+                }
+                found.append(AccessKey(id: parts[0], scope: scope, value: parts[1]))
+            }
+        }
+        return found
+    }
+
+    /// Every key the server accepts names one caller: the same key twice (an app key that is also a secret key, or
+    /// one key for two apps) is refused.
+    private static func checkKeysDiffer(_ values: [String], _ key: String) throws(ConfigurationProblem) {
+        guard Set(values).count == values.count else {
+            throw ConfigurationProblem(key, "the same key is configured twice (each key names one app and one scope)")
+        }
     }
 
     /// One `KEYID=FILE` entry: the key id and the public key, read from a `.p8` private key or a PEM public key.
@@ -218,6 +257,7 @@ public struct ServerSettings: Sendable {
             sharedSecret: try keys.string(prefix + "sharedSecret"), catalog: catalog,
             maximumNotificationAge: TimeInterval(age))
         app.serverAPI = try serverAPIClient(prefix + "serverApi.", app: app, keys)
+        app.accessKeys = try accessKeys(prefix, keys)
         return app
     }
 
@@ -274,6 +314,8 @@ public struct SimulatorSettings: Sendable {
     /// The answer time, in milliseconds, past which a Retention Messaging performance test counts a request as timed
     /// out (Apple's 700 by default).
     public var performanceTestThreshold: Int64 = 700
+    /// The simulated app's keys, as an app's (``AppConfiguration/accessKeys``).
+    public var accessKeys: [AccessKey] = []
 
     public init(bundleID: String = "com.example.florist", catalogPath: String? = nil) {
         self.bundleID = bundleID
