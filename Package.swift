@@ -218,6 +218,7 @@ let package = Package(
             dependencies: [
                 "IAPCore", "IAPCatalog", "IAPEntitlements", "IAPSignedData", "IAPReceipts", "IAPTrust",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

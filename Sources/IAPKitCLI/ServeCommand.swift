@@ -64,6 +64,13 @@ public struct ServeCommand: AsyncParsableCommand {
     var secretKeys: [String] = []
 
     @Option(
+        name: .customLong("answer-key"),
+        help: ArgumentHelp(
+            "Sign answers for apps that send a nonce with this P-256 private key, as ID=FILE (PEM).",
+            valueName: "ID=FILE"))
+    var answerKey: String?
+
+    @Option(
         help:
             "The token /simulator, /console and /metrics require (needed outside development mode: with apps configured or beyond loopback)."
     )
@@ -176,6 +183,12 @@ public struct ServeCommand: AsyncParsableCommand {
         set("simulator.pki", pki.map { .string(URL(fileURLWithPath: $0).path) })
         set("apiKeys", apiKeys.isEmpty ? nil : .stringArray(apiKeys))
         set("adminToken", adminToken.map { .string($0) })
+        if let answerKey {
+            let parts = answerKey.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--answer-key is ID=FILE") }
+            set("answerSigning.keyId", .string(parts[0]))
+            set("answerSigning.key", .string(URL(fileURLWithPath: parts[1]).path))
+        }
         set("simulator.appKeys", appKeys.isEmpty ? nil : .stringArray(appKeys))
         set("simulator.secretKeys", secretKeys.isEmpty ? nil : .stringArray(secretKeys))
         set("server.allowedHosts", allowedHosts.isEmpty ? nil : .stringArray(allowedHosts))

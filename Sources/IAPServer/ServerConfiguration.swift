@@ -15,6 +15,8 @@ public struct ServerConfiguration: Sendable {
     public var allowedHosts: [String]
     /// Header, body and idle timeouts and the ceiling on open connections.
     public var connectionLimits: ConnectionLimits
+    /// The key answers are signed with for apps that send a nonce (`SignedAnswer`); nil: answers are not signed.
+    public var answerSigner: AnswerSigner?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 1 << 20, apiKeys: [String] = [],

@@ -41,10 +41,18 @@ public struct HTTPTransportRequest: Sendable {
 public struct HTTPTransportAnswer: Sendable {
     public var status: Int
     public var body: [UInt8]
+    /// The answer's header fields (names as sent; compare them without regard to case).
+    public var headers: [(name: String, value: String)]
 
-    public init(status: Int, body: [UInt8]) {
+    public init(status: Int, body: [UInt8], headers: [(name: String, value: String)] = []) {
         self.status = status
         self.body = body
+        self.headers = headers
+    }
+
+    /// The first value of the header `name`, compared without regard to case.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
@@ -123,8 +131,17 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecke
                 lock.withLock {
                     defer { self.continuation = nil }
                     if let failure = failure ?? error { return (self.continuation, .failure(failure)) }
-                    let status = (task.response as? HTTPURLResponse)?.statusCode ?? 0
-                    return (self.continuation, .success(HTTPTransportAnswer(status: status, body: Array(data))))
+                    let response = task.response as? HTTPURLResponse
+                    let headers = (response?.allHeaderFields ?? [:]).compactMap {
+                        field -> (name: String, value: String)? in
+                        guard let name = field.key as? String, let value = field.value as? String else { return nil }
+                        return (name: name, value: value)
+                    }
+                    return (
+                        self.continuation,
+                        .success(
+                            HTTPTransportAnswer(status: response?.statusCode ?? 0, body: Array(data), headers: headers))
+                    )
                 }
         continuation?.resume(with: result)
     }

@@ -12,13 +12,16 @@ package struct JSONHTTPClient: Sendable {
     /// validation server).
     package let unreachable: StoreError.Code
     package let transport: any HTTPTransport
+    /// When set, every request carries a nonce and every successful answer must be signed for it.
+    package let answers: AnswerVerification?
 
     package static let maximumAnswerSize = 16 << 20
 
     package init(
         baseURL: URL, headers: [(String, String)], timeout: Duration, unreachable: StoreError.Code,
-        transport: any HTTPTransport
+        transport: any HTTPTransport, answers: AnswerVerification? = nil
     ) {
+        self.answers = answers
         self.baseURL = baseURL
         self.headers = headers
         self.timeout = timeout
@@ -46,15 +49,26 @@ package struct JSONHTTPClient: Sendable {
         guard let url = url(path) else { throw StoreError(.systemError, "\(path) does not make a URL") }
         var headers = headers.map { (name: $0.0, value: $0.1) }
         if bytes != nil { headers.append((name: "Content-Type", value: "application/json")) }
+        let nonce = answers?.nonce()
+        if let nonce { headers.append((name: SignedAnswer.nonceHeader, value: nonce)) }
         let request = HTTPTransportRequest(
             method: method, url: url, headers: headers, body: bytes, timeout: timeout,
             maximumAnswerSize: Self.maximumAnswerSize)
-        do {
-            let answer = try await transport.send(request)
-            return (answer.status, answer.body)
-        } catch {
+        let answer: HTTPTransportAnswer
+        do { answer = try await transport.send(request) } catch {
             throw StoreError(unreachable, "\(method) \(url) failed: \(error)")
         }
+        if let answers, let nonce {
+            try answers.check(answer, method: method, target: Self.target(of: url), nonce: nonce)
+        }
+        return (answer.status, answer.body)
+    }
+
+    /// The request target of `url` as it goes on the wire: the path and the query.
+    static func target(of url: URL) -> String {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let path = components?.percentEncodedPath ?? url.path
+        return (path.isEmpty ? "/" : path) + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
     }
 
     /// Sends and decodes a 2xx answer; any other status becomes an error carrying the server's code.

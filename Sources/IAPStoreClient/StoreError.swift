@@ -43,6 +43,14 @@ public struct StoreError: CodedError, Sendable {
         public static let wrongBundle = Code(rawValue: "wrongBundle")
         /// A sandbox document was sent to a server (or endpoint) for production.
         public static let sandboxReceiptInProduction = Code(rawValue: "sandboxReceiptInProduction")
+        /// The validation server's answer carries no signature, and the app requires one (``AnswerVerification``).
+        public static let answerNotSigned = Code(rawValue: "answerNotSigned")
+        /// The answer does not match its signature, or a key the app does not know signed it.
+        public static let answerSignatureInvalid = Code(rawValue: "answerSignatureInvalid")
+        /// The answer was signed for another request's nonce.
+        public static let answerReplayed = Code(rawValue: "answerReplayed")
+        /// The answer was signed too long before (or after) the device's clock.
+        public static let answerStale = Code(rawValue: "answerStale")
         /// The cache could not be read or written.
         public static let persistenceFailed = Code(rawValue: "persistenceFailed")
     }

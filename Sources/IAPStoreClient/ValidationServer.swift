@@ -39,18 +39,20 @@ public struct ValidationServer: Sendable {
     ///   - acceptsSandbox: whether sandbox documents are accepted.
     ///   - sharedSecret: the app's shared secret, sent with `verifyReceipt`.
     ///   - transport: how requests are sent; `URLSession` by default.
+    ///   - answerVerification: the server's answer keys: with them, every answer the device unlocks from must be
+    ///     signed by the server for this request (``AnswerVerification``).
     ///   - timeout: the limit of each request.
     public init(
         url: URL, apiKey: String? = nil, document: Document = .signedTransaction, acceptsSandbox: Bool = true,
         sharedSecret: String? = nil, transport: any HTTPTransport = URLSessionTransport(),
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(10), answerVerification: AnswerVerification? = nil
     ) {
         self.document = document
         self.acceptsSandbox = acceptsSandbox
         self.sharedSecret = sharedSecret
         http = JSONHTTPClient(
             baseURL: url, headers: apiKey.map { [("Authorization", "Bearer \($0)")] } ?? [], timeout: timeout,
-            unreachable: .serverUnreachable, transport: transport)
+            unreachable: .serverUnreachable, transport: transport, answers: answerVerification)
     }
 
     // MARK: - The Store's three calls

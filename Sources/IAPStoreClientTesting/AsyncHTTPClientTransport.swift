@@ -21,6 +21,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         let response = try await client.execute(outgoing, timeout: .init(request.timeout))
         var buffer = try await response.body.collect(upTo: request.maximumAnswerSize)
         return HTTPTransportAnswer(
-            status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [],
+            headers: response.headers.map { (name: $0.name, value: $0.value) })
     }
 }

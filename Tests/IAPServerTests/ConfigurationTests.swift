@@ -211,6 +211,9 @@ struct ConfigurationTests {
             (#"{"simulator": {"serverApiKeys": ["KEY1=missing.p8"]}}"#, "simulator.serverApiKeys"),
             (#"{"simulator": {"serverApiKeys": ["KEY1=/etc/hostname"]}}"#, "simulator.serverApiKeys"),
             (#"{"simulator": {"appKeys": ["nokey"]}}"#, "simulator.appKeys"),
+            (#"{"answerSigning": {"keyId": "k1", "key": "missing.pem"}}"#, "answerSigning.key"),
+            (#"{"answerSigning": {"keyId": "k1", "key": "/etc/hostname"}}"#, "answerSigning.key"),
+            (#"{"answerSigning": {"keyId": "bad id", "key": "/etc/hostname"}}"#, "answerSigning.keyId"),
             (#"{"simulator": {"appKeys": ["a=short"]}}"#, "simulator.appKeys"),
             (#"{"simulator": {"appKeys": ["bad id=0123456789abcdef"]}}"#, "simulator.appKeys"),
             (

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import IAPCatalog
@@ -82,13 +83,16 @@ struct StoreHarness: Sendable {
 
     /// The API key the harness's server accepts for `/v1`.
     static let validationKey = "store-harness-validation-key"
+    /// The key the harness's servers sign their answers with; server validation checks every answer against it.
+    static let answerSigner = AnswerSigner(keyID: "answers-2026", key: TestJWS.key("answer signing key"))
 
     /// Runs `body` while a real server (the validation server's application over an in-memory storage, with
     /// `simulator` under `/simulator`) listens on a loopback port: `port`, or a free one when 0.
     @discardableResult
     static func serve<Value: Sendable>(
         _ simulator: AppStoreSimulator, port: Int = 0, adminToken: String? = nil, apiKeys: [String] = [],
-        heartbeat: Duration = .seconds(15), _ body: @Sendable (URL) async throws -> Value
+        heartbeat: Duration = .seconds(15), answerSigner: AnswerSigner? = StoreHarness.answerSigner,
+        _ body: @Sendable (URL) async throws -> Value
     ) async throws -> Value {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -98,10 +102,11 @@ struct StoreHarness: Sendable {
         let service = try ValidationService(
             apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? start }, logger: logger)
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: port, apiKeys: apiKeys, updatesHeartbeat: heartbeat)
+        configuration.answerSigner = answerSigner
         let application = buildApplication(
-            service: service,
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: port, apiKeys: apiKeys, updatesHeartbeat: heartbeat),
+            service: service, configuration: configuration,
             simulator: simulator, operatorAccess: adminToken.map { .token($0) } ?? .open, logger: logger,
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) })
         // Run as `iapkit serve` runs it (not through the testing framework, which always picks a new port), so a test
@@ -167,9 +172,13 @@ struct StoreHarness: Sendable {
                     configuration: .init(bundleID: Self.bundleID, appVersion: configuration.appVersion)))
         case .server:
             let url = try #require(validationServer, "server mode runs inside StoreHarness.run")
+            let simulator = simulator
             return .server(
                 ValidationServer(
-                    url: url, apiKey: Self.validationKey, document: .signedTransaction, timeout: .seconds(5)))
+                    url: url, apiKey: Self.validationKey, document: .signedTransaction, timeout: .seconds(5),
+                    answerVerification: AnswerVerification(
+                        keys: [Self.answerSigner.keyID: Self.answerSigner.key.publicKey],
+                        clock: { (try? simulator.now) ?? Self.start })))
         }
     }
 

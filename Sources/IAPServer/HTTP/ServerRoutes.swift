@@ -13,13 +13,16 @@ struct ServerRoutes: Sendable {
     func add(to router: Router<ServerRequestContext>) {
         let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
         router.get("/health") { _, _ in try await health() }
+        let signing = AnswerSigningMiddleware(signer: configuration.answerSigner, clock: { service.now })
         let documents = router.group("v1").add(middleware: AccessKeyMiddleware(ring: ring, required: false))
+            .add(middleware: signing)
         documents.post("transactions") { request, context in try await transactions(request, context.caller) }
         documents.post("receipts") { request, context in try await receipts(request, context.caller) }
         router.post("/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .production) }
         router.post("/sandbox/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .sandbox) }
         router.post("/v1/notifications") { request, _ in try await notifications(request) }
         let customers = router.group("v1/customers").add(middleware: AccessKeyMiddleware(ring: ring, required: true))
+            .add(middleware: signing)
         customers.get(":id/entitlements") { request, context in
             try await entitlements(request, id: try context.parameters.require("id"), context.caller)
         }

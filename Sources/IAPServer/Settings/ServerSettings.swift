@@ -19,6 +19,8 @@ import X509
 ///   `server.headerTimeout` (seconds, 10), `server.bodyTimeout` (30), `server.idleTimeout` (60),
 ///   `server.maximumConnections` (4,096, or the file limit less 128)
 /// - `database.url`: an SQLite path (default `iapkit.sqlite`), `:memory:`, or a `postgres://` URL
+/// - `answerSigning.keyId` and `answerSigning.key` (a P-256 private key in PEM, as `openssl ecparam -name prime256v1
+///   -genkey | openssl pkcs8 -topk8 -nocrypt` writes): the key answers are signed with for apps that send a nonce
 /// - `apiKeys`: keys for the customer endpoints; `adminToken`: the token `/simulator`, `/console` and `/metrics`
 ///   require whenever the server is not in development mode (no app configured, loopback only)
 /// - `apps`: names of the apps served; for each name `app.NAME.bundleId`, `app.NAME.appAppleId`,
@@ -103,6 +105,7 @@ public struct ServerSettings: Sendable {
         if let short = settings.server.apiKeys.first(where: { $0.count < 16 }) {
             throw ConfigurationProblem("apiKeys", "'\(short.prefix(4))…' is shorter than 16 characters")
         }
+        settings.server.answerSigner = try answerSigner(keys)
         settings.databaseURL = try keys.string("database.url") ?? settings.databaseURL
         settings.adminToken = try keys.string("adminToken")
         if let token = settings.adminToken, token.count < 16 {
@@ -174,6 +177,24 @@ public struct ServerSettings: Sendable {
             }
         }
         return found
+    }
+
+    /// The answer-signing key, when `answerSigning.keyId` is set.
+    private static func answerSigner(_ keys: KeyReader) throws(ConfigurationProblem) -> AnswerSigner? {
+        guard let keyID = try keys.string("answerSigning.keyId") else { return nil }
+        guard keyID.count <= 64, keyID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        else {
+            throw ConfigurationProblem(
+                "answerSigning.keyId", "'\(keyID)' is not an id of letters, digits, '.', '-', '_'")
+        }
+        let path = try keys.path("answerSigning.key") ?? ""
+        guard let data = FileManager.default.contents(atPath: path), data.count < 64 << 10 else {
+            throw ConfigurationProblem("answerSigning.key", "'\(path)' cannot be read (a P-256 private key in PEM)")
+        }
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self)) else {
+            throw ConfigurationProblem("answerSigning.key", "\(path) holds no P-256 private key in PEM")
+        }
+        return AnswerSigner(keyID: keyID, key: key)
     }
 
     /// Every key the server accepts names one caller: the same key twice (an app key that is also a secret key, or
