@@ -10,8 +10,9 @@ import Foundation
 /// X-IAPKit-Signature: v1; kid=KEYID; t=MILLISECONDS; n=NONCE; sig=BASE64
 /// ```
 ///
-/// where `sig` is an ES256 signature (P-256, SHA-256, DER) by the server's key `KEYID` over ``message(method:target:status:nonce:time:body:)``:
-/// the method, the path with its query, the status, the nonce, the time and the body, so no part of an answer can be
+/// where `sig` is an ES256 signature (P-256, SHA-256, DER) by the server's key `KEYID` over
+/// ``message(method:target:status:nonce:time:requestBody:body:)``: the method, the path with its query, the request's
+/// body, the status, the nonce, the time and the answer's body, so no part of an answer can be
 /// changed, moved to another request or replayed for a later one (the nonce is repeated in the header so an app can
 /// tell a replayed answer from a forged one). Refusals (4xx, 5xx) are not signed: an app unlocks
 /// nothing from them.
@@ -31,11 +32,15 @@ public enum SignedAnswer {
     }
 
     /// The bytes signed: a line each for the scheme, the method, the target (path and query as sent), the status, the
-    /// nonce and the time in milliseconds since 1970, then the body as it is sent.
+    /// nonce, the time in milliseconds since 1970 and the request body's length in bytes; then the request's body, then
+    /// the answer's body, each as sent.
     public static func message(
-        method: String, target: String, status: Int, nonce: String, time: Int64, body: some Collection<UInt8>
+        method: String, target: String, status: Int, nonce: String, time: Int64,
+        requestBody: some Collection<UInt8>, body: some Collection<UInt8>
     ) -> [UInt8] {
-        var bytes = Array("iapkit-answer-v1\n\(method)\n\(target)\n\(status)\n\(nonce)\n\(time)\n".utf8)
+        var bytes = Array(
+            "iapkit-answer-v1\n\(method)\n\(target)\n\(status)\n\(nonce)\n\(time)\n\(requestBody.count)\n".utf8)
+        bytes.append(contentsOf: requestBody)
         bytes.append(contentsOf: body)
         return bytes
     }

@@ -43,37 +43,40 @@ public struct AnswerVerification: Sendable {
         return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
     }
 
-    /// Checks an answer to `method target` sent with `nonce`; refusals (non-2xx) carry nothing to unlock and are not
-    /// checked.
-    func check(_ answer: HTTPTransportAnswer, method: String, target: String, nonce: String) throws(StoreError) {
+    /// Checks an answer to `method target` sent with `requestBody` and `nonce`; refusals (non-2xx) carry nothing to
+    /// unlock and are not checked. The signature is checked over the nonce the answer names first, so an answer signed
+    /// by the server for another request is told apart (a replay) from one nobody signed.
+    func check(
+        _ answer: HTTPTransportAnswer, method: String, target: String, requestBody: [UInt8], nonce: String
+    ) throws(StoreError) {
         guard (200..<300).contains(answer.status) else { return }
+        let request = "\(method) \(target)"
         guard let header = answer.header(SignedAnswer.signatureHeader) else {
-            throw StoreError(.answerNotSigned, "\(method) \(target) answered without the server's signature")
+            throw StoreError(.answerNotSigned, "\(request) answered without the server's signature")
         }
         guard let signature = SignedAnswer.Signature(header: header) else {
-            throw StoreError(.answerSignatureInvalid, "\(method) \(target): the signature header is malformed")
+            throw StoreError(.answerSignatureInvalid, "\(request): the signature header is malformed")
         }
         guard let key = keys[signature.keyID] else {
             throw StoreError(
-                .answerSignatureInvalid,
-                "\(method) \(target) is signed by key '\(signature.keyID)', not one of the app's")
-        }
-        guard signature.nonce == nonce else {
-            throw StoreError(.answerReplayed, "\(method) \(target) answered for another request (a replay)")
+                .answerSignatureInvalid, "\(request) is signed by key '\(signature.keyID)', not one of the app's")
         }
         let message = SignedAnswer.message(
-            method: method, target: target, status: answer.status, nonce: nonce, time: signature.time,
-            body: answer.body)
+            method: method, target: target, status: answer.status, nonce: signature.nonce, time: signature.time,
+            requestBody: requestBody, body: answer.body)
         guard let ecdsa = try? P256.Signing.ECDSASignature(derRepresentation: signature.signature),
             key.isValidSignature(ecdsa, for: message)
         else {
-            throw StoreError(.answerSignatureInvalid, "\(method) \(target): the answer does not match its signature")
+            throw StoreError(.answerSignatureInvalid, "\(request): the answer does not match its signature")
+        }
+        guard signature.nonce == nonce else {
+            throw StoreError(.answerReplayed, "\(request) was answered with the server's answer to another request")
         }
         let age = clock().timeIntervalSince(Date(millisecondsSince1970: signature.time))
         guard abs(age) <= tolerance else {
             throw StoreError(
                 .answerStale,
-                "\(method) \(target) was signed \(Int(age)) s from the device's clock (at most \(Int(tolerance)))")
+                "\(request) was signed \(Int(age)) s from the device's clock (at most \(Int(tolerance)))")
         }
     }
 }

@@ -59,7 +59,8 @@ package struct JSONHTTPClient: Sendable {
             throw StoreError(unreachable, "\(method) \(url) failed: \(error)")
         }
         if let answers, let nonce {
-            try answers.check(answer, method: method, target: Self.target(of: url), nonce: nonce)
+            try answers.check(
+                answer, method: method, target: Self.target(of: url), requestBody: bytes ?? [], nonce: nonce)
         }
         return (answer.status, answer.body)
     }

@@ -177,6 +177,55 @@ struct AccessKeyTests {
         }
     }
 
+    @Test func anAppKeyNeverNamesACustomerByAnOriginalTransactionID() async throws {
+        let world = try World()
+        try world.florist.createAccount("cy")
+        let unclaimed = try #require(try world.florist.purchase(FloristCatalog.installation, account: "cy").transaction)
+        let original = try #require(unclaimed.payload.originalTransactionID)
+        try await world.application().test(.live) { (client) async throws -> Void in
+            // Posted without a token: the server names the customer after the original transaction id (sequential,
+            // so guessable), and a public app key must not reach it, even by that exact id.
+            #expect(try await Self.post(client, unclaimed.jws, Self.floristApp) == Outcome(200))
+            let uri = "/v1/customers/\(original)/entitlements"
+            #expect(try await Self.call(client, .get, uri, key: Self.floristApp) == Outcome(404, "customerNotFound"))
+            let used: [String: Any] = ["productId": FloristCatalog.installation, "idempotencyKey": "steal-1"]
+            #expect(
+                try await Self.call(
+                    client, .post, "/v1/customers/\(original)/consumptions", key: Self.floristApp, body: used)
+                    == Outcome(404, "customerNotFound"))
+            #expect(try await Self.call(client, .get, uri, key: Self.floristSecret) == Outcome(200))
+        }
+    }
+
+    @Test func verifyReceiptRecordsForAKeyedAppOnlyWithItsKey() async throws {
+        let world = try World()
+        try world.florist.createAccount("di")
+        let device = try world.florist.addDevice(account: "di")
+        let bought = try #require(try world.florist.purchase(FloristCatalog.flowers, account: "di").transaction)
+        let receipt = Data(try world.florist.receipt(account: "di", device: device).bytes).base64EncodedString()
+        let original = try #require(bought.payload.originalTransactionID)
+        try await world.application().test(.live) { (client) async throws -> Void in
+            let body: [String: Any] = ["receipt-data": receipt]
+            func status(_ key: String?) async throws -> Int? {
+                try await client.execute(
+                    uri: "/sandbox/verifyReceipt", method: .post, headers: Self.headers(key), body: json(body)
+                ) { response in
+                    (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)))
+                        .flatMap { $0 as? [String: Any] }?["status"] as? Int
+                }
+            }
+            let lookup = "/v1/customers/\(original)/entitlements"
+            // Without a key Apple's shape still answers what the receipt proves, and records nothing.
+            #expect(try await status(nil) == 0)
+            #expect(
+                try await Self.call(client, .get, lookup, key: Self.floristSecret) == Outcome(404, "customerNotFound"))
+            // Another app's key is refused as Apple refuses an unauthenticated receipt; the app's own key records.
+            #expect(try await status(Self.gardenApp) == 21003)
+            #expect(try await status(Self.floristApp) == 0)
+            #expect(try await Self.call(client, .get, lookup, key: Self.floristSecret) == Outcome(200))
+        }
+    }
+
     @Test func aSecretKeyReachesEverythingOfItsAppAndNothingElse() async throws {
         let world = try World()
         let ana = try world.purchase(world.florist, "ana")

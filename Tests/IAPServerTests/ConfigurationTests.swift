@@ -212,6 +212,7 @@ struct ConfigurationTests {
             (#"{"simulator": {"serverApiKeys": ["KEY1=/etc/hostname"]}}"#, "simulator.serverApiKeys"),
             (#"{"simulator": {"appKeys": ["nokey"]}}"#, "simulator.appKeys"),
             (#"{"answerSigning": {"keyId": "k1", "key": "missing.pem"}}"#, "answerSigning.key"),
+            (#"{"answerSigning": {"key": "/etc/hostname"}}"#, "answerSigning.keyId"),
             (#"{"answerSigning": {"keyId": "k1", "key": "/etc/hostname"}}"#, "answerSigning.key"),
             (#"{"answerSigning": {"keyId": "bad id", "key": "/etc/hostname"}}"#, "answerSigning.keyId"),
             (#"{"simulator": {"appKeys": ["a=short"]}}"#, "simulator.appKeys"),

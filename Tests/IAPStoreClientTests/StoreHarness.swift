@@ -172,13 +172,11 @@ struct StoreHarness: Sendable {
                     configuration: .init(bundleID: Self.bundleID, appVersion: configuration.appVersion)))
         case .server:
             let url = try #require(validationServer, "server mode runs inside StoreHarness.run")
-            let simulator = simulator
             return .server(
                 ValidationServer(
                     url: url, apiKey: Self.validationKey, document: .signedTransaction, timeout: .seconds(5),
                     answerVerification: AnswerVerification(
-                        keys: [Self.answerSigner.keyID: Self.answerSigner.key.publicKey],
-                        clock: { (try? simulator.now) ?? Self.start })))
+                        keys: [Self.answerSigner.keyID: Self.answerSigner.key.publicKey])))
         }
     }
 

@@ -17,9 +17,13 @@ package enum JSONBody {
             }
         }
         var request = request
+        return Array(try await collect(&request, limit: limit).readableBytesView)
+    }
+
+    /// Collects the body into `request` (later readers read it again) and answers it: 413 past `limit`.
+    package static func collect(_ request: inout Request, limit: Int) async throws(APIError) -> ByteBuffer {
         do {
-            let buffer = try await request.collectBody(upTo: limit)
-            return Array(buffer.readableBytesView)
+            return try await request.collectBody(upTo: limit)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw APIError(413, "bodyTooLarge", "the body is larger than \(limit) bytes")
         } catch {

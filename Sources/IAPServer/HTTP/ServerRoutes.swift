@@ -13,13 +13,21 @@ struct ServerRoutes: Sendable {
     func add(to router: Router<ServerRequestContext>) {
         let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
         router.get("/health") { _, _ in try await health() }
-        let signing = AnswerSigningMiddleware(signer: configuration.answerSigner, clock: { service.now })
+        let signing = AnswerSigningMiddleware(
+            signer: configuration.answerSigner, bodyLimit: configuration.maximumBodySize)
         let documents = router.group("v1").add(middleware: AccessKeyMiddleware(ring: ring, required: false))
             .add(middleware: signing)
         documents.post("transactions") { request, context in try await transactions(request, context.caller) }
         documents.post("receipts") { request, context in try await receipts(request, context.caller) }
-        router.post("/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .production) }
-        router.post("/sandbox/verifyReceipt") { request, _ in try await verifyReceipt(request, endpoint: .sandbox) }
+        // Apple's shape: a key when the client can send one (an app with keys records only for keyed callers).
+        let legacy = router.group().add(middleware: AccessKeyMiddleware(ring: ring, required: false))
+            .add(middleware: signing)
+        legacy.post("/verifyReceipt") { request, context in
+            try await verifyReceipt(request, endpoint: .production, context.caller)
+        }
+        legacy.post("/sandbox/verifyReceipt") { request, context in
+            try await verifyReceipt(request, endpoint: .sandbox, context.caller)
+        }
         router.post("/v1/notifications") { request, _ in try await notifications(request) }
         let customers = router.group("v1/customers").add(middleware: AccessKeyMiddleware(ring: ring, required: true))
             .add(middleware: signing)
@@ -82,9 +90,10 @@ struct ServerRoutes: Sendable {
 
     /// Apple's `verifyReceipt` shape: always 200 with a `status`, whatever the content type (Apple's clients send
     /// several); only a body past the size limit is refused at the HTTP level (413). The service writes the JSON.
-    func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment) async throws -> Response {
+    func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment, _ caller: Caller?) async throws -> Response {
         let bytes = try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize, requireJSON: false)
-        return JSONBody.response(bytes: await service.verifyReceiptAnswer(body: bytes, endpoint: endpoint))
+        return JSONBody.response(
+            bytes: await service.verifyReceiptAnswer(body: bytes, endpoint: endpoint, caller: caller))
     }
 
     func notifications(_ request: Request) async throws -> Answers.Notification {

@@ -54,18 +54,25 @@ struct KeyRing: Sendable {
     private let callers: [SHA256.Digest: Caller]
 
     /// The server-wide keys (`apiKeys`, secret keys of every app, ids `server-1`, `server-2`, ...) and each app's keys.
+    /// A key given twice (for two apps, or as two kinds) names nobody: it is refused rather than read as either
+    /// (`ServerSettings` refuses such a configuration at start).
     init(serverKeys: [String], apps: [AppConfiguration]) {
-        var callers: [SHA256.Digest: Caller] = [:]
-        for (index, key) in serverKeys.enumerated() where !key.isEmpty {
-            callers[SHA256.hash(data: Array(key.utf8))] = Caller(
-                keyID: "server-\(index + 1)", scope: .secret, bundleID: nil)
+        var entries: [(value: String, caller: Caller)] = []
+        for (index, key) in serverKeys.enumerated() {
+            entries.append((key, Caller(keyID: "server-\(index + 1)", scope: .secret, bundleID: nil)))
         }
         for app in apps {
-            for key in app.accessKeys where !key.value.isEmpty {
-                callers[SHA256.hash(data: Array(key.value.utf8))] = Caller(
-                    keyID: key.id, scope: key.scope, bundleID: app.bundleID)
+            for key in app.accessKeys {
+                entries.append((key.value, Caller(keyID: key.id, scope: key.scope, bundleID: app.bundleID)))
             }
         }
+        var callers: [SHA256.Digest: Caller] = [:]
+        var ambiguous: Set<SHA256.Digest> = []
+        for (value, caller) in entries where !value.isEmpty {
+            let digest = SHA256.hash(data: Array(value.utf8))
+            if callers.updateValue(caller, forKey: digest) != nil { ambiguous.insert(digest) }
+        }
+        for digest in ambiguous { callers[digest] = nil }
         self.callers = callers
     }
 

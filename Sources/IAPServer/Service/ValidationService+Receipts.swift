@@ -22,8 +22,9 @@ extension ValidationService {
     public func recordReceipt(_ base64: String, appAccountToken: String?, caller: Caller?) async throws(ServiceError)
         -> ReceiptAnswer
     {
-        let checked = try await checkReceipt(base64, field: "receiptData")
-        try Self.authorizePost(caller, app: checked.app)
+        let checked = try await checkReceipt(base64, field: "receiptData") { (app) throws(ServiceError) in
+            try Self.authorizePost(caller, app: app)
+        }
         guard checked.verdict.isValid else {
             throw Self.refused("receiptData", checked.verdict.failures)
         }
@@ -52,7 +53,13 @@ extension ValidationService {
     /// wrong shared secret, 21005 storage unavailable (retryable), 21007 a sandbox receipt sent to Production, 21008
     /// a Production receipt sent to Sandbox. A valid receipt's purchases are recorded, so `latest_receipt_info` and
     /// `pending_renewal_info` come from everything the server knows of the customer (notifications included).
-    public func verifyReceiptAnswer(body: [UInt8], endpoint: AppStoreEnvironment) async -> [UInt8] {
+    ///
+    /// For an app with keys (``AppConfiguration/accessKeys``) only a caller with one of them has the receipt's
+    /// purchases recorded and hears the customer's whole history; a caller without a key (an Apple-shaped client that
+    /// sends none) hears what the receipt itself proves, and nothing is recorded. Another app's key is 21003.
+    public func verifyReceiptAnswer(body: [UInt8], endpoint: AppStoreEnvironment, caller: Caller? = nil) async
+        -> [UInt8]
+    {
         let endpointName = endpoint.rawValue
         func status(_ code: Int, _ name: String, _ message: String) -> [UInt8] {
             LegacyReceiptJSON.status(code, environment: endpointName, code: name, message: message)
@@ -78,8 +85,13 @@ extension ValidationService {
         }
 
         let checked: CheckedReceipt
-        do { checked = try await checkReceipt(base64, field: "receipt-data") } catch {
-            return status(error.code == "unknownApp" ? 21003 : 21002, error.code, error.reason)
+        do {
+            checked = try await checkReceipt(base64, field: "receipt-data") { (app) throws(ServiceError) in
+                if let caller { try Self.authorize(caller, app: app, needs: .app) }
+            }
+        } catch {
+            let unauthenticated = error.code == "unknownApp" || error.kind == .forbidden
+            return status(unauthenticated ? 21003 : 21002, error.code, error.reason)
         }
         let verdict = checked.verdict
         let app = checked.app
@@ -106,8 +118,9 @@ extension ValidationService {
         let transactions = Self.stored(verdict.receipt, base64: base64, app: app)
         var latest: [PurchaseRecord] = transactions.map(\.record)
         var renewals: [RenewalRecord] = []
+        let recordsForCaller = caller != nil || app.configuration.accessKeys.isEmpty
         do {
-            if let claimant = try await claimant(of: transactions, token: nil, app: app) {
+            if recordsForCaller, let claimant = try await claimant(of: transactions, token: nil, app: app) {
                 // Apple's answer lists every purchase of the customer: the legacy endpoint reads them all.
                 let (customer, _) = try await record(
                     PurchaseBatch(claimant: claimant, transactions: transactions), app: app)
@@ -142,8 +155,11 @@ extension ValidationService {
 
     // MARK: - Shared steps
 
-    /// Decodes the base64, parses the receipt, picks its app and verifies it now.
-    func checkReceipt(_ base64: String, field: String) async throws(ServiceError) -> CheckedReceipt {
+    /// Decodes the base64, parses the receipt, picks its app, lets `authorize` refuse the caller for that app (before
+    /// any signature is checked), and verifies it now.
+    func checkReceipt(
+        _ base64: String, field: String, authorize: (ServedApp) throws(ServiceError) -> Void = { _ in }
+    ) async throws(ServiceError) -> CheckedReceipt {
         let compact = base64.filter { !$0.isWhitespace }
         guard let bytes = Data(base64Encoded: compact) else {
             ServerMetrics.verification("receipt", "malformed")
@@ -164,6 +180,7 @@ extension ValidationService {
             }
             app = named
         }
+        try authorize(app)
         let verdict = await app.receipts.verify(signed, at: now)
         ServerMetrics.verification("receipt", verdict.isValid ? "valid" : "refused")
         return CheckedReceipt(app: app, verdict: verdict)

@@ -298,17 +298,19 @@ public struct ValidationService: Sendable {
     }
 
     /// The customer `id` names, for a caller with a key: the app is the one `bundleID` names, else the key's (or the
-    /// only one served). An app key names its customer exactly (by the id the server gave, never by searching an
-    /// original transaction id); a secret key may name one by either.
+    /// only one served). An app key names its customer exactly, by an app account token (a UUID nobody guesses): never
+    /// by an original transaction id, whether searched or one the server named a customer after (those are
+    /// sequential, and an app key is public). A secret key may name one by either.
     public func customer(_ id: String, bundleID: String?, caller: Caller, needs: AccessKey.Scope)
         async throws(ServiceError) -> CustomerKey
     {
         let app = try app(bundleID: bundleID ?? caller.bundleID)
         try Self.authorize(caller, app: app, needs: needs)
         let found = try await customer(id, bundleID: app.configuration.bundleID)
-        if caller.scope == .app, found.id != ((try? Self.normalizedToken(id)) ?? id) {
+        if caller.scope == .app, found.id != (try? Self.normalizedToken(id)) {
             throw ServiceError(
-                .notFound, "customerNotFound", "no customer of \(app.configuration.bundleID) is known as '\(id)'")
+                .notFound, "customerNotFound",
+                "no customer of \(app.configuration.bundleID) is known by the app account token '\(id)'")
         }
         return found
     }

@@ -162,9 +162,7 @@ public struct ServerSettings: Sendable {
         for (name, scope) in [("appKeys", AccessKey.Scope.app), ("secretKeys", .secret)] {
             for entry in try keys.strings(prefix + name) ?? [] {
                 let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, (1...64).contains(parts[0].count),
-                    parts[0].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
-                else {
+                guard parts.count == 2, isKeyID(parts[0]) else {
                     throw ConfigurationProblem(prefix + name, "an entry is not ID=KEY (an id of letters and digits)")
                 }
                 guard parts[1].count >= 16 else {
@@ -181,9 +179,13 @@ public struct ServerSettings: Sendable {
 
     /// The answer-signing key, when `answerSigning.keyId` is set.
     private static func answerSigner(_ keys: KeyReader) throws(ConfigurationProblem) -> AnswerSigner? {
-        guard let keyID = try keys.string("answerSigning.keyId") else { return nil }
-        guard keyID.count <= 64, keyID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
-        else {
+        guard let keyID = try keys.string("answerSigning.keyId") else {
+            if try keys.string("answerSigning.key") != nil {
+                throw ConfigurationProblem("answerSigning.keyId", "answerSigning.key is set: give the key an id too")
+            }
+            return nil
+        }
+        guard isKeyID(keyID) else {
             throw ConfigurationProblem(
                 "answerSigning.keyId", "'\(keyID)' is not an id of letters, digits, '.', '-', '_'")
         }
@@ -195,6 +197,12 @@ public struct ServerSettings: Sendable {
             throw ConfigurationProblem("answerSigning.key", "\(path) holds no P-256 private key in PEM")
         }
         return AnswerSigner(keyID: keyID, key: key)
+    }
+
+    /// A key id: 1 to 64 ASCII letters, digits, `.`, `-` and `_`.
+    private static func isKeyID(_ id: String) -> Bool {
+        (1...64).contains(id.count)
+            && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     }
 
     /// Every key the server accepts names one caller: the same key twice (an app key that is also a secret key, or

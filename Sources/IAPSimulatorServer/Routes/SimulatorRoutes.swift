@@ -47,8 +47,9 @@ struct SimulatorRoutes: Sendable {
         group.put("failures/:operation") { request, context in
             let operation = try operation(context)
             let code = try required(try await read(SimulatorWire.Failure.self, request).code, "code")
-            guard code.count <= 64, code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                throw APIError.badRequest("invalidField", "'code' must be 1 to 64 ASCII letters or digits")
+            guard Self.injectableFailures.contains(code) else {
+                throw APIError.badRequest(
+                    "invalidField", "'code' is one of \(Self.injectableFailures.joined(separator: ", "))")
             }
             store.injectFailure(operation, SimulatorError.Code(rawValue: code))
             return store.wireFailures
@@ -342,6 +343,15 @@ struct SimulatorRoutes: Sendable {
         let raw = try context.parameters.require(name)
         return raw.removingPercentEncoding ?? raw
     }
+
+    /// The errors an operation can be made to fail with: StoreKit's (`StoreKitError`, `Product.PurchaseError`), as
+    /// Xcode's StoreKit testing offers them; each answers 503 (the network, the system) or 422 on the routes it
+    /// reaches.
+    static let injectableFailures = [
+        "networkError", "systemError", "notAvailableInStorefront", "notEntitled", "productUnavailable",
+        "purchaseNotAllowed", "ineligibleForOffer", "invalidOfferIdentifier", "invalidOfferPrice",
+        "invalidOfferSignature", "missingOfferParameters", "unknown",
+    ]
 
     /// The `operation` path parameter: one of the operations StoreKit testing can make fail.
     private func operation(_ context: ServerRequestContext) throws -> SimulatorOperation {
