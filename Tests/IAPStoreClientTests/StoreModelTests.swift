@@ -124,7 +124,8 @@ import Testing
             #expect(await kid.purchaseState(of: F.chocolates) == .pending)
             #expect(await !kid.isEntitled(to: F.chocolates))
             _ = try world.simulator.approve(try #require(world.simulator.pendingPurchases.first).id)
-            try await Self.until(kid) { $0.purchaseState(of: F.chocolates) == .purchased }
+            // The purchase state follows the store's event and ownership the next snapshot: both come, in either order.
+            try await Self.until(kid) { $0.purchaseState(of: F.chocolates) == .purchased && $0.isOwned(F.chocolates) }
             #expect(await kid.isOwned(F.chocolates))
 
             // Mum's shareable purchase reaches the kid: entitled, not owned.
