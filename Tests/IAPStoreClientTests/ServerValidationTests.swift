@@ -50,7 +50,7 @@ import Testing
     ) async -> (Store, EventLog) {
         let server = ValidationServer(
             url: url, apiKey: apiKey, document: document, acceptsSandbox: acceptsSandbox, sharedSecret: sharedSecret,
-            timeout: .seconds(2))
+            timeout: .seconds(10))  // generous: CI runs every suite at once on two cores
         let store = Store(
             catalog: F.catalog, backend: backend, validation: .server(server), persistence: persistence,
             appAccountToken: token)
@@ -134,7 +134,7 @@ import Testing
         try world.customer("ana")
         try await Self.withServer(world) { url, _ in
             let cache = MemoryStorePersistence()
-            let server = ValidationServer(url: url, apiKey: Self.apiKey, document: document, timeout: .seconds(2))
+            let server = ValidationServer(url: url, apiKey: Self.apiKey, document: document, timeout: .seconds(10))
             let store = Store(
                 catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server),
                 persistence: cache)
