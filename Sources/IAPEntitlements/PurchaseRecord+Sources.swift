@@ -128,7 +128,10 @@ extension PurchaseRecord {
             webOrderLineItemID: transaction.webOrderLineItemID,
             environment: transaction.environment?.rawValue,
             source: source,
-            signedDate: transaction.signedDate?.date
+            signedDate: transaction.signedDate?.date,
+            price: transaction.price,
+            currency: transaction.currency,
+            storefront: transaction.storefront
         )
     }
 }

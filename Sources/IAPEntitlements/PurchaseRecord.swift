@@ -36,6 +36,12 @@ public struct PurchaseRecord: Hashable, Sendable, Codable {
     /// copies of one transaction from the same kind of source, the later statement wins, so a refund reversed after a
     /// dispute (REFUND_REVERSED, a copy signed later without the revocation) gives access back.
     public var signedDate: Date?
+    /// What the customer paid, in milli-units of ``currency``, when the source states it (signed transactions do).
+    public var price: Int64?
+    /// The ISO 4217 currency of ``price``.
+    public var currency: String?
+    /// The storefront (ISO 3166-1 alpha-3) the purchase was made in, when the source states it.
+    public var storefront: String?
 
     public init(
         transactionID: String,
@@ -55,7 +61,10 @@ public struct PurchaseRecord: Hashable, Sendable, Codable {
         webOrderLineItemID: String? = nil,
         environment: String? = nil,
         source: PurchaseSource,
-        signedDate: Date? = nil
+        signedDate: Date? = nil,
+        price: Int64? = nil,
+        currency: String? = nil,
+        storefront: String? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID ?? transactionID
@@ -75,6 +84,9 @@ public struct PurchaseRecord: Hashable, Sendable, Codable {
         self.environment = environment
         self.source = source
         self.signedDate = signedDate
+        self.price = price
+        self.currency = currency
+        self.storefront = storefront
     }
 
     /// Whether the purchase had been revoked (refunded, family access withdrawn) at `moment`.

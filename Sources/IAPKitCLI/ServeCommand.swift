@@ -64,6 +64,17 @@ public struct ServeCommand: AsyncParsableCommand {
     var secretKeys: [String] = []
 
     @Option(
+        name: .customLong("webhook"),
+        help: ArgumentHelp(
+            "A URL that receives the simulated app's events (repeatable; needs --webhook-secret).", valueName: "URL"))
+    var webhooks: [String] = []
+
+    @Option(
+        name: .customLong("webhook-secret"),
+        help: "The secret the simulated app's webhook deliveries are signed with (HMAC-SHA256, 16 characters or more).")
+    var webhookSecret: String?
+
+    @Option(
         name: .customLong("answer-key"),
         help: ArgumentHelp(
             "Sign answers for apps that send a nonce with this P-256 private key, as ID=FILE (PEM).",
@@ -189,6 +200,8 @@ public struct ServeCommand: AsyncParsableCommand {
             set("answerSigning.keyId", .string(parts[0]))
             set("answerSigning.key", .string(URL(fileURLWithPath: parts[1]).path))
         }
+        set("simulator.webhooks.urls", webhooks.isEmpty ? nil : .stringArray(webhooks))
+        set("simulator.webhooks.secret", webhookSecret.map { .string($0) })
         set("simulator.appKeys", appKeys.isEmpty ? nil : .stringArray(appKeys))
         set("simulator.secretKeys", secretKeys.isEmpty ? nil : .stringArray(secretKeys))
         set("server.allowedHosts", allowedHosts.isEmpty ? nil : .stringArray(allowedHosts))

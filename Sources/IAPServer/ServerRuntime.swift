@@ -32,7 +32,8 @@ public struct ServerRuntime: Sendable {
             }
             let serviceClock = made.lazy.compactMap(\.clock).first ?? clock
             let service = try ValidationService(
-                apps: settings.apps + made.flatMap(\.apps), storage: storage, clock: serviceClock, logger: logger)
+                apps: settings.apps + made.flatMap(\.apps), storage: storage, clock: serviceClock, wallClock: clock,
+                logger: logger)
             for addition in made { await addition.attach(to: service) }
             return ServerRuntime(
                 settings: settings, service: service, storage: storage, additions: made, logger: logger)
@@ -69,7 +70,11 @@ public struct ServerRuntime: Sendable {
             )
         case .token: break
         }
-        let workers = additions.map { addition in Task { await addition.run() } }
+        var workers = additions.map { addition in Task { await addition.run() } }
+        let sender = WebhookSender(
+            storage: storage, apps: service.appConfigurations, settings: settings.delivery,
+            signal: service.outboxSignal, logger: logger)
+        if sender.hasWork { workers.append(Task { await sender.run() }) }
         defer { for worker in workers { worker.cancel() } }
         do {
             try await application(onServerRunning: onServerRunning).runService()

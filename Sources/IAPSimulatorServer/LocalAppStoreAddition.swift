@@ -20,14 +20,17 @@ public final class LocalAppStoreAddition: ServerAddition {
     private let rateLimit = InAppsRateLimit()
     /// The simulated app's keys.
     private let accessKeys: [AccessKey]
+    private let webhooks: Webhooks?
 
     /// Serves `store`; with `storage`, its changes are saved there and a request that changed it is answered once the
     /// change is saved.
     public init(
-        store: AppStoreSimulator, storage: (any ServerStorage)? = nil, accessKeys: [AccessKey] = [], logger: Logger
+        store: AppStoreSimulator, storage: (any ServerStorage)? = nil, accessKeys: [AccessKey] = [],
+        webhooks: Webhooks? = nil, logger: Logger
     ) {
         self.store = store
         self.accessKeys = accessKeys
+        self.webhooks = webhooks
         self.logger = logger
         saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger) }
     }
@@ -74,7 +77,8 @@ public final class LocalAppStoreAddition: ServerAddition {
                     clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
             }
             return LocalAppStoreAddition(
-                store: store, storage: storage, accessKeys: simulated.accessKeys, logger: logger)
+                store: store, storage: storage, accessKeys: simulated.accessKeys, webhooks: simulated.webhooks,
+                logger: logger)
         }
     }
 
@@ -86,6 +90,7 @@ public final class LocalAppStoreAddition: ServerAddition {
             bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
             environments: [store.configuration.environment], trustStore: store.pki.trustStore, catalog: store.catalog)
         app.accessKeys = accessKeys
+        app.webhooks = webhooks
         return [app]
     }
 

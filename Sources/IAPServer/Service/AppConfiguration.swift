@@ -25,6 +25,9 @@ public struct AppConfiguration: Sendable {
     /// The app's keys (``AccessKey``): with any, posting a document of this app needs one of them (or a server-wide
     /// key); without, posting is open as Apple's signature is the only credential a document needs.
     public var accessKeys: [AccessKey] = []
+    /// Where the app's events go (``Webhooks``), when anywhere: with none, writes announce nothing and cost nothing
+    /// for events.
+    public var webhooks: Webhooks?
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],
@@ -38,5 +41,19 @@ public struct AppConfiguration: Sendable {
         self.sharedSecret = sharedSecret
         self.catalog = catalog
         self.maximumNotificationAge = maximumNotificationAge
+    }
+}
+
+/// An app's webhooks: each endpoint receives every event of the app (``OutboundEventType``), at least once and, per
+/// customer, in order, each signed with the secret (`WebhookSignature` in IAPSignedData).
+public struct Webhooks: Hashable, Sendable {
+    /// The endpoints (http or https URLs).
+    public var endpoints: [String]
+    /// The HMAC key deliveries are signed with; receivers hold the same.
+    public var secret: String
+
+    public init(endpoints: [String], secret: String) {
+        self.endpoints = endpoints
+        self.secret = secret
     }
 }

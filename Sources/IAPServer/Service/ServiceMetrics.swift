@@ -36,6 +36,12 @@ public enum ServerMetrics {
         counter("iapkit_notifications_total", ("type", type), ("outcome", outcome)).increment()
     }
 
+    /// Counts one webhook delivery attempt by outcome: delivered, retry (failed, tried again later) or failed (given
+    /// up).
+    static func delivery(_ outcome: String) {
+        counter("iapkit_webhook_attempts_total", [("outcome", outcome)]).increment()
+    }
+
     /// The counters made so far, by label and dimension values: making one asks the registry under its lock and
     /// sanitizes every name, which at load cost more than counting.
     private static let counters = Mutex<[[String]: Metrics.Counter]>([:])
@@ -43,10 +49,14 @@ public enum ServerMetrics {
     private static func counter(_ label: String, _ first: (String, String), _ second: (String, String))
         -> Metrics.Counter
     {
-        let key = [label, first.1, second.1]
+        counter(label, [first, second])
+    }
+
+    private static func counter(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Counter {
+        let key = [label] + dimensions.map(\.1)
         if let known = counters.withLock({ $0[key] }) { return known }
         _ = registry
-        let made = Metrics.Counter(label: label, dimensions: [first, second])
+        let made = Metrics.Counter(label: label, dimensions: dimensions)
         counters.withLock { $0[key] = made }
         return made
     }

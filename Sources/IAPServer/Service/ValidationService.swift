@@ -16,16 +16,23 @@ public struct ValidationService: Sendable {
     private let appOrder: [String]
     public let storage: any ServerStorage
     private let clock: @Sendable () -> Date
+    private let wallClock: @Sendable () -> Date
     private let logger: Logger
+    /// Makes outbox events of what writes change, when any app has webhooks.
+    private let announcer: EventAnnouncer?
+    /// Wakes this instance's ``WebhookSender`` when a write stored events.
+    public let outboxSignal = OutboxSignal()
 
     /// - Parameters:
     ///   - apps: the apps served (bundle ids must differ).
     ///   - storage: where verified documents are kept.
     ///   - clock: the current moment, for entitlements and notification ages (a simulator's clock when simulated).
     ///   - logger: where refused claims and storage failures are reported.
+    ///   - wallClock: the real moment, which events are stamped with and deliveries scheduled by (the simulator's
+    ///     clock may run ahead of it).
     public init(
         apps: [AppConfiguration], storage: any ServerStorage, clock: @escaping @Sendable () -> Date,
-        logger: Logger = Logger(label: "iapkit.server")
+        wallClock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "iapkit.server")
     ) throws(ServiceError) {
         var served: [String: ServedApp] = [:]
         for app in apps {
@@ -39,6 +46,23 @@ public struct ValidationService: Sendable {
         self.storage = storage
         self.clock = clock
         self.logger = logger
+        self.wallClock = wallClock
+        var derivations: [String: EventDerivation] = [:]
+        var endpoints: [String: [String]] = [:]
+        for app in apps {
+            guard let webhooks = app.webhooks, !webhooks.endpoints.isEmpty else { continue }
+            endpoints[app.bundleID] = webhooks.endpoints
+            derivations[app.bundleID] = EventDerivation(
+                engine: EntitlementEngine(catalog: app.catalog), catalog: app.catalog, clock: clock,
+                wallClock: wallClock)
+        }
+        let (announcing, sending) = (derivations, endpoints)
+        announcer =
+            announcing.isEmpty
+            ? nil
+            : EventAnnouncer(
+                endpoints: { sending[$0] ?? [] },
+                events: { announcing[$0.customer.bundleID]?.events($0) ?? [] })
     }
 
     /// The bundle ids served, in configuration order.
@@ -100,7 +124,8 @@ public struct ValidationService: Sendable {
         customer: CustomerKey, digest: CustomerDigest
     ) {
         let outcome: RecordOutcome
-        do { outcome = try await storage.record(batch) } catch { throw .storage(error) }
+        do { outcome = try await storage.record(batch, announcing: announcer) } catch { throw .storage(error) }
+        if announcer != nil { outboxSignal.nudge() }
         switch outcome {
         case .claimedByAnother(let original, let owner):
             logger.warning(
@@ -177,7 +202,9 @@ public struct ValidationService: Sendable {
         do {
             let applied = try await storage.record(
                 notification: notification,
-                applying: PurchaseBatch(claimant: nil, transactions: transactions, renewals: renewals))
+                applying: PurchaseBatch(claimant: nil, transactions: transactions, renewals: renewals),
+                announcing: announcer)
+            if applied, announcer != nil { outboxSignal.nudge() }
             ServerMetrics.notification(type.rawValue, applied ? "applied" : "duplicate")
             return applied ? .applied : .duplicate
         } catch {
@@ -370,6 +397,27 @@ public struct ValidationService: Sendable {
         let recorded: Bool
         do { recorded = try await storage.record(consumption: record, for: customer) } catch { throw .storage(error) }
         return (recorded, try await snapshot(of: customer, app: app))
+    }
+
+    // MARK: - Events
+
+    /// Deliveries of events to webhooks, newest first.
+    public func deliveries(_ query: DeliveryQuery) async throws(ServiceError) -> [DeliveryRecord] {
+        do { return try await storage.deliveries(query) } catch { throw .storage(error) }
+    }
+
+    /// Sends an event again (to one endpoint, or all): due now, whatever its state. 404 when no such event.
+    public func retryDelivery(eventID: String, endpoint: String?) async throws(ServiceError) -> Int {
+        let count: Int
+        do { count = try await storage.retryDelivery(eventID: eventID, endpoint: endpoint, now: wallClock()) } catch {
+            throw .storage(error)
+        }
+        guard count > 0 else {
+            throw ServiceError(
+                .notFound, "deliveryNotFound", "no delivery of event '\(eventID)' that is not in flight")
+        }
+        outboxSignal.nudge()
+        return count
     }
 
     // MARK: - Helpers

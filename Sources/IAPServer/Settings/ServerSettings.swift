@@ -47,6 +47,8 @@ public struct ServerSettings: Sendable {
     public var apps: [AppConfiguration]
     /// The local App Store, when it runs.
     public var simulator: SimulatorSettings?
+    /// How events are sent to the apps' webhooks.
+    public var delivery = DeliverySettings()
 
     public init(
         server: ServerConfiguration = ServerConfiguration(), databaseURL: String = "iapkit.sqlite",
@@ -107,6 +109,7 @@ public struct ServerSettings: Sendable {
         }
         settings.server.answerSigner = try answerSigner(keys)
         settings.databaseURL = try keys.string("database.url") ?? settings.databaseURL
+        settings.delivery = try deliverySettings(keys)
         settings.adminToken = try keys.string("adminToken")
         if let token = settings.adminToken, token.count < 16 {
             throw ConfigurationProblem("adminToken", "the admin token must be at least 16 characters")
@@ -135,6 +138,7 @@ public struct ServerSettings: Sendable {
             }
             simulator.serverAPIIssuerID = try keys.string("simulator.serverApiIssuerId")
             simulator.accessKeys = try accessKeys("simulator.", keys)
+            simulator.webhooks = try webhooks("simulator.", keys)
             if let threshold = try keys.int("simulator.performanceTestThreshold", in: 1...60_000) {
                 simulator.performanceTestThreshold = Int64(threshold)
             }
@@ -175,6 +179,47 @@ public struct ServerSettings: Sendable {
             }
         }
         return found
+    }
+
+    /// An app's webhooks from `PREFIXwebhooks.urls` (http or https URLs) and `PREFIXwebhooks.secret` (at least 16
+    /// characters), or nil when no URL is given.
+    private static func webhooks(_ prefix: String, _ keys: KeyReader) throws(ConfigurationProblem) -> Webhooks? {
+        let urls = try keys.strings(prefix + "webhooks.urls") ?? []
+        guard !urls.isEmpty else { return nil }
+        for text in urls {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
+                text.utf8.count <= 2_048
+            else {
+                throw ConfigurationProblem(prefix + "webhooks.urls", "'\(text)' is not an http or https URL")
+            }
+        }
+        guard Set(urls).count == urls.count else {
+            throw ConfigurationProblem(prefix + "webhooks.urls", "an endpoint is given twice")
+        }
+        guard let secret = try keys.string(prefix + "webhooks.secret"), secret.count >= 16 else {
+            throw ConfigurationProblem(
+                prefix + "webhooks.secret", "webhooks need a secret of at least 16 characters to sign deliveries")
+        }
+        return Webhooks(endpoints: urls, secret: secret)
+    }
+
+    /// `events.*`: how deliveries are retried and leased.
+    private static func deliverySettings(_ keys: KeyReader) throws(ConfigurationProblem) -> DeliverySettings {
+        var settings = DeliverySettings()
+        if let seconds = try keys.int("events.firstRetry", in: 1...86_400) { settings.firstRetry = .seconds(seconds) }
+        if let seconds = try keys.int("events.retryFor", in: 60...(30 * 86_400)) {
+            settings.retryFor = .seconds(seconds)
+        }
+        if let seconds = try keys.int("events.lease", in: 5...3_600) { settings.lease = .seconds(seconds) }
+        if let seconds = try keys.int("events.timeout", in: 1...600) { settings.timeout = .seconds(seconds) }
+        if let milliseconds = try keys.int("events.pollInterval", in: 10...60_000) {
+            settings.pollInterval = .milliseconds(milliseconds)
+        }
+        if let count = try keys.int("events.concurrency", in: 1...256) { settings.concurrency = count }
+        guard settings.timeout < settings.lease else {
+            throw ConfigurationProblem("events.lease", "the lease must outlast a delivery's timeout (events.timeout)")
+        }
+        return settings
     }
 
     /// The answer-signing key, when `answerSigning.keyId` is set.
@@ -287,6 +332,7 @@ public struct ServerSettings: Sendable {
             maximumNotificationAge: TimeInterval(age))
         app.serverAPI = try serverAPIClient(prefix + "serverApi.", app: app, keys)
         app.accessKeys = try accessKeys(prefix, keys)
+        app.webhooks = try webhooks(prefix, keys)
         return app
     }
 
@@ -345,6 +391,8 @@ public struct SimulatorSettings: Sendable {
     public var performanceTestThreshold: Int64 = 700
     /// The simulated app's keys, as an app's (``AppConfiguration/accessKeys``).
     public var accessKeys: [AccessKey] = []
+    /// The simulated app's webhooks, as an app's.
+    public var webhooks: Webhooks?
 
     public init(bundleID: String = "com.example.florist", catalogPath: String? = nil) {
         self.bundleID = bundleID
@@ -418,4 +466,20 @@ private struct KeyReader {
     func resolve(_ path: String) -> String {
         path.hasPrefix("/") ? path : base.appendingPathComponent(path).path
     }
+}
+
+/// How the server sends events to webhooks: the first retry after ``firstRetry``, each later one twice as late (at
+/// most six hours apart), until ``retryFor`` after the event (three days by default, as Apple retries notifications);
+/// each delivery leased to one instance for ``lease``, each request given ``timeout``.
+public struct DeliverySettings: Hashable, Sendable {
+    public var firstRetry: Duration = .seconds(10)
+    public var retryFor: Duration = .seconds(3 * 86_400)
+    public var lease: Duration = .seconds(60)
+    public var timeout: Duration = .seconds(10)
+    /// How often an idle sender looks for due deliveries (an instance's own new events wake it at once).
+    public var pollInterval: Duration = .seconds(1)
+    /// Deliveries in flight at once per instance.
+    public var concurrency = 16
+
+    public init() {}
 }

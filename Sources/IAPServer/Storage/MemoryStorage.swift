@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import IAPCore
 public import IAPEntitlements
 
@@ -23,22 +23,112 @@ public actor MemoryStorage: ServerStorage {
     private var simulators:
         [String: (state: String, rows: [String: SimulatorStateRows.Row], notes: [String: SimulatorStateRows.Row])] = [:]
 
+    /// The outbox: events by id with their sequence, deliveries by event id and endpoint.
+    private var events: [String: (sequence: Int64, event: OutboxEvent)] = [:]
+    private struct Delivery {
+        var sequence: Int64
+        var event: OutboxEvent
+        var endpoint: String
+        var state: DeliveryState
+        var attempts: [DeliveryAttempt]
+        var nextAttempt: Date
+        var leaseUntil: Date
+        var deliveredAt: Date?
+    }
+    private var outbox: [String: Delivery] = [:]
+    private var nextSequence: Int64 = 1
+
     public init() {}
 
-    public func record(_ batch: PurchaseBatch) throws(StorageError) -> RecordOutcome {
+    // MARK: - The outbox
+
+    public func leaseDeliveries(now: Date, leaseUntil: Date, instance: String, limit: Int) throws(StorageError)
+        -> [LeasedDelivery]
+    {
+        let pending = outbox.values.filter { $0.state == .pending }
+        var earliest: [String: Int64] = [:]
+        for delivery in pending {
+            let key = "\(delivery.endpoint)\u{0}\(delivery.event.bundleID)\u{0}\(delivery.event.customerID)"
+            earliest[key] = min(earliest[key] ?? .max, delivery.sequence)
+        }
+        let due = pending.filter {
+            $0.nextAttempt <= now && $0.leaseUntil <= now
+                && earliest["\($0.endpoint)\u{0}\($0.event.bundleID)\u{0}\($0.event.customerID)"] == $0.sequence
+        }
+        .sorted { $0.sequence < $1.sequence }
+        .prefix(max(1, limit))
+        return due.map { delivery in
+            outbox["\(delivery.event.id)\u{0}\(delivery.endpoint)"]?.leaseUntil = leaseUntil
+            return LeasedDelivery(event: delivery.event, endpoint: delivery.endpoint, attempts: delivery.attempts.count)
+        }
+    }
+
+    public func finishDeliveries(_ reports: [DeliveryReport]) throws(StorageError) {
+        for report in reports {
+            let key = "\(report.delivery.event.id)\u{0}\(report.delivery.endpoint)"
+            guard var delivery = outbox[key], delivery.state == .pending else { continue }
+            if !delivery.attempts.contains(where: { $0.number == report.attempt.number }) {
+                delivery.attempts.append(report.attempt)
+            }
+            delivery.state = report.state
+            delivery.leaseUntil = .distantPast
+            delivery.nextAttempt = report.nextAttempt ?? report.attempt.startedAt
+            if report.state == .delivered {
+                delivery.deliveredAt = report.attempt.startedAt.addingTimeInterval(
+                    Double(report.attempt.milliseconds) / 1_000)
+            }
+            outbox[key] = delivery
+        }
+    }
+
+    public func deliveries(_ query: DeliveryQuery) throws(StorageError) -> [DeliveryRecord] {
+        outbox.values
+            .filter {
+                (query.bundleID == nil || $0.event.bundleID == query.bundleID)
+                    && (query.customerID == nil || $0.event.customerID == query.customerID)
+                    && (query.state == nil || $0.state == query.state)
+            }
+            .sorted { ($1.sequence, $0.endpoint) < ($0.sequence, $1.endpoint) }
+            .prefix(max(1, min(query.limit, 1_000)))
+            .map {
+                DeliveryRecord(
+                    event: $0.event, endpoint: $0.endpoint, state: $0.state,
+                    nextAttempt: $0.state == .pending ? $0.nextAttempt : nil, deliveredAt: $0.deliveredAt,
+                    attempts: $0.attempts)
+            }
+    }
+
+    public func retryDelivery(eventID: String, endpoint: String?, now: Date) throws(StorageError) -> Int {
+        var count = 0
+        for (key, delivery) in outbox
+        where delivery.event.id == eventID && (endpoint == nil || delivery.endpoint == endpoint)
+            && (delivery.state != .pending || delivery.leaseUntil <= now)
+        {
+            outbox[key]?.state = .pending
+            outbox[key]?.nextAttempt = now
+            count += 1
+        }
+        return count
+    }
+
+    public func record(_ batch: PurchaseBatch, announcing announcer: EventAnnouncer?) throws(StorageError)
+        -> RecordOutcome
+    {
         if let conflict = conflict(in: batch) { return conflict }
-        let owners = apply(batch)
+        let owners = try apply(batch, announcing: announcer)
         let digest = try owners.first.map { (owner) throws(StorageError) in
             try self.digest(of: CustomerKey(bundleID: batch.transactions.first?.bundleID ?? "", id: owner))
         }
         return .recorded(owners: owners, digest: digest ?? CustomerDigest(history: CompactHistory(), version: 0))
     }
 
-    public func record(notification: StoredNotification, applying batch: PurchaseBatch) throws(StorageError) -> Bool {
+    public func record(
+        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?
+    ) throws(StorageError) -> Bool {
         let key = "\(notification.bundleID)\u{0}\(notification.uuid)"
         guard notifications[key] == nil else { return false }
         notifications[key] = notification
-        _ = apply(batch)
+        _ = try apply(batch, announcing: announcer)
         return true
     }
 
@@ -141,30 +231,82 @@ public actor MemoryStorage: ServerStorage {
         return nil
     }
 
-    private func apply(_ batch: PurchaseBatch) -> [String] {
+    /// Applies a batch and stores the events of what it changed; answers the owners.
+    private func apply(_ batch: PurchaseBatch, announcing announcer: EventAnnouncer?) throws(StorageError) -> [String] {
+        let bundleID = batch.transactions.first?.bundleID ?? batch.renewals.first?.bundleID ?? ""
+        let announcing = announcer.map { !$0.endpoints(bundleID).isEmpty } ?? false
         var result: [String] = []
-        for transaction in batch.transactions {
+        var changes: [String: RecordedChange] = [:]
+        func note(_ owner: String, _ edit: (inout RecordedChange) -> Void) {
+            guard announcing else { return }
+            var change =
+                changes[owner]
+                ?? RecordedChange(
+                    customer: CustomerKey(bundleID: bundleID, id: owner), transactions: [], previousProducts: [:],
+                    renewals: [], history: CompactHistory())
+            edit(&change)
+            changes[owner] = change
+        }
+        let ordered = batch.transactions.sorted {
+            ($0.record.purchaseDate, $0.transactionID) < ($1.record.purchaseDate, $1.transactionID)
+        }
+        for transaction in ordered {
             let owner = own(transaction, claimant: batch.claimant)
             if !result.contains(owner) { result.append(owner) }
             let key = "\(transaction.bundleID)\u{0}\(transaction.transactionID)"
-            if let current = transactions[key],
+            let current = transactions[key]
+            if let current,
                 !SignedVersion.replaces(
                     (transaction.signedDate, transaction.document), (current.signedDate, current.document))
             {
                 continue
             }
+            let previous =
+                current == nil && transaction.transactionID != transaction.originalTransactionID
+                ? transactions.values
+                    .filter {
+                        $0.bundleID == transaction.bundleID
+                            && $0.originalTransactionID == transaction.originalTransactionID
+                            && ($0.transactionID.utf8.count, $0.transactionID)
+                                < (transaction.transactionID.utf8.count, transaction.transactionID)
+                    }
+                    .max { ($0.transactionID.utf8.count, $0.transactionID) < ($1.transactionID.utf8.count, $1.transactionID) }?
+                    .productID : nil
             transactions[key] = transaction
+            note(owner) {
+                $0.transactions.append(Replacement(before: current, after: transaction))
+                $0.previousProducts[transaction.transactionID] = previous
+            }
         }
         for owner in result {
             writes[CustomerKey(bundleID: batch.transactions.first?.bundleID ?? "", id: owner), default: 0] += 1
         }
         for renewal in batch.renewals {
-            if let current = renewals[renewal.bundleID]?[renewal.originalTransactionID],
+            let current = renewals[renewal.bundleID]?[renewal.originalTransactionID]
+            if let current,
                 !SignedVersion.replaces((renewal.signedDate, renewal.document), (current.signedDate, current.document))
             {
                 continue
             }
             renewals[renewal.bundleID, default: [:]][renewal.originalTransactionID] = renewal
+            if let owner = owners[renewal.bundleID]?[renewal.originalTransactionID]?.customerID {
+                note(owner) { $0.renewals.append(Replacement(before: current, after: renewal)) }
+            }
+        }
+        guard let announcer else { return result }
+        let endpoints = announcer.endpoints(bundleID)
+        for owner in changes.keys.sorted() {
+            guard var change = changes[owner] else { continue }
+            change.history = CompactHistory(try records(of: change.customer).history)
+            for event in announcer.events(change) where events[event.id] == nil {
+                events[event.id] = (nextSequence, event)
+                for endpoint in endpoints {
+                    outbox["\(event.id)\u{0}\(endpoint)"] = Delivery(
+                        sequence: nextSequence, event: event, endpoint: endpoint, state: .pending, attempts: [],
+                        nextAttempt: event.createdAt, leaseUntil: .distantPast, deliveredAt: nil)
+                }
+                nextSequence += 1
+            }
         }
         return result
     }

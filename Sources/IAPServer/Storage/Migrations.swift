@@ -169,6 +169,64 @@ enum Migrations {
                 """
             ]
         },
+        // The outbox: each event stored once with the change that made it (its sequence orders a customer's events),
+        // a delivery per event and webhook endpoint, every attempt kept. Partial indexes keep the sender's look-ups on
+        // what is pending, however many deliveries are done.
+        Migration(name: "2026-11-26-outbox") { engine in
+            let serial = engine == .postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
+            return [
+                """
+                CREATE TABLE iap_events (
+                    sequence \(serial),
+                    event_id TEXT NOT NULL UNIQUE,
+                    bundle_id TEXT NOT NULL,
+                    customer_id TEXT NOT NULL,
+                    event_type TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    body TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX iap_events_customer ON iap_events (bundle_id, customer_id, sequence)",
+                """
+                CREATE TABLE iap_deliveries (
+                    event_id TEXT NOT NULL,
+                    endpoint TEXT NOT NULL,
+                    sequence BIGINT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    customer_id TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+                    attempts BIGINT NOT NULL,
+                    next_attempt_at BIGINT NOT NULL,
+                    lease_owner TEXT,
+                    lease_until BIGINT NOT NULL,
+                    delivered_at BIGINT,
+                    last_status BIGINT,
+                    last_error TEXT,
+                    PRIMARY KEY (event_id, endpoint)
+                )
+                """,
+                "CREATE INDEX iap_deliveries_pending ON iap_deliveries (sequence) WHERE state = 'pending'",
+                """
+                CREATE INDEX iap_deliveries_pending_customer ON iap_deliveries (endpoint, bundle_id, customer_id,
+                    sequence) WHERE state = 'pending'
+                """,
+                "CREATE INDEX iap_deliveries_customer ON iap_deliveries (bundle_id, customer_id, sequence)",
+                "CREATE INDEX iap_deliveries_order ON iap_deliveries (sequence)",
+                """
+                CREATE TABLE iap_delivery_attempts (
+                    event_id TEXT NOT NULL,
+                    endpoint TEXT NOT NULL,
+                    attempt BIGINT NOT NULL,
+                    started_at BIGINT NOT NULL,
+                    status BIGINT,
+                    error TEXT,
+                    duration_ms BIGINT NOT NULL,
+                    instance TEXT NOT NULL,
+                    PRIMARY KEY (event_id, endpoint, attempt)
+                )
+                """,
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

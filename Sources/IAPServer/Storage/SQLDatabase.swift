@@ -54,6 +54,14 @@ public struct SQLRow: Sendable {
         }
     }
 
+    func optionalInteger(_ column: String) throws(SQLRowError) -> Int64? {
+        switch try value(column) {
+        case .integer(let value): return value
+        case .null: return nil
+        case .text: throw SQLRowError(column: column, problem: "not an integer")
+        }
+    }
+
     func integer(_ column: String) throws(SQLRowError) -> Int64 {
         guard case .integer(let value) = try value(column) else {
             throw SQLRowError(column: column, problem: "not an integer")

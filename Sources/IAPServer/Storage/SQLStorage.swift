@@ -5,7 +5,7 @@ public import IAPEntitlements
 /// Storage in an SQL database: one schema, one set of statements and one implementation of the rules, for SQLite
 /// (``SQLiteDatabase``) and PostgreSQL (``PostgresDatabase``), so the conformance suite tests the rules once.
 public final class SQLStorage: ServerStorage {
-    private let database: any SQLDatabase
+    let database: any SQLDatabase
     /// Records are stored as JSON, dates as `Date`'s own Codable form (what `JSONDecoder` reads by default).
     private let encoder = StreamingJSONEncoder(datesAsReferenceSeconds: true)
     let decoder = JSONDecoder()
@@ -20,12 +20,15 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    public func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome {
+    public func record(_ batch: PurchaseBatch, announcing announcer: EventAnnouncer?) async throws(StorageError)
+        -> RecordOutcome
+    {
         let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? ""
         if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
         let written: Written = try await inTransaction { db in
             var owners: [String] = []
+            var ownerOf: [String: String] = [:]
             for row in rows.transactions {
                 let owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
                 if let claimant = batch.claimant, owner != claimant {
@@ -34,8 +37,13 @@ public final class SQLStorage: ServerStorage {
                     return (Written(refusal: refused, owners: [], digest: nil), commit: false)
                 }
                 if !owners.contains(owner) { owners.append(owner) }
+                ownerOf[row.transaction.originalTransactionID] = owner
             }
+            let before = try await versionsBefore(rows, bundleID: bundleID, announcer: announcer, db: db)
             let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
+            try await announce(
+                rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) },
+                bundleID: bundleID, announcer: announcer, db: db)
             return (Written(refusal: nil, owners: owners, digest: digest), commit: true)
         }
         if let refusal = written.refusal { return refusal }
@@ -142,9 +150,9 @@ public final class SQLStorage: ServerStorage {
         var digest: CustomerDigest?
     }
 
-    public func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError)
-        -> Bool
-    {
+    public func record(
+        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?
+    ) async throws(StorageError) -> Bool {
         let rows = try encodedRows(batch)
         return try await inTransaction { db in
             let inserted = try await db.rows(
@@ -163,11 +171,18 @@ public final class SQLStorage: ServerStorage {
                     ]))
             guard !inserted.isEmpty else { return (false, commit: false) }
             var owners: [String] = []
+            var ownerOf: [String: String] = [:]
             for row in rows.transactions {
                 let owner = try await Self.own(row.transaction, claimant: nil, db: db)
                 if !owners.contains(owner) { owners.append(owner) }
+                ownerOf[row.transaction.originalTransactionID] = owner
             }
-            _ = try await writeUpdatingDigests(rows, owners: owners, bundleID: notification.bundleID, db: db)
+            let bundleID = notification.bundleID
+            let before = try await versionsBefore(rows, bundleID: bundleID, announcer: announcer, db: db)
+            let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
+            try await announce(
+                rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) },
+                bundleID: bundleID, announcer: announcer, db: db)
             return (true, commit: true)
         }
     }
@@ -280,18 +295,7 @@ public final class SQLStorage: ServerStorage {
                     LIMIT \(max(0, min(limit, 10_000)))
                     """, [.text(customer.bundleID), .text(customer.id)] + (cursor.map { [SQLValue.text($0)] } ?? [])))
         }
-        return try Self.decoding {
-            try rows.map { row in
-                StoredTransaction(
-                    transactionID: try row.text("transaction_id"),
-                    originalTransactionID: try row.text("original_transaction_id"),
-                    bundleID: customer.bundleID, productID: try row.text("product_id"),
-                    signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
-                    document: try row.text("document"),
-                    appAccountToken: try row.optionalText("app_account_token"),
-                    record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8)))
-            }
-        }
+        return try Self.decoding { try rows.map { try storedTransaction(row: $0, bundleID: customer.bundleID) } }
     }
 
     public func notification(uuid: String, bundleID: String) async throws(StorageError) -> StoredNotification? {

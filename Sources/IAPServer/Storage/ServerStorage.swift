@@ -1,3 +1,4 @@
+public import Foundation
 public import IAPCore
 public import IAPEntitlements
 
@@ -13,11 +14,15 @@ public import IAPEntitlements
 /// - a consumption is recorded once per idempotency key and customer;
 /// - a customer's digest answers what their records answer (IAPEntitlements' `CompactHistory`), after every write.
 public protocol ServerStorage: Sendable {
-    /// Records a batch claimed by a customer (or by nobody, see ``PurchaseBatch/claimant``).
-    func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome
+    /// Records a batch claimed by a customer (or by nobody, see ``PurchaseBatch/claimant``), with the events
+    /// `announcer` makes of what it changed, in the same transaction.
+    func record(_ batch: PurchaseBatch, announcing announcer: EventAnnouncer?) async throws(StorageError)
+        -> RecordOutcome
 
     /// Records a notification and applies what it carried, once: false (and nothing changes) when its UUID is known.
-    func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError) -> Bool
+    /// The events `announcer` makes of what changed are stored in the same transaction.
+    func record(notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?)
+        async throws(StorageError) -> Bool
 
     /// The customer of `bundleID` whose id is `id`, or who owns the original transaction id `id`.
     func customer(matching id: String, bundleID: String) async throws(StorageError) -> CustomerKey?
@@ -58,8 +63,42 @@ public protocol ServerStorage: Sendable {
     /// Everything saved of the local App Store serving `bundleID`, or nil when nothing was.
     func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows?
 
+    // MARK: The outbox
+
+    /// Leases up to `limit` deliveries due at `now` to `instance` until `leaseUntil`: of each customer's pending
+    /// deliveries to an endpoint only the earliest (so a customer's events arrive in order), none another instance
+    /// holds a live lease on. On PostgreSQL, instances leasing at once skip each other's rows (`FOR UPDATE SKIP
+    /// LOCKED`).
+    func leaseDeliveries(now: Date, leaseUntil: Date, instance: String, limit: Int) async throws(StorageError)
+        -> [LeasedDelivery]
+
+    /// Records what the sender saw: each attempt kept, the delivery delivered, pending again, or given up; the lease
+    /// released.
+    func finishDeliveries(_ reports: [DeliveryReport]) async throws(StorageError)
+
+    /// Deliveries, newest event first, with their attempts.
+    func deliveries(_ query: DeliveryQuery) async throws(StorageError) -> [DeliveryRecord]
+
+    /// Makes an event's deliveries (to `endpoint`, or every endpoint) pending and due at `now`, whatever their state:
+    /// how many there were.
+    func retryDelivery(eventID: String, endpoint: String?, now: Date) async throws(StorageError) -> Int
+
     /// Closes connections; in-flight calls finish first.
     func shutdown() async throws(StorageError)
+}
+
+extension ServerStorage {
+    /// Records a batch, announcing nothing.
+    public func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome {
+        try await record(batch, announcing: nil)
+    }
+
+    /// Records a notification, announcing nothing.
+    public func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError)
+        -> Bool
+    {
+        try await record(notification: notification, applying: batch, announcing: nil)
+    }
 }
 
 /// A storage failure: the database could not be reached or answered an error. Never caused by what a client sent.

@@ -1,0 +1,197 @@
+public import AsyncHTTPClient
+public import Foundation
+import IAPSignedData
+public import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Wakes the sender when this instance stored events, so a delivery leaves at once rather than at the next poll.
+public final class OutboxSignal: Sendable {
+    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    public init() {}
+
+    /// Something may be due.
+    public func nudge() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next nudge (at once if one came since the last wait), after `timeout`, or when cancelled.
+    func wait(upTo timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                self.nudge()  // also on cancellation, so the wait below always ends
+            }
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// Sends the outbox's events to the apps' webhooks: leases what is due (one delivery per customer and endpoint at a
+/// time, so a customer's events arrive in order), posts each signed with its app's secret (``WebhookSignature``),
+/// and records every attempt: a 2xx is delivered; anything else (another status, a refused connection, a timeout) is
+/// tried again after ``DeliverySettings/firstRetry``, twice as late each time (at most six hours apart), until
+/// ``DeliverySettings/retryFor`` after the event, when it is given up (the console can retry it).
+///
+/// Several instances on one database each run one: a lease keeps a delivery with one of them; a lease whose instance
+/// died (a kill -9) ends after ``DeliverySettings/lease`` and another instance picks the delivery up.
+public struct WebhookSender: Sendable {
+    let storage: any ServerStorage
+    /// The secret of each app with webhooks, by bundle id.
+    let secrets: [String: String]
+    let settings: DeliverySettings
+    let signal: OutboxSignal
+    let client: HTTPClient
+    let clock: @Sendable () -> Date
+    let logger: Logger
+    /// Names this instance in leases and attempts.
+    public let instance: String
+
+    public init(
+        storage: any ServerStorage, apps: [AppConfiguration], settings: DeliverySettings, signal: OutboxSignal,
+        client: HTTPClient = .shared, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
+        instance: String = WebhookSender.instanceName()
+    ) {
+        self.storage = storage
+        var secrets: [String: String] = [:]
+        for app in apps { if let webhooks = app.webhooks { secrets[app.bundleID] = webhooks.secret } }
+        self.secrets = secrets
+        self.settings = settings
+        self.signal = signal
+        self.client = client
+        self.clock = clock
+        self.logger = logger
+        self.instance = instance
+    }
+
+    /// Host name, process id and a random suffix.
+    public static func instanceName() -> String {
+        "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-"
+            + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    }
+
+    /// Whether any app has webhooks (else there is nothing to run).
+    public var hasWork: Bool { !secrets.isEmpty }
+
+    /// Sends until cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            let sent = await sendDue()
+            if sent == 0 { await signal.wait(upTo: settings.pollInterval) }
+        }
+    }
+
+    /// One round: leases what is due, sends it, records the outcome. Answers how many deliveries it attempted.
+    @discardableResult
+    public func sendDue() async -> Int {
+        let now = clock()
+        let leased: [LeasedDelivery]
+        do {
+            leased = try await storage.leaseDeliveries(
+                now: now, leaseUntil: now.addingTimeInterval(settings.lease.seconds), instance: instance,
+                limit: settings.concurrency * 4)
+        } catch {
+            logger.warning("the outbox could not be read", metadata: ["reason": "\(error.reason)"])
+            return 0
+        }
+        guard !leased.isEmpty else { return 0 }
+        let reports = await withTaskGroup(of: DeliveryReport.self) { group in
+            var reports: [DeliveryReport] = []
+            var next = leased.makeIterator()
+            for _ in 0..<settings.concurrency {
+                guard let delivery = next.next() else { break }
+                group.addTask { await self.send(delivery) }
+            }
+            for await report in group {
+                reports.append(report)
+                if let delivery = next.next() { group.addTask { await self.send(delivery) } }
+            }
+            return reports
+        }
+        do { try await storage.finishDeliveries(reports) } catch {
+            // The leases run out and the deliveries go again: at least once.
+            logger.warning("delivery outcomes could not be recorded", metadata: ["reason": "\(error.reason)"])
+        }
+        return leased.count
+    }
+
+    /// Posts one event to one endpoint and says what came of it.
+    func send(_ delivery: LeasedDelivery) async -> DeliveryReport {
+        let started = clock()
+        let body = delivery.event.body
+        var request = HTTPClientRequest(url: delivery.endpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "iapkit-webhooks/1")
+        request.headers.add(name: WebhookSignature.eventIDHeader, value: delivery.event.id)
+        request.headers.add(name: "IAPKit-Event-Type", value: delivery.event.type)
+        request.headers.add(
+            name: WebhookSignature.header,
+            value: WebhookSignature.sign(
+                body: Array(body.utf8), secret: secrets[delivery.event.bundleID] ?? "", time: started))
+        request.body = .bytes(ByteBuffer(string: body))
+        var status: Int?
+        var failure: String?
+        let timer = ContinuousClock.now
+        do {
+            let response = try await client.execute(request, timeout: .init(settings.timeout))
+            status = Int(response.status.code)
+            // The answer's body is not read, only drained (up to 64 KiB) so the connection can be used again.
+            _ = try? await response.body.collect(upTo: 64 << 10)
+            if !(200..<300).contains(Int(response.status.code)) { failure = "the endpoint answered \(response.status)" }
+        } catch {
+            failure = "\(error)"
+        }
+        let elapsed = ContinuousClock.now - timer
+        let attempt = DeliveryAttempt(
+            number: delivery.attempts + 1, startedAt: started, status: status, error: failure,
+            milliseconds: Int(elapsed.seconds * 1_000), instance: instance)
+        guard failure != nil else {
+            ServerMetrics.delivery("delivered")
+            return DeliveryReport(delivery: delivery, attempt: attempt, state: .delivered, nextAttempt: nil)
+        }
+        let delay = min(settings.firstRetry.seconds * pow(2, Double(delivery.attempts)), 6 * 3_600)
+        let nextAttempt = started.addingTimeInterval(delay)
+        if nextAttempt > delivery.event.createdAt.addingTimeInterval(settings.retryFor.seconds) {
+            ServerMetrics.delivery("failed")
+            logger.warning(
+                "an event was given up after its last attempt",
+                metadata: ["event": "\(delivery.event.id)", "endpoint": "\(delivery.endpoint)"])
+            return DeliveryReport(delivery: delivery, attempt: attempt, state: .failed, nextAttempt: nil)
+        }
+        ServerMetrics.delivery("retry")
+        return DeliveryReport(delivery: delivery, attempt: attempt, state: .pending, nextAttempt: nextAttempt)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, with fractions.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        self = .nanoseconds(Int64(duration.seconds * 1e9))
+    }
+}

@@ -1,0 +1,171 @@
+public import Foundation
+public import IAPEntitlements
+
+/// A version a write stored, with the one it replaced (nil: the first version stored).
+public struct Replacement<Value: Hashable & Sendable>: Hashable, Sendable {
+    public var before: Value?
+    public var after: Value
+
+    public init(before: Value?, after: Value) {
+        self.before = before
+        self.after = after
+    }
+}
+
+/// What one write changed for one customer: the transaction and renewal versions it stored, in the order written,
+/// and the customer's history once they are in. Only versions that replaced a stored one (or were new) are listed:
+/// a document posted again, or an older version arriving late, changes nothing and is not here.
+public struct RecordedChange: Hashable, Sendable {
+    public var customer: CustomerKey
+    public var transactions: [Replacement<StoredTransaction>]
+    /// For a new transaction of a subscription that is not its first, the product of the stored transaction before
+    /// it in the same subscription (by transaction id), keyed by the new transaction's id: tells a renewal from a
+    /// change of plan.
+    public var previousProducts: [String: String]
+    public var renewals: [Replacement<StoredRenewal>]
+    /// The customer's history with the write in it.
+    public var history: CompactHistory
+
+    public init(
+        customer: CustomerKey, transactions: [Replacement<StoredTransaction>], previousProducts: [String: String],
+        renewals: [Replacement<StoredRenewal>], history: CompactHistory
+    ) {
+        self.customer = customer
+        self.transactions = transactions
+        self.previousProducts = previousProducts
+        self.renewals = renewals
+        self.history = history
+    }
+
+    public var isEmpty: Bool { transactions.isEmpty && renewals.isEmpty }
+}
+
+/// An event for an app's backend, as the outbox keeps it: the body is final (signed and sent as it is).
+public struct OutboxEvent: Hashable, Sendable {
+    /// Stable for one change: the same change derived twice has the same id, and is stored once.
+    public var id: String
+    public var bundleID: String
+    public var customerID: String
+    public var type: String
+    public var createdAt: Date
+    /// The JSON sent to the webhooks.
+    public var body: String
+
+    public init(id: String, bundleID: String, customerID: String, type: String, createdAt: Date, body: String) {
+        self.id = id
+        self.bundleID = bundleID
+        self.customerID = customerID
+        self.type = type
+        self.createdAt = createdAt
+        self.body = body
+    }
+}
+
+/// What turns a write into outbox events, passed to the storage with the write: the storage calls it inside the
+/// write's transaction, so an event is stored exactly when its change is (never one without the other).
+public struct EventAnnouncer: Sendable {
+    /// The webhook endpoints of an app (none: the app announces nothing, and its writes pay nothing for events).
+    public var endpoints: @Sendable (_ bundleID: String) -> [String]
+    /// The events a change makes.
+    public var events: @Sendable (RecordedChange) -> [OutboxEvent]
+
+    public init(
+        endpoints: @escaping @Sendable (String) -> [String], events: @escaping @Sendable (RecordedChange) -> [OutboxEvent]
+    ) {
+        self.endpoints = endpoints
+        self.events = events
+    }
+}
+
+/// Where one event stands with one endpoint.
+public enum DeliveryState: String, Hashable, Sendable, Codable {
+    /// Not delivered yet: due at its next attempt.
+    case pending
+    /// The endpoint answered 2xx.
+    case delivered
+    /// Given up: every attempt failed until the retry window closed. A retry from the console makes it pending.
+    case failed
+}
+
+/// One event leased to one sender for one endpoint: nobody else sends it until the lease ends.
+public struct LeasedDelivery: Hashable, Sendable {
+    public var event: OutboxEvent
+    public var endpoint: String
+    /// Attempts made before this one.
+    public var attempts: Int
+}
+
+/// One try at sending an event to an endpoint.
+public struct DeliveryAttempt: Hashable, Sendable, Codable {
+    public var number: Int
+    public var startedAt: Date
+    /// The endpoint's status, when it answered.
+    public var status: Int?
+    /// Why the attempt failed, when it did.
+    public var error: String?
+    public var milliseconds: Int
+    /// The server instance that made it.
+    public var instance: String
+
+    public init(number: Int, startedAt: Date, status: Int?, error: String?, milliseconds: Int, instance: String) {
+        self.number = number
+        self.startedAt = startedAt
+        self.status = status
+        self.error = error
+        self.milliseconds = milliseconds
+        self.instance = instance
+    }
+}
+
+/// What a sender reports for a leased delivery.
+public struct DeliveryReport: Hashable, Sendable {
+    public var delivery: LeasedDelivery
+    public var attempt: DeliveryAttempt
+    /// Delivered, pending again (with ``nextAttempt``), or failed for good.
+    public var state: DeliveryState
+    public var nextAttempt: Date?
+
+    public init(delivery: LeasedDelivery, attempt: DeliveryAttempt, state: DeliveryState, nextAttempt: Date?) {
+        self.delivery = delivery
+        self.attempt = attempt
+        self.state = state
+        self.nextAttempt = nextAttempt
+    }
+}
+
+/// An event with one endpoint, as the console shows it.
+public struct DeliveryRecord: Hashable, Sendable {
+    public var event: OutboxEvent
+    public var endpoint: String
+    public var state: DeliveryState
+    public var nextAttempt: Date?
+    public var deliveredAt: Date?
+    public var attempts: [DeliveryAttempt]
+
+    public init(
+        event: OutboxEvent, endpoint: String, state: DeliveryState, nextAttempt: Date?, deliveredAt: Date?,
+        attempts: [DeliveryAttempt]
+    ) {
+        self.event = event
+        self.endpoint = endpoint
+        self.state = state
+        self.nextAttempt = nextAttempt
+        self.deliveredAt = deliveredAt
+        self.attempts = attempts
+    }
+}
+
+/// Which deliveries the console asks for.
+public struct DeliveryQuery: Hashable, Sendable {
+    public var bundleID: String?
+    public var customerID: String?
+    public var state: DeliveryState?
+    public var limit: Int
+
+    public init(bundleID: String? = nil, customerID: String? = nil, state: DeliveryState? = nil, limit: Int = 100) {
+        self.bundleID = bundleID
+        self.customerID = customerID
+        self.state = state
+        self.limit = limit
+    }
+}

@@ -1,0 +1,357 @@
+public import Foundation
+import IAPCore
+import IAPEntitlements
+
+/// The outbox: events stored in the same transaction as the change that made them (`iap_events`), one delivery per
+/// event and endpoint (`iap_deliveries`) leased to one sender at a time, and every attempt kept
+/// (`iap_delivery_attempts`).
+extension SQLStorage {
+    /// The stored versions a batch may replace, read inside the write's transaction after its owner rows are locked
+    /// (so on PostgreSQL a concurrent write of the same subscription has committed or waits): nil when the app
+    /// announces nothing.
+    struct VersionsBefore: Sendable {
+        var transactions: [String: StoredTransaction] = [:]
+        var renewals: [String: StoredRenewal] = [:]
+        var previousProducts: [String: String] = [:]
+    }
+
+    func versionsBefore(
+        _ rows: EncodedRows, bundleID: String, announcer: EventAnnouncer?, db: any SQLStatementRunner
+    ) async throws -> VersionsBefore? {
+        guard let announcer, !announcer.endpoints(bundleID).isEmpty else { return nil }
+        var before = VersionsBefore()
+        for (transaction, _) in rows.transactions {
+            if let row = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT transaction_id, original_transaction_id, product_id, signed_date, document,
+                        app_account_token, record
+                    FROM iap_transactions WHERE bundle_id = $1 AND transaction_id = $2
+                    """, [.text(bundleID), .text(transaction.transactionID)])
+            ).first {
+                before.transactions[transaction.transactionID] = try storedTransaction(row: row, bundleID: bundleID)
+            } else if transaction.transactionID != transaction.originalTransactionID,
+                let row = try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT product_id FROM iap_transactions
+                        WHERE bundle_id = $1 AND original_transaction_id = $2
+                            AND (LENGTH(transaction_id) < LENGTH($3)
+                                OR (LENGTH(transaction_id) = LENGTH($3) AND transaction_id < $3))
+                        ORDER BY LENGTH(transaction_id) DESC, transaction_id DESC LIMIT 1
+                        """,
+                        [.text(bundleID), .text(transaction.originalTransactionID), .text(transaction.transactionID)])
+                ).first
+            {
+                before.previousProducts[transaction.transactionID] = try row.text("product_id")
+            }
+        }
+        for (renewal, _) in rows.renewals {
+            if let row = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT signed_date, document, record FROM iap_renewals
+                    WHERE bundle_id = $1 AND original_transaction_id = $2
+                    """, [.text(bundleID), .text(renewal.originalTransactionID)])
+            ).first {
+                before.renewals[renewal.originalTransactionID] = StoredRenewal(
+                    bundleID: bundleID, originalTransactionID: renewal.originalTransactionID,
+                    signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+                    document: try row.text("document"),
+                    record: try decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8)))
+            }
+        }
+        return before
+    }
+
+    /// Stores the events of what a written batch changed: per customer, the versions that replaced the ones read
+    /// before, with the history after; each event once (its id is the change's), with one pending delivery per
+    /// endpoint. On PostgreSQL a customer's events take a lock first, so their order is the order of commits.
+    func announce(
+        _ rows: EncodedRows, before: VersionsBefore?, ownerOf: [String: String],
+        first: (owner: String, digest: CustomerDigest?)?, bundleID: String, announcer: EventAnnouncer?,
+        db: any SQLStatementRunner
+    ) async throws {
+        guard let before, let announcer else { return }
+        var changes: [String: RecordedChange] = [:]
+        var order: [String] = []
+        func change(of owner: String) -> RecordedChange {
+            changes[owner]
+                ?? RecordedChange(
+                    customer: CustomerKey(bundleID: bundleID, id: owner), transactions: [], previousProducts: [:],
+                    renewals: [], history: CompactHistory())
+        }
+        let transactions = rows.transactions.map(\.transaction).sorted {
+            ($0.record.purchaseDate, $0.transactionID) < ($1.record.purchaseDate, $1.transactionID)
+        }
+        for transaction in transactions {
+            let old = before.transactions[transaction.transactionID]
+            if let old, !SignedVersion.replaces(
+                (transaction.signedDate, transaction.document), (old.signedDate, old.document))
+            {
+                continue
+            }
+            guard let owner = ownerOf[transaction.originalTransactionID] else { continue }
+            var entry = change(of: owner)
+            entry.transactions.append(Replacement(before: old, after: transaction))
+            entry.previousProducts[transaction.transactionID] = before.previousProducts[transaction.transactionID]
+            if changes[owner] == nil { order.append(owner) }
+            changes[owner] = entry
+        }
+        for (renewal, _) in rows.renewals {
+            let old = before.renewals[renewal.originalTransactionID]
+            if let old, !SignedVersion.replaces((renewal.signedDate, renewal.document), (old.signedDate, old.document))
+            {
+                continue
+            }
+            var owner = ownerOf[renewal.originalTransactionID]
+            if owner == nil {
+                owner = try await db.rows(
+                    SQLStatement(
+                        "SELECT customer_id FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2",
+                        [.text(bundleID), .text(renewal.originalTransactionID)])
+                ).first?.text("customer_id")
+            }
+            guard let owner else { continue }
+            var entry = change(of: owner)
+            entry.renewals.append(Replacement(before: old, after: renewal))
+            if changes[owner] == nil { order.append(owner) }
+            changes[owner] = entry
+        }
+        let endpoints = announcer.endpoints(bundleID)
+        for owner in order.sorted() {
+            guard var change = changes[owner] else { continue }
+            let customer = change.customer
+            if let first, first.owner == owner, let digest = first.digest {
+                change.history = digest.history
+            } else {
+                change.history = CompactHistory(
+                    try records(of: customer, from: try await db.rows(Self.recordsQuery(customer))).history)
+            }
+            let events = announcer.events(change)
+            guard !events.isEmpty else { continue }
+            if database.engine == .postgres {
+                try await db.run(
+                    SQLStatement(
+                        "SELECT pg_advisory_xact_lock(hashtext($1))", [.text("\(bundleID)|\(customer.id)")]))
+            }
+            for event in events { try await Self.insert(event, endpoints: endpoints, db: db) }
+        }
+    }
+
+    /// Stores an event once (by id) with a pending delivery to each endpoint, due at once.
+    static func insert(_ event: OutboxEvent, endpoints: [String], db: any SQLStatementRunner) async throws {
+        let created = event.createdAt.millisecondsSince1970
+        guard
+            let sequence = try await db.rows(
+                SQLStatement(
+                    """
+                    INSERT INTO iap_events (event_id, bundle_id, customer_id, event_type, created_at, body)
+                    VALUES ($1, $2, $3, $4, $5, $6)
+                    ON CONFLICT (event_id) DO NOTHING
+                    RETURNING sequence
+                    """,
+                    [
+                        .text(event.id), .text(event.bundleID), .text(event.customerID), .text(event.type),
+                        .integer(created), .text(event.body),
+                    ])
+            ).first?.integer("sequence")
+        else { return }
+        for endpoint in endpoints {
+            try await db.run(
+                SQLStatement(
+                    """
+                    INSERT INTO iap_deliveries (event_id, endpoint, sequence, bundle_id, customer_id, state, attempts,
+                        next_attempt_at, lease_until)
+                    VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, 0)
+                    """,
+                    [
+                        .text(event.id), .text(endpoint), .integer(sequence), .text(event.bundleID),
+                        .text(event.customerID), .integer(created),
+                    ]))
+        }
+    }
+
+    public func leaseDeliveries(now: Date, leaseUntil: Date, instance: String, limit: Int)
+        async throws(StorageError) -> [LeasedDelivery]
+    {
+        let skipLocked = database.engine == .postgres ? "FOR UPDATE OF d SKIP LOCKED" : ""
+        let now = now.millisecondsSince1970
+        let rows: [SQLRow] = try await inTransaction { db in
+            let leased = try await db.rows(
+                SQLStatement(
+                    """
+                    UPDATE iap_deliveries SET lease_owner = $2, lease_until = $3
+                    WHERE (event_id, endpoint) IN (
+                        SELECT d.event_id, d.endpoint FROM iap_deliveries d
+                        WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND d.lease_until <= $1
+                            AND NOT EXISTS (
+                                SELECT 1 FROM iap_deliveries p
+                                WHERE p.state = 'pending' AND p.endpoint = d.endpoint AND p.bundle_id = d.bundle_id
+                                    AND p.customer_id = d.customer_id AND p.sequence < d.sequence)
+                        ORDER BY d.sequence
+                        LIMIT \(max(1, min(limit, 1_000)))
+                        \(skipLocked))
+                    RETURNING event_id, endpoint, attempts
+                    """, [.integer(now), .text(instance), .integer(leaseUntil.millisecondsSince1970)]))
+            guard !leased.isEmpty else { return ([], commit: false) }
+            var events: [SQLRow] = []
+            let ids = Array(Set(try leased.map { try $0.text("event_id") }))
+            for start in stride(from: 0, to: ids.count, by: 100) {
+                let chunk = ids[start..<min(ids.count, start + 100)]
+                let marks = chunk.indices.map { "$\($0 - start + 1)" }.joined(separator: ", ")
+                events += try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT event_id, bundle_id, customer_id, event_type, created_at, body, sequence
+                        FROM iap_events WHERE event_id IN (\(marks))
+                        """, chunk.map { .text($0) }))
+            }
+            let byID = Dictionary(try events.map { (try $0.text("event_id"), $0) }, uniquingKeysWith: { a, _ in a })
+            var joined: [SQLRow] = []
+            for row in leased {
+                guard let event = byID[try row.text("event_id")] else { continue }
+                joined.append(
+                    SQLRow(columns: row.columns + event.columns.map { "e." + $0 }, values: row.values + event.values))
+            }
+            return (joined, commit: true)
+        }
+        return try Self.decoding {
+            try rows.map { row in
+                LeasedDelivery(
+                    event: try Self.event(row, prefix: "e."), endpoint: try row.text("endpoint"),
+                    attempts: Int(try row.integer("attempts")))
+            }
+            .sorted { $0.event.createdAt < $1.event.createdAt }
+        }
+    }
+
+    public func finishDeliveries(_ reports: [DeliveryReport]) async throws(StorageError) {
+        guard !reports.isEmpty else { return }
+        try await inTransaction { db in
+            for report in reports {
+                let attempt = report.attempt
+                try await db.run(
+                    SQLStatement(
+                        """
+                        UPDATE iap_deliveries SET state = $3, attempts = attempts + 1, next_attempt_at = $4,
+                            lease_owner = NULL, lease_until = 0, last_status = $5, last_error = $6,
+                            delivered_at = CASE WHEN $3 = 'delivered' THEN $7 ELSE delivered_at END
+                        WHERE event_id = $1 AND endpoint = $2 AND state = 'pending'
+                        """,
+                        [
+                            .text(report.delivery.event.id), .text(report.delivery.endpoint),
+                            .text(report.state.rawValue),
+                            .integer((report.nextAttempt ?? attempt.startedAt).millisecondsSince1970),
+                            attempt.status.map { .integer(Int64($0)) } ?? .null, SQLValue(attempt.error),
+                            .integer(attempt.startedAt.millisecondsSince1970 + Int64(attempt.milliseconds)),
+                        ]))
+                try await db.run(
+                    SQLStatement(
+                        """
+                        INSERT INTO iap_delivery_attempts (event_id, endpoint, attempt, started_at, status, error,
+                            duration_ms, instance)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                        ON CONFLICT (event_id, endpoint, attempt) DO NOTHING
+                        """,
+                        [
+                            .text(report.delivery.event.id), .text(report.delivery.endpoint),
+                            .integer(Int64(attempt.number)), .integer(attempt.startedAt.millisecondsSince1970),
+                            attempt.status.map { .integer(Int64($0)) } ?? .null, SQLValue(attempt.error),
+                            .integer(Int64(attempt.milliseconds)), .text(attempt.instance),
+                        ]))
+            }
+            return ((), commit: true)
+        }
+    }
+
+    public func deliveries(_ query: DeliveryQuery) async throws(StorageError) -> [DeliveryRecord] {
+        var conditions: [String] = []
+        var binds: [SQLValue] = []
+        for (column, value) in [
+            ("d.bundle_id", query.bundleID), ("d.customer_id", query.customerID), ("d.state", query.state?.rawValue),
+        ] {
+            guard let value else { continue }
+            binds.append(.text(value))
+            conditions.append("\(column) = $\(binds.count)")
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let (deliveries, attempts): ([SQLRow], [SQLRow]) = try await read { db in
+            let deliveries = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT d.endpoint, d.state, d.next_attempt_at, d.delivered_at, e.event_id, e.bundle_id,
+                        e.customer_id, e.event_type, e.created_at, e.body
+                    FROM iap_deliveries d JOIN iap_events e ON e.event_id = d.event_id
+                    \(filter)
+                    ORDER BY d.sequence DESC, d.endpoint
+                    LIMIT \(max(1, min(query.limit, 1_000)))
+                    """, binds))
+            var attempts: [SQLRow] = []
+            for delivery in deliveries {
+                attempts += try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT event_id, endpoint, attempt, started_at, status, error, duration_ms, instance
+                        FROM iap_delivery_attempts WHERE event_id = $1 AND endpoint = $2 ORDER BY attempt
+                        """, [.text(try delivery.text("event_id")), .text(try delivery.text("endpoint"))]))
+            }
+            return (deliveries, attempts)
+        }
+        return try Self.decoding {
+            var byDelivery: [String: [DeliveryAttempt]] = [:]
+            for row in attempts {
+                byDelivery["\(try row.text("event_id"))\u{0}\(try row.text("endpoint"))", default: []].append(
+                    DeliveryAttempt(
+                        number: Int(try row.integer("attempt")),
+                        startedAt: Date(millisecondsSince1970: try row.integer("started_at")),
+                        status: try row.optionalInteger("status").map(Int.init), error: try row.optionalText("error"),
+                        milliseconds: Int(try row.integer("duration_ms")), instance: try row.text("instance")))
+            }
+            return try deliveries.map { row in
+                let event = try Self.event(row, prefix: "")
+                let endpoint = try row.text("endpoint")
+                let state = DeliveryState(rawValue: try row.text("state")) ?? .pending
+                return DeliveryRecord(
+                    event: event, endpoint: endpoint, state: state,
+                    nextAttempt: state == .pending
+                        ? Date(millisecondsSince1970: try row.integer("next_attempt_at")) : nil,
+                    deliveredAt: try row.optionalInteger("delivered_at").map(Date.init(millisecondsSince1970:)),
+                    attempts: byDelivery["\(event.id)\u{0}\(endpoint)"] ?? [])
+            }
+        }
+    }
+
+    public func retryDelivery(eventID: String, endpoint: String?, now: Date) async throws(StorageError) -> Int {
+        try await inTransaction { db in
+            let updated = try await db.rows(
+                SQLStatement(
+                    """
+                    UPDATE iap_deliveries SET state = 'pending', next_attempt_at = $2
+                    WHERE event_id = $1 AND ($3 = '' OR endpoint = $3) AND (state <> 'pending' OR lease_until <= $2)
+                    RETURNING endpoint
+                    """, [.text(eventID), .integer(now.millisecondsSince1970), .text(endpoint ?? "")]))
+            return (updated.count, commit: !updated.isEmpty)
+        }
+    }
+
+    static func event(_ row: SQLRow, prefix: String) throws -> OutboxEvent {
+        OutboxEvent(
+            id: try row.text(prefix + "event_id"), bundleID: try row.text(prefix + "bundle_id"),
+            customerID: try row.text(prefix + "customer_id"), type: try row.text(prefix + "event_type"),
+            createdAt: Date(millisecondsSince1970: try row.integer(prefix + "created_at")),
+            body: try row.text(prefix + "body"))
+    }
+
+    /// A transaction from a row of `iap_transactions` (its columns under their own names).
+    func storedTransaction(row: SQLRow, bundleID: String) throws -> StoredTransaction {
+        StoredTransaction(
+            transactionID: try row.text("transaction_id"),
+            originalTransactionID: try row.text("original_transaction_id"),
+            bundleID: bundleID, productID: try row.text("product_id"),
+            signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+            document: try row.text("document"),
+            appAccountToken: try row.optionalText("app_account_token"),
+            record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8)))
+    }
+}
