@@ -40,11 +40,12 @@ struct StorageConformanceTests {
                 print("note: PostgreSQL conformance skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
                 return nil
             }
-            let database = try PostgresDatabase(url: url)
-            // Every table of earlier runs and versions goes, whatever its name.
-            try await database.execute(SQLStatement("DROP SCHEMA public CASCADE"))
-            try await database.execute(SQLStatement("CREATE SCHEMA public"))
-            return database
+            // A database of its own: suites run at once, and each starts empty.
+            let name = TestDatabases.freshDatabaseName()
+            let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+            try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
+            try await admin.close()
+            return try PostgresDatabase(url: try #require(TestDatabases.postgresURL(database: name)))
         }
     }
 

@@ -8,3 +8,18 @@ public enum TestDatabases {
         $0.isEmpty ? nil : $0
     }
 }
+
+extension TestDatabases {
+    /// The URL of `postgresURL`'s server with the database `name` in place of its own.
+    public static func postgresURL(database name: String) -> String? {
+        guard let base = postgresURL else { return nil }
+        return base.replacingOccurrences(
+            of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression,
+            range: base.range(of: "@").map { $0.upperBound..<base.endIndex })
+    }
+
+    /// A name for a new, empty database of one test (tests running at once never share one).
+    public static func freshDatabaseName(_ prefix: String = "iapkit_t") -> String {
+        "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
+    }
+}

@@ -113,7 +113,8 @@ struct EventDerivation: Sendable {
                     occurredAt: date, reason: reason, subject: version)
             }
             guard let before = replacement.before?.record else {
-                transactionEvent(purchaseType(of: after, previousProduct: change.previousProducts[after.transactionID]),
+                transactionEvent(
+                    purchaseType(of: after, previousProduct: change.previousProducts[after.transactionID]),
                     at: record.purchaseDate)
                 if let revocation = record.revocation {
                     transactionEvent(revocationType(revocation), at: revocation.date, reason: revocation.reason)

@@ -270,7 +270,11 @@ public actor MemoryStorage: ServerStorage {
                             && ($0.transactionID.utf8.count, $0.transactionID)
                                 < (transaction.transactionID.utf8.count, transaction.transactionID)
                     }
-                    .max { ($0.transactionID.utf8.count, $0.transactionID) < ($1.transactionID.utf8.count, $1.transactionID) }?
+                    .max {
+                        ($0.transactionID.utf8.count, $0.transactionID) < (
+                            $1.transactionID.utf8.count, $1.transactionID
+                        )
+                    }?
                     .productID : nil
             transactions[key] = transaction
             note(owner) {

@@ -70,7 +70,8 @@ public struct EventAnnouncer: Sendable {
     public var events: @Sendable (RecordedChange) -> [OutboxEvent]
 
     public init(
-        endpoints: @escaping @Sendable (String) -> [String], events: @escaping @Sendable (RecordedChange) -> [OutboxEvent]
+        endpoints: @escaping @Sendable (String) -> [String],
+        events: @escaping @Sendable (RecordedChange) -> [OutboxEvent]
     ) {
         self.endpoints = endpoints
         self.events = events

@@ -90,6 +90,15 @@ private struct PostgresRunner: SQLStatementRunner {
     let logger: Logger
 
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
+        do { return try await query(statement) } catch let error as PSQLError {
+            // PSQLError describes itself generically; the server's own words (never the statement's values) say what
+            // went wrong.
+            throw PostgresFailure(
+                state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message] ?? "\(error.code)")
+        }
+    }
+
+    private func query(_ statement: SQLStatement) async throws -> [SQLRow] {
         var binds = PostgresBindings(capacity: statement.binds.count)
         for value in statement.binds {
             switch value {
@@ -119,4 +128,11 @@ private struct PostgresRunner: SQLStatementRunner {
         }
         return rows
     }
+}
+
+/// What PostgreSQL said when it refused a statement: its SQLSTATE and message.
+struct PostgresFailure: Error, CustomStringConvertible {
+    let state: String
+    let message: String
+    var description: String { "PostgreSQL \(state): \(message)" }
 }

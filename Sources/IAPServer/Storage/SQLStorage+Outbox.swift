@@ -86,8 +86,9 @@ extension SQLStorage {
         }
         for transaction in transactions {
             let old = before.transactions[transaction.transactionID]
-            if let old, !SignedVersion.replaces(
-                (transaction.signedDate, transaction.document), (old.signedDate, old.document))
+            if let old,
+                !SignedVersion.replaces(
+                    (transaction.signedDate, transaction.document), (old.signedDate, old.document))
             {
                 continue
             }

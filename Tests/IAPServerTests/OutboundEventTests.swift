@@ -1,0 +1,329 @@
+import Foundation
+import IAPCatalog
+import IAPCore
+import IAPEntitlements
+import IAPServer
+import IAPSignedData
+import IAPSimulator
+import IAPTestSupport
+import Logging
+import Synchronization
+import Testing
+
+/// Outbound events: derived from what the local App Store's notifications and the app's posts change, stored with
+/// the change, sent to a real webhook receiver on loopback, in order per customer, once each.
+@Suite("Outbound events", .serialized)
+struct OutboundEventTests {
+    typealias Backend = StorageConformanceTests.Backend
+    static let secret = "webhook-secret-0123456789"
+
+    /// A wall clock the test moves.
+    final class WallClock: Sendable {
+        private let moment = Mutex(Date())
+        var now: Date { moment.withLock { $0 } }
+        func advance(_ seconds: TimeInterval) { moment.withLock { $0 += seconds } }
+    }
+
+    /// The florist on the local App Store, a server for it with one webhook, and its sender.
+    struct Rig {
+        let store: AppStoreSimulator
+        let inbox: SimulatorInbox
+        let service: ValidationService
+        let sender: WebhookSender
+        let storage: any ServerStorage
+        let wall: WallClock
+
+        init(storage: any ServerStorage, endpoint: URL, settings: DeliverySettings = DeliverySettings()) throws {
+            store = try AppStoreSimulator(
+                catalog: FloristCatalog.catalog,
+                configuration: SimulatorConfiguration(
+                    bundleID: "com.example.florist", start: Date(timeIntervalSince1970: 1_790_000_000),
+                    billingGracePeriodEnabled: true),
+                pki: SimulatorTestKeys.pki)
+            inbox = SimulatorInbox(store)
+            var app = AppConfiguration(
+                bundleID: "com.example.florist", appAppleID: store.configuration.appAppleID, environments: [.sandbox],
+                trustStore: SimulatorTestKeys.pki.trustStore, catalog: FloristCatalog.catalog,
+                maximumNotificationAge: 400 * 86_400)
+            app.webhooks = Webhooks(endpoints: [endpoint.absoluteString], secret: OutboundEventTests.secret)
+            let store = self.store
+            let wall = WallClock()
+            self.wall = wall
+            self.storage = storage
+            service = try ValidationService(
+                apps: [app], storage: storage, clock: { (try? store.now) ?? Date.distantPast },
+                wallClock: { wall.now })
+            sender = WebhookSender(
+                storage: storage, apps: [app], settings: settings, signal: service.outboxSignal,
+                clock: { wall.now }, logger: Logger(label: "test"), instance: "test-sender")
+        }
+
+        /// Applies what the local App Store sent since the last call, as Apple's notifications.
+        func sync() async throws {
+            for notification in inbox.take() {
+                _ = try await service.receiveNotification(
+                    signedPayload: notification.signedPayload,
+                    body: String(decoding: notification.requestBody, as: UTF8.self))
+            }
+        }
+
+        /// Sends rounds until nothing is due now.
+        func drain() async {
+            while await sender.sendDue() > 0 {}
+        }
+    }
+
+    static func token(_ index: Int) -> UUID { UUID(uuidString: "00000000-0000-4000-8000-00000000020\(index)")! }
+
+    @Test(
+        "every kind of change on the local App Store reaches the webhook once, in order per customer",
+        arguments: Backend.allCases)
+    func everyEventTypeArrivesOnceInOrder(_ backend: Backend) async throws {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        try await WebhookReceiver.run(secret: Self.secret) { receiver in
+            let rig = try Rig(storage: storage, endpoint: receiver.url)
+            let store = rig.store
+            for (index, name) in ["ana", "ben", "cy", "dee"].enumerated() {
+                try store.createAccount(name, appAccountToken: Self.token(index))
+            }
+            // The first two deliveries fail: they are tried again, and the customer's later events wait for them.
+            receiver.answerNext([500, 503])
+
+            _ = try store.purchase(FloristCatalog.gold, account: "ana")
+            _ = try store.purchase(FloristCatalog.bronze, account: "ben")
+            try rig.store.advance(by: 3_600)
+            _ = try store.purchase(FloristCatalog.silver, account: "ben")
+            _ = try store.purchase(FloristCatalog.installation, account: "cy")
+            let chocolates = try store.purchase(FloristCatalog.chocolates, account: "cy")
+            _ = try store.purchase(FloristCatalog.monthPass, account: "cy")
+            try await rig.sync()
+            await rig.drain()
+            rig.wall.advance(11)
+            await rig.drain()
+            rig.wall.advance(21)
+            await rig.drain()
+
+            guard case .purchased(let bought) = chocolates else {
+                Issue.record("chocolates were not bought")
+                return
+            }
+            try store.refund(bought.transactionID)
+            try await rig.sync()
+            try store.advance(by: 60)
+            try store.reverseRefund(bought.transactionID)
+            try await rig.sync()
+
+            try store.joinFamily("house", account: "ana")
+            try store.joinFamily("house", account: "dee")
+            _ = try store.purchase(FloristCatalog.flowers, account: "ana")
+            try await rig.sync()
+            try store.leaveFamily(account: "dee")
+            try await rig.sync()
+
+            try store.setAutoRenew(account: "ana", group: FloristCatalog.vipGroup, enabled: false)
+            try await rig.sync()
+            try store.setAutoRenew(account: "ana", group: FloristCatalog.vipGroup, enabled: true)
+            try await rig.sync()
+            let anasGold = try #require(
+                try store.transactions(account: "ana").first { $0.payload.productID == FloristCatalog.gold })
+            _ = try store.extendRenewalDate(
+                originalTransactionID: anasGold.payload.originalTransactionID ?? "",
+                .init(extendByDays: 3, extendReasonCode: 1, requestIdentifier: "extend-1"))
+            try await rig.sync()
+
+            try store.setBillingIssue(account: "ben", failing: true)
+            for _ in 0..<80 {
+                try store.advance(by: 86_400)
+                try await rig.sync()
+            }
+            await rig.drain()
+
+            // Posting what is stored again (an app re-posting at launch) announces nothing new.
+            let before = try await storage.deliveries(DeliveryQuery(limit: 1_000)).count
+            let ana = try await rig.service.customer(Self.token(0).uuidString, bundleID: nil)
+            for stored in try await rig.service.records(of: ana).transactions {
+                _ = try await rig.service.recordTransaction(
+                    signedTransaction: stored.document, signedRenewalInfo: nil,
+                    appAccountToken: Self.token(0).uuidString, caller: nil)
+            }
+            await rig.drain()
+            #expect(try await storage.deliveries(DeliveryQuery(limit: 1_000)).count == before)
+
+            let accepted = receiver.accepted
+            let expected = Set(OutboundEventType.allCases.map(\.rawValue)).subtracting(["transfer"])
+            #expect(
+                Set(accepted.map(\.type)).isSuperset(of: expected),
+                "missing: \(expected.subtracting(accepted.map(\.type)))")
+            #expect(receiver.deliveries.allSatisfy { $0.signatureValid })
+            #expect(Set(accepted.map(\.eventID)).count == accepted.count, "an event was delivered twice")
+            #expect(receiver.deliveries.count == accepted.count + 2, "the two refused deliveries were tried again")
+
+            // Per customer, the order the server stored them in.
+            let stored = try await storage.deliveries(DeliveryQuery(limit: 1_000))
+            #expect(stored.allSatisfy { $0.state == .delivered })
+            #expect(stored.count == accepted.count)
+            for customer in Set(stored.map(\.event.customerID)) {
+                let order = stored.filter { $0.event.customerID == customer }.reversed().map(\.event.id)
+                let arrived = accepted.filter { $0.customerID == customer }.map(\.eventID)
+                #expect(arrived == Array(order), "customer \(customer)")
+            }
+
+            // What a renewal says.
+            let renewal = try #require(accepted.first { $0.type == "renewal" }?.json)
+            #expect(renewal["productId"] as? String == FloristCatalog.gold)
+            #expect(renewal["customerId"] as? String == Self.token(0).uuidString.lowercased())
+            #expect(renewal["currency"] as? String == "USD")
+            #expect((renewal["price"] as? Int ?? 0) > 0)
+            #expect((renewal["period"] as? [String: Any])?["end"] != nil)
+            #expect((renewal["entitledProductIds"] as? [String])?.contains(FloristCatalog.gold) == true)
+            let change = try #require(accepted.first { $0.type == "productChange" }?.json)
+            #expect(change["productId"] as? String == FloristCatalog.silver)
+            let revoked = try #require(accepted.first { $0.type == "familyRevocation" }?.json)
+            #expect(revoked["customerId"] as? String == Self.token(3).uuidString.lowercased())
+        }
+        try await storage.shutdown()
+    }
+
+    @Test("an event is given up after the retry window, and the console's retry sends it again")
+    func aDeliveryIsGivenUpAndRetried() async throws {
+        guard let storage = try await StorageConformanceTests.storage(.sqlite) else { return }
+        try await WebhookReceiver.run(secret: Self.secret) { receiver in
+            var settings = DeliverySettings()
+            settings.firstRetry = .seconds(60)
+            settings.retryFor = .seconds(600)
+            let rig = try Rig(storage: storage, endpoint: receiver.url, settings: settings)
+            try rig.store.createAccount("ana", appAccountToken: Self.token(0))
+            receiver.answerNext(Array(repeating: 500, count: 4))
+            _ = try rig.store.purchase(FloristCatalog.flowers, account: "ana")
+            _ = try rig.store.purchase(FloristCatalog.chocolates, account: "ana")
+            try await rig.sync()
+            // 60, 120, 240 s later; the next (480 s after that) is past the window: given up after the fourth.
+            for wait in [0.0, 60, 120, 240] {
+                rig.wall.advance(wait)
+                await rig.drain()
+            }
+            var records = try await storage.deliveries(DeliveryQuery())
+            let first = try #require(records.last)
+            #expect(first.state == .failed)
+            #expect(first.attempts.map(\.status) == [500, 500, 500, 500])
+            #expect(first.attempts.map(\.number) == [1, 2, 3, 4])
+            // The customer's next event was held until the first one was settled, then goes.
+            await rig.drain()
+            #expect(receiver.accepted.map(\.type) == ["nonConsumablePurchase"])
+
+            #expect(try await rig.service.retryDelivery(eventID: first.event.id, endpoint: nil) == 1)
+            await rig.drain()
+            records = try await storage.deliveries(DeliveryQuery())
+            #expect(records.allSatisfy { $0.state == .delivered })
+            #expect(receiver.accepted.count == 2)
+            await #expect(throws: ServiceError.self) {
+                try await rig.service.retryDelivery(eventID: "evt_unknown", endpoint: nil)
+            }
+        }
+        try await storage.shutdown()
+    }
+}
+
+/// The outbox's rules, on every backend.
+@Suite("Outbox conformance", .serialized)
+struct OutboxConformanceTests {
+    typealias Backend = StorageConformanceTests.Backend
+
+    /// One event per stored version of a transaction.
+    static let announcer = EventAnnouncer(
+        endpoints: { _ in ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"] },
+        events: { change in
+            change.transactions.map { replacement in
+                OutboxEvent(
+                    id: "e-\(replacement.after.transactionID)-\(replacement.after.document)",
+                    bundleID: change.customer.bundleID, customerID: change.customer.id, type: "test",
+                    createdAt: Date(timeIntervalSince1970: 1_000), body: "{}")
+            }
+        })
+
+    static func record(_ storage: any ServerStorage, _ customer: String, _ id: String, signed: TimeInterval = 1)
+        async throws
+    {
+        _ = try await storage.record(
+            PurchaseBatch(
+                claimant: customer,
+                transactions: [StorageConformanceTests.transaction(id, signed: signed)]),
+            announcing: announcer)
+    }
+
+    @Test(arguments: Backend.allCases) func leasesKeepEachCustomersOrderAndExpire(_ backend: Backend) async throws {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        let t0 = Date(timeIntervalSince1970: 2_000)
+        try await Self.record(storage, "c1", "t1")
+        try await Self.record(storage, "c1", "t2")
+        try await Self.record(storage, "c2", "t3")
+        try await Self.record(storage, "c1", "t1")  // the same version again: no event
+        try await Self.record(storage, "c1", "t1", signed: 0)  // an older version: no event
+
+        var leased = try await storage.leaseDeliveries(
+            now: t0, leaseUntil: t0 + 60, instance: "one", limit: 10)
+        #expect(
+            Set(leased.map { "\($0.event.id)|\($0.endpoint.suffix(1))" })
+                == ["e-t1-doc-t1-1.0|a", "e-t1-doc-t1-1.0|b", "e-t3-doc-t3-1.0|a", "e-t3-doc-t3-1.0|b"])
+        // Leased: nobody else gets them; c1's second event waits for its first.
+        #expect(
+            try await storage.leaseDeliveries(now: t0 + 1, leaseUntil: t0 + 61, instance: "two", limit: 10)
+                .isEmpty)
+        // The lease of a dead instance runs out: another picks the work up.
+        let taken = try await storage.leaseDeliveries(
+            now: t0 + 61, leaseUntil: t0 + 121, instance: "two", limit: 10)
+        #expect(Set(taken.map(\.event.id)) == Set(leased.map(\.event.id)))
+
+        leased = taken
+        func report(_ delivery: LeasedDelivery, _ state: DeliveryState, next: Date? = nil) -> DeliveryReport {
+            DeliveryReport(
+                delivery: delivery,
+                attempt: DeliveryAttempt(
+                    number: delivery.attempts + 1, startedAt: t0 + 62, status: state == .delivered ? 200 : 500,
+                    error: state == .delivered ? nil : "500", milliseconds: 3, instance: "two"),
+                state: state, nextAttempt: next)
+        }
+        try await storage.finishDeliveries(
+            leased.map { $0.event.id.hasPrefix("e-t1") ? report($0, .delivered) : report($0, .pending, next: t0 + 200) }
+        )
+        let next = try await storage.leaseDeliveries(now: t0 + 63, leaseUntil: t0 + 123, instance: "two", limit: 10)
+        #expect(Set(next.map(\.event.id)) == ["e-t2-doc-t2-1.0"])
+        #expect(next.count == 2)
+        try await storage.finishDeliveries(next.map { report($0, .delivered) })
+        let again = try await storage.leaseDeliveries(now: t0 + 200, leaseUntil: t0 + 260, instance: "two", limit: 10)
+        #expect(Set(again.map(\.event.id)) == ["e-t3-doc-t3-1.0"])
+        #expect(again.allSatisfy { $0.attempts == 1 })
+
+        let listed = try await storage.deliveries(DeliveryQuery(customerID: "c2"))
+        #expect(listed.count == 2)
+        #expect(listed.allSatisfy { $0.attempts.map(\.status) == [500] && $0.attempts.first?.instance == "two" })
+        #expect(try await storage.deliveries(DeliveryQuery(state: .delivered)).count == 4)
+        try await storage.shutdown()
+    }
+
+    @Test(arguments: [Backend.sqlite, .postgres]) func concurrentLeasesNeverShareADelivery(_ backend: Backend)
+        async throws
+    {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        for index in 0..<60 { try await Self.record(storage, "c\(index)", "t\(index)") }
+        let now = Date(timeIntervalSince1970: 5_000)
+        let sets = try await withThrowingTaskGroup(of: [String].self) { group in
+            for instance in 0..<4 {
+                group.addTask {
+                    var mine: [String] = []
+                    for _ in 0..<10 {
+                        mine += try await storage.leaseDeliveries(
+                            now: now, leaseUntil: now + 60, instance: "i\(instance)", limit: 7
+                        ).map { "\($0.event.id)|\($0.endpoint)" }
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: [[String]]()) { $0.append($1) }
+        }
+        let all = sets.flatMap { $0 }
+        #expect(all.count == 120)
+        #expect(Set(all).count == all.count, "a delivery was leased twice")
+        try await storage.shutdown()
+    }
+}
