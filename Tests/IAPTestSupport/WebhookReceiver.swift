@@ -27,6 +27,9 @@ public final class WebhookReceiver: Sendable {
     private let received = Mutex<[Delivery]>([])
     /// Statuses to answer next, in order; 200 once they run out.
     private let script = Mutex<[Int]>([])
+    /// While true, requests wait before they are answered; `held` counts those waiting.
+    private let holding = Mutex(false)
+    private let waiting = Mutex(0)
 
     private init(url: URL) { self.url = url }
 
@@ -40,6 +43,11 @@ public final class WebhookReceiver: Sendable {
             let bytes = try await request.body.collect(upTo: 1 << 20)
             let data = Data(bytes.readableBytesView)
             guard let receiver = holder.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
+            if receiver.holding.withLock({ $0 }) {
+                receiver.waiting.withLock { $0 += 1 }
+                while receiver.holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+                receiver.waiting.withLock { $0 -= 1 }
+            }
             let status = receiver.script.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
             let valid =
                 (try? WebhookSignature.verify(
@@ -77,6 +85,12 @@ public final class WebhookReceiver: Sendable {
 
     /// The deliveries answered 2xx, in order.
     public var accepted: [Delivery] { deliveries.filter { (200..<300).contains($0.answered) } }
+
+    /// Holds every request unanswered (`true`) until released (`false`).
+    public func hold(_ on: Bool) { holding.withLock { $0 = on } }
+
+    /// How many requests are held now.
+    public var held: Int { waiting.withLock { $0 } }
 
     /// Answers the next requests with these statuses, in order.
     public func answerNext(_ statuses: [Int]) { script.withLock { $0 += statuses } }
