@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import IAPCatalog
 import IAPCore
 import IAPEntitlements
@@ -218,6 +221,50 @@ struct OutboundEventTests {
             #expect(receiver.accepted.count == 2)
             await #expect(throws: ServiceError.self) {
                 try await rig.service.retryDelivery(eventID: "evt_unknown", endpoint: nil)
+            }
+        }
+        try await storage.shutdown()
+    }
+}
+
+extension OutboundEventTests {
+    @Test("the console lists deliveries with their attempts, on the customer's page too, and retries one")
+    func theConsoleListsAndRetriesDeliveries() async throws {
+        guard let storage = try await StorageConformanceTests.storage(.sqlite) else { return }
+        try await WebhookReceiver.run(secret: Self.secret) { receiver in
+            let rig = try Rig(storage: storage, endpoint: receiver.url)
+            try rig.store.createAccount("ana", appAccountToken: Self.token(0))
+            receiver.answerNext([500])
+            _ = try rig.store.purchase(FloristCatalog.flowers, account: "ana")
+            try await rig.sync()
+            await rig.drain()
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let app = buildApplication(
+                service: rig.service, configuration: ServerConfiguration(port: 0), operatorAccess: .open,
+                logger: logger)
+            try await app.test(.live) { client in
+                let (status, list) = try await client.get("/console/deliveries?state=pending")
+                #expect(status == .ok)
+                let items = try #require(list["deliveries"] as? [[String: Any]])
+                #expect(items.count == 1)
+                let first = try #require(items.first)
+                #expect(first["type"] as? String == "nonConsumablePurchase")
+                #expect((first["attempts"] as? [[String: Any]])?.first?["status"] as? Int == 500)
+                #expect(first["nextAttemptAt"] != nil)
+                let (badStatus, bad) = try await client.get("/console/deliveries?state=lost")
+                #expect(badStatus == .badRequest && bad["code"] as? String == "invalidQuery")
+
+                let (_, customer) = try await client.get("/console/customers/\(Self.token(0).uuidString)")
+                #expect((customer["deliveries"] as? [[String: Any]])?.count == 1)
+
+                let event = try #require(first["eventId"] as? String)
+                let (retried, answer) = try await client.post("/console/deliveries/\(event)/retry", [:])
+                #expect(retried == .ok && answer["retried"] as? Int == 1)
+                await rig.drain()
+                #expect(receiver.accepted.map(\.eventID) == [event])
+                let (missing, _) = try await client.post("/console/deliveries/evt_nothing/retry", [:])
+                #expect(missing == .notFound)
             }
         }
         try await storage.shutdown()

@@ -19,6 +19,28 @@ struct ConsoleRoutes: Sendable {
             let answer = try await inspector.inspect(try body.requiredString("document"))
             return JSONBody.response(bytes: answer.jsonBytes())
         }
+        group.get("deliveries") { request, _ in
+            let query = request.uri.queryParameters
+            var state: DeliveryState?
+            if let text = query.get("state") {
+                guard let known = DeliveryState(rawValue: text) else {
+                    throw APIError.badRequest("invalidQuery", "'state' must be pending, delivered or failed")
+                }
+                state = known
+            }
+            let limit = try request.integerQuery("limit", in: 1...1_000) ?? 100
+            return DeliveryList(
+                try await service.deliveries(
+                    DeliveryQuery(
+                        bundleID: query.get("bundleId"), customerID: query.get("customerId"), state: state,
+                        limit: limit)))
+        }
+        group.post("deliveries/:event/retry") { request, context in
+            let event = try context.parameters.require("event")
+            let retried = try await service.retryDelivery(
+                eventID: event, endpoint: request.uri.queryParameters.get("endpoint"))
+            return DeliveryRetry(eventId: event, retried: retried)
+        }
         group.get("customers/:id") { request, context in
             let id = try context.parameters.require("id")
             let customer = try await service.customer(

@@ -75,6 +75,8 @@ struct CustomerView: ResponseEncodable {
     /// Whether there are older transactions than those listed.
     var moreTransactions: Bool
     var timeline: CustomerTimeline
+    /// The newest webhook deliveries of the customer's events (none when the app has no webhooks).
+    var deliveries: [DeliveryList.Item]
 
     static let shownTransactions = 100
 }
@@ -103,6 +105,10 @@ extension ValidationService {
                     source: "\(record.source)", signedDate: record.signedDate)
             },
             moreTransactions: newest.count > CustomerView.shownTransactions,
-            timeline: CustomerTimeline(history: digest.history, engine: app.engine, now: now))
+            timeline: CustomerTimeline(history: digest.history, engine: app.engine, now: now),
+            deliveries: DeliveryList(
+                try await deliveries(
+                    DeliveryQuery(bundleID: customer.bundleID, customerID: customer.id, limit: 50))
+            ).deliveries)
     }
 }

@@ -58,7 +58,37 @@ document.addEventListener("DOMContentLoaded", () => {
             el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
             el("td", {}, transaction.revocationDate ? date(transaction.revocationDate) + (transaction.revocationReason ? ` (${transaction.revocationReason})` : "") : "-"),
             el("td", {}, transaction.source + (transaction.ownership === "familyShared" ? ", family" : "")))))))),
+      customer.deliveries.length ? deliveries(customer) : null,
     ];
+  }
+
+  // The customer's events as their app's backend received them (or has yet to): each with its attempts, and a retry.
+  function deliveries(customer) {
+    const note = el("p", { class: "status", role: "status", "aria-live": "polite" });
+    async function retry(delivery) {
+      say(note, `Sending ${delivery.type} again…`, "wait");
+      try {
+        await api("POST", "/console/deliveries/" + encodeURIComponent(delivery.eventId) + "/retry?endpoint=" +
+          encodeURIComponent(delivery.endpoint));
+        say(note, `${delivery.type} (${delivery.eventId}) is due again.`, "good");
+      } catch (error) {
+        say(note, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+      }
+    }
+    const last = (delivery) => delivery.attempts[delivery.attempts.length - 1];
+    return el("section", { class: "panel", "aria-labelledby": "deliveries-title" },
+      el("h2", { id: "deliveries-title" }, "Webhook deliveries"),
+      el("div", { class: "table-scroll" }, el("table", { id: "deliveries" },
+        el("caption", { class: "visually-hidden" }, "Events sent to the app's webhooks, newest first"),
+        el("thead", {}, el("tr", {}, ["Event", "State", "Attempts", "Last answer", "Created", ""].map((t) => el("th", { scope: "col" }, t)))),
+        el("tbody", {}, customer.deliveries.map((delivery) => el("tr", {},
+          el("td", {}, delivery.type),
+          el("td", {}, el("span", { class: "badge " + (delivery.state === "delivered" ? "good" : delivery.state === "failed" ? "bad" : "") }, delivery.state)),
+          el("td", {}, String(delivery.attempts.length)),
+          el("td", {}, last(delivery) ? (last(delivery).status ? "HTTP " + last(delivery).status : last(delivery).error || "-") : "-"),
+          el("td", {}, date(delivery.createdAt)),
+          el("td", {}, el("button", { type: "button", class: "secondary", "aria-label": `Send ${delivery.type} again`, onclick: () => retry(delivery) }, "Retry"))))))),
+      note);
   }
 
   document.getElementById("lookup-form").addEventListener("submit", (event) => {
