@@ -75,6 +75,11 @@ public struct ServeCommand: AsyncParsableCommand {
     var webhookSecret: String?
 
     @Option(
+        name: .customLong("transfer-policy"),
+        help: "What a claim on a purchase another customer holds does: refuse (409, the default), keep or transfer.")
+    var transferPolicy: String?
+
+    @Option(
         name: .customLong("answer-key"),
         help: ArgumentHelp(
             "Sign answers for apps that send a nonce with this P-256 private key, as ID=FILE (PEM).",
@@ -202,6 +207,7 @@ public struct ServeCommand: AsyncParsableCommand {
         }
         set("simulator.webhooks.urls", webhooks.isEmpty ? nil : .stringArray(webhooks))
         set("simulator.webhooks.secret", webhookSecret.map { .string($0) })
+        set("simulator.transferPolicy", transferPolicy.map { .string($0) })
         set("simulator.appKeys", appKeys.isEmpty ? nil : .stringArray(appKeys))
         set("simulator.secretKeys", secretKeys.isEmpty ? nil : .stringArray(secretKeys))
         set("server.allowedHosts", allowedHosts.isEmpty ? nil : .stringArray(allowedHosts))

@@ -21,16 +21,18 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// The simulated app's keys.
     private let accessKeys: [AccessKey]
     private let webhooks: Webhooks?
+    private let transferPolicy: TransferPolicy
 
     /// Serves `store`; with `storage`, its changes are saved there and a request that changed it is answered once the
     /// change is saved.
     public init(
         store: AppStoreSimulator, storage: (any ServerStorage)? = nil, accessKeys: [AccessKey] = [],
-        webhooks: Webhooks? = nil, logger: Logger
+        webhooks: Webhooks? = nil, transferPolicy: TransferPolicy = .refuse, logger: Logger
     ) {
         self.store = store
         self.accessKeys = accessKeys
         self.webhooks = webhooks
+        self.transferPolicy = transferPolicy
         self.logger = logger
         saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger) }
     }
@@ -78,7 +80,7 @@ public final class LocalAppStoreAddition: ServerAddition {
             }
             return LocalAppStoreAddition(
                 store: store, storage: storage, accessKeys: simulated.accessKeys, webhooks: simulated.webhooks,
-                logger: logger)
+                transferPolicy: simulated.transferPolicy, logger: logger)
         }
     }
 
@@ -91,6 +93,7 @@ public final class LocalAppStoreAddition: ServerAddition {
             environments: [store.configuration.environment], trustStore: store.pki.trustStore, catalog: store.catalog)
         app.accessKeys = accessKeys
         app.webhooks = webhooks
+        app.transferPolicy = transferPolicy
         return [app]
     }
 

@@ -34,7 +34,7 @@ public actor Store {
     private let persistence: any StorePersistence
     private let logger: Logger
     /// The app's identifier for this customer, written into every purchase.
-    public let appAccountToken: UUID?
+    public private(set) var appAccountToken: UUID?
 
     /// The products the store sells among the configuration's, in configuration order (the cached list when the store
     /// could not be asked).
@@ -213,6 +213,37 @@ public actor Store {
 
     /// Recomputes ``entitlements`` at the store's current moment (subscriptions expire as time passes).
     public func refresh() async { await recompute() }
+
+    // MARK: - Identity
+
+    /// The customer logged in to the app: purchases from now on carry `user` as their app account token. With a
+    /// validation server, the customer this device was until now (an anonymous install, who never logged in) is merged
+    /// into `user` there: their purchases become `user`'s, and the server's answer is the device's from now on. A
+    /// customer who logged in before switches to `user` instead (nothing moves). Pass the same token as
+    /// `appAccountToken` when the app starts with the user logged in.
+    public func logIn(_ user: UUID) async throws(StoreError) {
+        if case .server(let server) = validationMode {
+            let answer = try await server.logIn(user, state: state)
+            await accept(StateChange.server(answer), verified: false)
+        }
+        appAccountToken = user
+        emit(StoreEvent(.loggedIn, detail: user.uuidString.lowercased()))
+        await reconcile()
+    }
+
+    /// The user logged out: the device becomes a new anonymous customer. What the store still holds (purchases of the
+    /// Apple ID on this device) is claimed for the new customer at the next reconcile, and the server's transfer
+    /// policy decides whether it moves from the user who logged out.
+    public func logOut() async {
+        appAccountToken = nil
+        state.serverSnapshot = nil
+        // A new customer of its own: the device must not adopt the owner of the purchases it still holds.
+        state.serverCustomerID = if case .server = validationMode { UUID().uuidString.lowercased() } else { nil }
+        emit(StoreEvent(.loggedOut))
+        await recompute()
+        await save()
+        await reconcile()
+    }
 
     // MARK: - Purchase
 

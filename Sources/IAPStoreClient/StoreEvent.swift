@@ -14,6 +14,10 @@ public struct StoreEvent: Hashable, Sendable {
         case reconciled
         /// The store could not be asked; the cache keeps answering.
         case reconcileFailed
+        /// The app's user logged in (``Store/logIn(_:)``); the detail is their app account token.
+        case loggedIn
+        /// The app's user logged out (``Store/logOut()``): the device is a new anonymous customer.
+        case loggedOut
         case purchaseStarted
         case purchaseSucceeded
         case purchasePending

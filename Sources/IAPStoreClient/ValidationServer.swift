@@ -189,6 +189,23 @@ public struct ValidationServer: Sendable {
         return next
     }
 
+    /// Logs this device's customer in as `user` (`POST /v1/customers/{id}/login`): an anonymous customer's purchases
+    /// join the user's on the server, and the server's answer becomes the device's. A device the server knows no
+    /// customer of has nothing to merge: its next purchase is claimed for `user`. verifyReceipt keeps no customers.
+    func logIn(_ user: UUID, state: VerifiedState) async throws(StoreError) -> VerifiedState {
+        var next = state
+        guard document != .verifyReceipt(excludeOldTransactions: true),
+            document != .verifyReceipt(excludeOldTransactions: false)
+        else { return next }
+        guard let customer = state.serverCustomerID else {
+            next.serverCustomerID = user.uuidString.lowercased()
+            return next
+        }
+        struct Body: Encodable { var appUserId: String }
+        return try await entitlements(
+            "POST", "/v1/customers/\(Self.escaped(customer))/login", Body(appUserId: user.uuidString), state: state)
+    }
+
     // MARK: - Requests
 
     /// `POST /v1/transactions`.

@@ -88,7 +88,8 @@ struct EventDerivation: Sendable {
         var bodies: [OutboundEventBody] = []
         func add(
             _ type: OutboundEventType, _ transaction: StoredTransaction?, productID: String?,
-            originalTransactionID: String?, occurredAt: Date, reason: String? = nil, subject: String
+            originalTransactionID: String?, occurredAt: Date, reason: String? = nil, from: String? = nil,
+            subject: String
         ) {
             let record = transaction?.record
             bodies.append(
@@ -100,7 +101,7 @@ struct EventDerivation: Sendable {
                     occurredAt: occurredAt, recordedAt: now,
                     period: record.map { .init(start: $0.purchaseDate, end: $0.expiresDate) },
                     price: record?.price, currency: record?.currency, storefront: record?.storefront,
-                    ownership: record?.ownership.rawValue, reason: reason, fromCustomerId: nil,
+                    ownership: record?.ownership.rawValue, reason: reason, fromCustomerId: from,
                     entitlements: snapshot, entitledProductIds: snapshot.map { $0.entitledProductIDs.sorted() }))
         }
         for replacement in change.transactions {
@@ -164,6 +165,14 @@ struct EventDerivation: Sendable {
             if let reason = renewal.expirationReason, before?.expirationReason == nil {
                 renewalEvent(.expiration, reason: reason.rawValue)
             }
+        }
+        for transfer in change.transfers {
+            // Not made from a document version: the moment makes its id (a purchase moved back and forth is two
+            // transfers), and each is derived once, in the write that moved it.
+            add(
+                .transfer, nil, productID: transfer.productID, originalTransactionID: transfer.originalTransactionID,
+                occurredAt: now, reason: transfer.reason, from: transfer.from,
+                subject: "transfer:\(transfer.originalTransactionID):\(transfer.from)@\(now.timeIntervalSince1970)")
         }
         return bodies.map { body in
             let json = (try? StreamingJSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"

@@ -66,6 +66,16 @@ enum Answers {
         }
     }
 
+    /// What a login did, and the entitlements of the customer logged in.
+    struct Login: ResponseEncodable {
+        var customerId: String
+        var bundleId: String
+        var merged: Bool
+        var movedOriginalTransactionIds: [String]
+        var entitledProductIds: [String]
+        var entitlements: EntitlementSnapshot
+    }
+
     struct Consumption: ResponseEncodable {
         var recorded: Bool
         var customerId: String

@@ -40,6 +40,19 @@ struct ServerRoutes: Sendable {
         customers.post(":id/consumptions") { request, context in
             try await consumptions(request, id: try context.parameters.require("id"), context.caller)
         }
+        customers.post(":id/login") { request, context in
+            let body = try RequestDocument(
+                bytes: try await JSONBody.bytes(of: request, limit: configuration.maximumBodySize),
+                allowed: ["appUserId", "bundleId"])
+            let answer = try await service.logIn(
+                try context.parameters.require("id"), as: try body.requiredString("appUserId"),
+                bundleID: try body.string("bundleId"), caller: try Self.keyed(context.caller))
+            return Answers.Login(
+                customerId: answer.customer.id, bundleId: answer.customer.bundleID, merged: answer.merged,
+                movedOriginalTransactionIds: answer.moved,
+                entitledProductIds: answer.entitlements.entitledProductIDs.sorted(),
+                entitlements: answer.entitlements)
+        }
         customers.post(":id/refresh") { request, context in
             let customer = try await service.customer(
                 try context.parameters.require("id"), bundleID: request.uri.queryParameters.get("bundleId"),

@@ -28,6 +28,8 @@ public struct AppConfiguration: Sendable {
     /// Where the app's events go (``Webhooks``), when anywhere: with none, writes announce nothing and cost nothing
     /// for events.
     public var webhooks: Webhooks?
+    /// What happens when a customer claims a purchase another customer holds (``TransferPolicy``; refused by default).
+    public var transferPolicy: TransferPolicy = .refuse
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],

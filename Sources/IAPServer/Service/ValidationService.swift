@@ -107,7 +107,11 @@ public struct ValidationService: Sendable {
             if let stored = Self.stored(renewal, document: signedRenewalInfo, app: app) { renewals.append(stored) }
         }
         let requested = try appAccountToken.map { (token) throws(ServiceError) in try Self.normalizedToken(token) }
-        if let requested, let named = transaction.appAccountToken, requested != named {
+        if let requested, let named = transaction.appAccountToken, requested != named,
+            app.configuration.transferPolicy == .refuse,
+            try await customer(matching: named, bundleID: app.configuration.bundleID)?.id != requested
+        {
+            // The transaction names another customer, who is not (an alias of) the one the request names.
             throw ServiceError(
                 .conflict, "appAccountTokenMismatch",
                 "the request names app account token \(requested), the signed transaction \(named)")
@@ -123,6 +127,8 @@ public struct ValidationService: Sendable {
     func record(_ batch: PurchaseBatch, app: ServedApp) async throws(ServiceError) -> (
         customer: CustomerKey, digest: CustomerDigest
     ) {
+        var batch = batch
+        batch.policy = app.configuration.transferPolicy
         let outcome: RecordOutcome
         do { outcome = try await storage.record(batch, announcing: announcer) } catch { throw .storage(error) }
         if announcer != nil { outboxSignal.nudge() }
@@ -333,13 +339,66 @@ public struct ValidationService: Sendable {
     {
         let app = try app(bundleID: bundleID ?? caller.bundleID)
         try Self.authorize(caller, app: app, needs: needs)
-        let found = try await customer(id, bundleID: app.configuration.bundleID)
-        if caller.scope == .app, found.id != (try? Self.normalizedToken(id)) {
+        // A UUID never matches an original transaction id (those are numbers): found by it, the customer is the
+        // token's own, or the one it is an alias of (an anonymous install that logged in).
+        if caller.scope == .app, (try? Self.normalizedToken(id)) == nil {
             throw ServiceError(
                 .notFound, "customerNotFound",
                 "no customer of \(app.configuration.bundleID) is known by the app account token '\(id)'")
         }
-        return found
+        return try await customer(id, bundleID: app.configuration.bundleID)
+    }
+
+    // MARK: - Identity
+
+    /// What `POST /v1/customers/{id}/login` did.
+    public struct LoginAnswer: Sendable {
+        public var customer: CustomerKey
+        /// Whether an anonymous customer was merged in (its purchases moved, its id an alias from now on).
+        public var merged: Bool
+        public var moved: [String]
+        public var entitlements: EntitlementSnapshot
+    }
+
+    /// Logs the customer `id` names in as `appUserID`: an anonymous customer (one who never logged in) is merged into
+    /// that customer, a customer who logged in before switches to it (nothing moves). An app key names both by app
+    /// account token (UUIDs); a secret key may name the app user by any id of 1 to 200 characters.
+    public func logIn(_ id: String, as appUserID: String, bundleID: String?, caller: Caller)
+        async throws(ServiceError) -> LoginAnswer
+    {
+        let app = try app(bundleID: bundleID ?? caller.bundleID)
+        try Self.authorize(caller, app: app, needs: .app)
+        let bundle = app.configuration.bundleID
+        func named(_ text: String, _ field: String) throws(ServiceError) -> String {
+            if let token = try? Self.normalizedToken(text) { return token }
+            guard caller.scope == .secret else {
+                throw .badRequest(
+                    "invalidAppAccountToken", "with an app key, \(field) must be an app account token (a UUID)")
+            }
+            guard (1...200).contains(text.count), !text.contains(where: { $0.isNewline || $0.asciiValue == 0 }) else {
+                throw .badRequest("invalidField", "\(field) must be 1 to 200 characters on one line")
+            }
+            return text
+        }
+        let sourceID = try named(id, "the customer id")
+        let targetID = try named(appUserID, "appUserId")
+        let source =
+            try await customer(matching: sourceID, bundleID: bundle) ?? CustomerKey(bundleID: bundle, id: sourceID)
+        let target = try await customer(matching: targetID, bundleID: bundle)?.id ?? targetID
+        let outcome: LoginOutcome
+        do { outcome = try await storage.logIn(source, as: target, announcing: announcer) } catch {
+            throw .storage(error)
+        }
+        if outcome.merged, announcer != nil { outboxSignal.nudge() }
+        let customer = CustomerKey(bundleID: bundle, id: target)
+        return LoginAnswer(
+            customer: customer, merged: outcome.merged, moved: outcome.moved,
+            entitlements: try await snapshot(of: customer, app: app))
+    }
+
+    /// The stored customer `id` names (directly, as an alias, or as an original transaction id), or nil.
+    private func customer(matching id: String, bundleID: String) async throws(ServiceError) -> CustomerKey? {
+        do { return try await storage.customer(matching: id, bundleID: bundleID) } catch { throw .storage(error) }
     }
 
     // MARK: - Customers

@@ -139,6 +139,7 @@ public struct ServerSettings: Sendable {
             simulator.serverAPIIssuerID = try keys.string("simulator.serverApiIssuerId")
             simulator.accessKeys = try accessKeys("simulator.", keys)
             simulator.webhooks = try webhooks("simulator.", keys)
+            simulator.transferPolicy = try transferPolicy("simulator.", keys)
             if let threshold = try keys.int("simulator.performanceTestThreshold", in: 1...60_000) {
                 simulator.performanceTestThreshold = Int64(threshold)
             }
@@ -201,6 +202,17 @@ public struct ServerSettings: Sendable {
                 prefix + "webhooks.secret", "webhooks need a secret of at least 16 characters to sign deliveries")
         }
         return Webhooks(endpoints: urls, secret: secret)
+    }
+
+    /// `PREFIXtransferPolicy`: refuse (the default), keep or transfer.
+    private static func transferPolicy(_ prefix: String, _ keys: KeyReader) throws(ConfigurationProblem)
+        -> TransferPolicy
+    {
+        guard let text = try keys.string(prefix + "transferPolicy") else { return .refuse }
+        guard let policy = TransferPolicy(rawValue: text) else {
+            throw ConfigurationProblem(prefix + "transferPolicy", "'\(text)' is not refuse, keep or transfer")
+        }
+        return policy
     }
 
     /// `events.*`: how deliveries are retried and leased.
@@ -333,6 +345,7 @@ public struct ServerSettings: Sendable {
         app.serverAPI = try serverAPIClient(prefix + "serverApi.", app: app, keys)
         app.accessKeys = try accessKeys(prefix, keys)
         app.webhooks = try webhooks(prefix, keys)
+        app.transferPolicy = try transferPolicy(prefix, keys)
         return app
     }
 
@@ -393,6 +406,8 @@ public struct SimulatorSettings: Sendable {
     public var accessKeys: [AccessKey] = []
     /// The simulated app's webhooks, as an app's.
     public var webhooks: Webhooks?
+    /// The simulated app's transfer policy, as an app's.
+    public var transferPolicy: TransferPolicy = .refuse
 
     public init(bundleID: String = "com.example.florist", catalogPath: String? = nil) {
         self.bundleID = bundleID

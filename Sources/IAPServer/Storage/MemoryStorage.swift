@@ -38,7 +38,75 @@ public actor MemoryStorage: ServerStorage {
     private var outbox: [String: Delivery] = [:]
     private var nextSequence: Int64 = 1
 
+    /// Aliases by bundle id: an anonymous customer's id -> the customer they logged in as.
+    private var aliases: [String: [String: String]] = [:]
+    /// Customers who logged in, as bundle id NUL customer id.
+    private var identified: Set<String> = []
+
     public init() {}
+
+    public func logIn(_ source: CustomerKey, as target: String, announcing announcer: EventAnnouncer?)
+        throws(StorageError) -> LoginOutcome
+    {
+        let bundleID = source.bundleID
+        let wasIdentified = identified.contains("\(bundleID)\u{0}\(source.id)")
+        identified.insert("\(bundleID)\u{0}\(target)")
+        guard source.id != target, !wasIdentified else { return LoginOutcome(merged: false, moved: []) }
+        var moved: [String] = []
+        for (original, owner) in owners[bundleID] ?? [:] where owner.customerID == source.id {
+            owners[bundleID]?[original] = Owner(customerID: target, claimed: true)
+            moved.append(original)
+        }
+        moved.sort()
+        let targetKey = CustomerKey(bundleID: bundleID, id: target)
+        for key in consumptionOrder[source] ?? [] where consumptions[targetKey]?[key] == nil {
+            consumptions[targetKey, default: [:]][key] = consumptions[source]?[key]
+            consumptionOrder[targetKey, default: []].append(key)
+        }
+        consumptions[source] = nil
+        consumptionOrder[source] = nil
+        for (alias, customer) in aliases[bundleID] ?? [:] where customer == source.id {
+            aliases[bundleID]?[alias] = target
+        }
+        aliases[bundleID, default: [:]][source.id] = target
+        writes[source, default: 0] += 1
+        writes[targetKey, default: 0] += 1
+        if let announcer, !announcer.endpoints(bundleID).isEmpty, !moved.isEmpty {
+            let transfers = moved.map { original in
+                Transfer(
+                    originalTransactionID: original,
+                    productID: transactions.values.filter {
+                        $0.bundleID == bundleID && $0.originalTransactionID == original
+                    }.max {
+                        ($0.transactionID.utf8.count, $0.transactionID) < (
+                            $1.transactionID.utf8.count, $1.transactionID
+                        )
+                    }?
+                    .productID,
+                    from: source.id, reason: "login")
+            }
+            store(
+                announcer.events(
+                    RecordedChange(
+                        customer: targetKey, transactions: [], previousProducts: [:], renewals: [],
+                        transfers: transfers, history: CompactHistory(try records(of: targetKey).history))),
+                endpoints: announcer.endpoints(bundleID))
+        }
+        return LoginOutcome(merged: true, moved: moved)
+    }
+
+    /// Stores events once each, with a pending delivery per endpoint.
+    private func store(_ made: [OutboxEvent], endpoints: [String]) {
+        for event in made where events[event.id] == nil {
+            events[event.id] = (nextSequence, event)
+            for endpoint in endpoints {
+                outbox["\(event.id)\u{0}\(endpoint)"] = Delivery(
+                    sequence: nextSequence, event: event, endpoint: endpoint, state: .pending, attempts: [],
+                    nextAttempt: event.createdAt, leaseUntil: .distantPast, deliveredAt: nil)
+            }
+            nextSequence += 1
+        }
+    }
 
     // MARK: - The outbox
 
@@ -133,6 +201,8 @@ public actor MemoryStorage: ServerStorage {
     }
 
     public func customer(matching id: String, bundleID: String) throws(StorageError) -> CustomerKey? {
+        if let customer = aliases[bundleID]?[id] { return CustomerKey(bundleID: bundleID, id: customer) }
+        if identified.contains("\(bundleID)\u{0}\(id)") { return CustomerKey(bundleID: bundleID, id: id) }
         let table = owners[bundleID] ?? [:]
         if table.values.contains(where: { $0.customerID == id }) { return CustomerKey(bundleID: bundleID, id: id) }
         if let owner = table[id] { return CustomerKey(bundleID: bundleID, id: owner.customerID) }
@@ -219,7 +289,7 @@ public actor MemoryStorage: ServerStorage {
     // MARK: - The rules
 
     private func conflict(in batch: PurchaseBatch) -> RecordOutcome? {
-        guard let claimant = batch.claimant else { return nil }
+        guard let claimant = batch.claimant, batch.policy == .refuse else { return nil }
         for transaction in batch.transactions {
             if let owner = owners[transaction.bundleID]?[transaction.originalTransactionID], owner.claimed,
                 owner.customerID != claimant
@@ -235,7 +305,7 @@ public actor MemoryStorage: ServerStorage {
     private func apply(_ batch: PurchaseBatch, announcing announcer: EventAnnouncer?) throws(StorageError) -> [String] {
         let bundleID = batch.transactions.first?.bundleID ?? batch.renewals.first?.bundleID ?? ""
         let announcing = announcer.map { !$0.endpoints(bundleID).isEmpty } ?? false
-        var result: [String] = []
+        var result: [String] = batch.claimant.map { [$0] } ?? []
         var changes: [String: RecordedChange] = [:]
         func note(_ owner: String, _ edit: (inout RecordedChange) -> Void) {
             guard announcing else { return }
@@ -251,7 +321,20 @@ public actor MemoryStorage: ServerStorage {
             ($0.record.purchaseDate, $0.transactionID) < ($1.record.purchaseDate, $1.transactionID)
         }
         for transaction in ordered {
-            let owner = own(transaction, claimant: batch.claimant)
+            var owner = own(transaction, claimant: batch.claimant)
+            if let claimant = batch.claimant, owner != claimant, batch.policy == .transfer {
+                owners[bundleID]?[transaction.originalTransactionID] = Owner(customerID: claimant, claimed: true)
+                writes[CustomerKey(bundleID: bundleID, id: owner), default: 0] += 1
+                let moved = Transfer(
+                    originalTransactionID: transaction.originalTransactionID, productID: transaction.productID,
+                    from: owner, reason: "restore")
+                note(claimant) { change in
+                    if !change.transfers.contains(where: { $0.originalTransactionID == moved.originalTransactionID }) {
+                        change.transfers.append(moved)
+                    }
+                }
+                owner = claimant
+            }
             if !result.contains(owner) { result.append(owner) }
             let key = "\(transaction.bundleID)\u{0}\(transaction.transactionID)"
             let current = transactions[key]
@@ -302,15 +385,7 @@ public actor MemoryStorage: ServerStorage {
         for owner in changes.keys.sorted() {
             guard var change = changes[owner] else { continue }
             change.history = CompactHistory(try records(of: change.customer).history)
-            for event in announcer.events(change) where events[event.id] == nil {
-                events[event.id] = (nextSequence, event)
-                for endpoint in endpoints {
-                    outbox["\(event.id)\u{0}\(endpoint)"] = Delivery(
-                        sequence: nextSequence, event: event, endpoint: endpoint, state: .pending, attempts: [],
-                        nextAttempt: event.createdAt, leaseUntil: .distantPast, deliveredAt: nil)
-                }
-                nextSequence += 1
-            }
+            store(announcer.events(change), endpoints: endpoints)
         }
         return result
     }
@@ -318,11 +393,12 @@ public actor MemoryStorage: ServerStorage {
     private func own(_ transaction: StoredTransaction, claimant: String?) -> String {
         let current = owners[transaction.bundleID]?[transaction.originalTransactionID]
         if let claimant {
-            if current?.claimed != true {
+            guard let current, current.claimed else {
                 owners[transaction.bundleID, default: [:]][transaction.originalTransactionID] = Owner(
                     customerID: claimant, claimed: true)
+                return claimant
             }
-            return claimant
+            return current.customerID
         }
         if let current { return current.customerID }
         let made = PurchaseBatch.implicitOwner(of: transaction)

@@ -227,6 +227,28 @@ enum Migrations {
                 """,
             ]
         },
+        // Customer identity: aliases (an anonymous customer merged into the one who logged in) and the customers
+        // who logged in (so a later login from them switches accounts instead of merging).
+        Migration(name: "2026-11-26-identity") { _ in
+            [
+                """
+                CREATE TABLE iap_aliases (
+                    bundle_id TEXT NOT NULL,
+                    alias TEXT NOT NULL,
+                    customer_id TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, alias)
+                )
+                """,
+                "CREATE INDEX iap_aliases_customer ON iap_aliases (bundle_id, customer_id)",
+                """
+                CREATE TABLE iap_identified (
+                    bundle_id TEXT NOT NULL,
+                    customer_id TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, customer_id)
+                )
+                """,
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

@@ -23,21 +23,42 @@ public struct RecordedChange: Hashable, Sendable {
     /// change of plan.
     public var previousProducts: [String: String]
     public var renewals: [Replacement<StoredRenewal>]
+    /// Purchases that moved to this customer from another (a transfer policy, or a login merging an anonymous
+    /// customer in).
+    public var transfers: [Transfer]
     /// The customer's history with the write in it.
     public var history: CompactHistory
 
     public init(
         customer: CustomerKey, transactions: [Replacement<StoredTransaction>], previousProducts: [String: String],
-        renewals: [Replacement<StoredRenewal>], history: CompactHistory
+        renewals: [Replacement<StoredRenewal>], transfers: [Transfer] = [], history: CompactHistory
     ) {
         self.customer = customer
         self.transactions = transactions
         self.previousProducts = previousProducts
         self.renewals = renewals
+        self.transfers = transfers
         self.history = history
     }
 
-    public var isEmpty: Bool { transactions.isEmpty && renewals.isEmpty }
+    public var isEmpty: Bool { transactions.isEmpty && renewals.isEmpty && transfers.isEmpty }
+}
+
+/// A purchase (an original transaction) that moved from one customer to another.
+public struct Transfer: Hashable, Sendable {
+    public var originalTransactionID: String
+    /// The product of its latest stored transaction.
+    public var productID: String?
+    public var from: String
+    /// Why: `restore` (a claim under the transfer policy) or `login` (an anonymous customer merged in).
+    public var reason: String
+
+    public init(originalTransactionID: String, productID: String?, from: String, reason: String) {
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.from = from
+        self.reason = reason
+    }
 }
 
 /// An event for an app's backend, as the outbox keeps it: the body is final (signed and sent as it is).

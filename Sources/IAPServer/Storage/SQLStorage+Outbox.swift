@@ -69,8 +69,8 @@ extension SQLStorage {
     /// endpoint. On PostgreSQL a customer's events take a lock first, so their order is the order of commits.
     func announce(
         _ rows: EncodedRows, before: VersionsBefore?, ownerOf: [String: String],
-        first: (owner: String, digest: CustomerDigest?)?, bundleID: String, announcer: EventAnnouncer?,
-        db: any SQLStatementRunner
+        first: (owner: String, digest: CustomerDigest?)?, transfers: [String: [Transfer]], bundleID: String,
+        announcer: EventAnnouncer?, db: any SQLStatementRunner
     ) async throws {
         guard let before, let announcer else { return }
         var changes: [String: RecordedChange] = [:]
@@ -116,6 +116,12 @@ extension SQLStorage {
             guard let owner else { continue }
             var entry = change(of: owner)
             entry.renewals.append(Replacement(before: old, after: renewal))
+            if changes[owner] == nil { order.append(owner) }
+            changes[owner] = entry
+        }
+        for (owner, moved) in transfers where !moved.isEmpty {
+            var entry = change(of: owner)
+            entry.transfers = moved
             if changes[owner] == nil { order.append(owner) }
             changes[owner] = entry
         }

@@ -27,23 +27,41 @@ public final class SQLStorage: ServerStorage {
         let bundleID = batch.transactions.first?.bundleID ?? ""
         if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
         let written: Written = try await inTransaction { db in
-            var owners: [String] = []
+            // A claimed batch answers for its claimant, whoever ends up owning what it carries.
+            var owners: [String] = batch.claimant.map { [$0] } ?? []
             var ownerOf: [String: String] = [:]
+            var transfers: [Transfer] = []
             for row in rows.transactions {
-                let owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
+                let original = row.transaction.originalTransactionID
+                var owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
                 if let claimant = batch.claimant, owner != claimant {
-                    let refused = RecordOutcome.claimedByAnother(
-                        originalTransactionID: row.transaction.originalTransactionID, owner: owner)
-                    return (Written(refusal: refused, owners: [], digest: nil), commit: false)
+                    switch batch.policy {
+                    case .refuse:
+                        let refused = RecordOutcome.claimedByAnother(originalTransactionID: original, owner: owner)
+                        return (Written(refusal: refused, owners: [], digest: nil), commit: false)
+                    case .keep:
+                        break
+                    case .transfer:
+                        try await Self.move(original, bundleID: bundleID, to: claimant, db: db)
+                        if !transfers.contains(where: { $0.originalTransactionID == original }) {
+                            transfers.append(
+                                Transfer(
+                                    originalTransactionID: original, productID: row.transaction.productID,
+                                    from: owner, reason: "restore"))
+                        }
+                        try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: owner), db: db)
+                        owner = claimant
+                    }
                 }
                 if !owners.contains(owner) { owners.append(owner) }
-                ownerOf[row.transaction.originalTransactionID] = owner
+                ownerOf[original] = owner
             }
             let before = try await versionsBefore(rows, bundleID: bundleID, announcer: announcer, db: db)
             let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
             try await announce(
                 rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) },
-                bundleID: bundleID, announcer: announcer, db: db)
+                transfers: transfers.isEmpty ? [:] : [batch.claimant ?? "": transfers], bundleID: bundleID,
+                announcer: announcer, db: db)
             return (Written(refusal: nil, owners: owners, digest: digest), commit: true)
         }
         if let refusal = written.refusal { return refusal }
@@ -181,7 +199,7 @@ public final class SQLStorage: ServerStorage {
             let before = try await versionsBefore(rows, bundleID: bundleID, announcer: announcer, db: db)
             let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
             try await announce(
-                rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) },
+                rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) }, transfers: [:],
                 bundleID: bundleID, announcer: announcer, db: db)
             return (true, commit: true)
         }
@@ -364,6 +382,10 @@ public final class SQLStorage: ServerStorage {
     static func customerQuery(id: String, bundleID: String) -> SQLStatement {
         SQLStatement(
             """
+            SELECT customer_id, -1 AS rank FROM iap_aliases WHERE bundle_id = $1 AND alias = $2
+            UNION ALL
+            SELECT customer_id, 0 AS rank FROM iap_identified WHERE bundle_id = $1 AND customer_id = $2
+            UNION ALL
             SELECT customer_id, 0 AS rank FROM iap_owners WHERE bundle_id = $1 AND customer_id = $2
             UNION ALL
             SELECT customer_id, 1 AS rank FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2

@@ -63,6 +63,13 @@ public protocol ServerStorage: Sendable {
     /// Everything saved of the local App Store serving `bundleID`, or nil when nothing was.
     func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows?
 
+    /// Logs `source` in as the customer `target`: `target` is marked as a customer who logged in, and when `source`
+    /// is an anonymous customer (one who never logged in) its purchases and consumptions move to `target` and its id
+    /// becomes an alias of `target` (naming either finds `target`), with a `transfer` event per purchase moved. From a
+    /// customer who logged in before (switching accounts), nothing moves.
+    func logIn(_ source: CustomerKey, as target: String, announcing announcer: EventAnnouncer?)
+        async throws(StorageError) -> LoginOutcome
+
     // MARK: The outbox
 
     /// Leases up to `limit` deliveries due at `now` to `instance` until `leaseUntil`: of each customer's pending

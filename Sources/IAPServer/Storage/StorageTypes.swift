@@ -96,16 +96,46 @@ public struct PurchaseBatch: Hashable, Sendable {
     public var claimant: String?
     public var transactions: [StoredTransaction]
     public var renewals: [StoredRenewal]
+    /// What happens when the claimant claims a purchase another customer holds.
+    public var policy: TransferPolicy
 
-    public init(claimant: String?, transactions: [StoredTransaction], renewals: [StoredRenewal] = []) {
+    public init(
+        claimant: String?, transactions: [StoredTransaction], renewals: [StoredRenewal] = [],
+        policy: TransferPolicy = .refuse
+    ) {
         self.claimant = claimant
         self.transactions = transactions
         self.renewals = renewals
+        self.policy = policy
     }
 
     /// The customer id a transaction gets when nobody claimed it.
     static func implicitOwner(of transaction: StoredTransaction) -> String {
         transaction.appAccountToken ?? transaction.originalTransactionID
+    }
+}
+
+/// What an app does when a customer claims a purchase another customer holds (a restore on another account, the same
+/// Apple ID signed in to a second account of the app).
+public enum TransferPolicy: String, Hashable, Sendable, CaseIterable {
+    /// Refused (409 `transactionClaimed`); nothing is recorded. The default.
+    case refuse
+    /// The purchase stays with its owner; the claimant's request succeeds without it.
+    case keep
+    /// The purchase moves to the claimant, with a `transfer` event.
+    case transfer
+}
+
+/// What a login did.
+public struct LoginOutcome: Hashable, Sendable {
+    /// Whether an anonymous customer was merged in.
+    public var merged: Bool
+    /// The original transactions that moved.
+    public var moved: [String]
+
+    public init(merged: Bool, moved: [String]) {
+        self.merged = merged
+        self.moved = moved
     }
 }
 
