@@ -236,7 +236,8 @@ public actor Store {
     /// policy decides whether it moves from the user who logged out.
     public func logOut() async {
         appAccountToken = nil
-        state.serverSnapshot = nil
+        // What was verified was the user's; the device keeps only its own consumable ledger.
+        state = state.rebuilt(history: PurchaseHistory())
         // A new customer of its own: the device must not adopt the owner of the purchases it still holds.
         state.serverCustomerID = if case .server = validationMode { UUID().uuidString.lowercased() } else { nil }
         emit(StoreEvent(.loggedOut))

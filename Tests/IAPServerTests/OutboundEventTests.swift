@@ -141,6 +141,18 @@ struct OutboundEventTests {
             }
             await rig.drain()
 
+            // An anonymous install that bought, then logged in as ana: its purchase moves to her (a transfer).
+            try store.createAccount("eve")
+            let pass = try #require(try store.purchase(FloristCatalog.chocolates, account: "eve").transaction)
+            let anonymous = UUID().uuidString.lowercased()
+            _ = try await rig.service.recordTransaction(
+                signedTransaction: pass.jws, signedRenewalInfo: nil, appAccountToken: anonymous, caller: nil)
+            let login = try await rig.service.logIn(
+                anonymous, as: Self.token(0).uuidString, bundleID: nil,
+                caller: Caller(keyID: "backend", scope: .secret, bundleID: nil))
+            #expect(login.merged && login.moved == [pass.payload.originalTransactionID ?? ""])
+            await rig.drain()
+
             // Posting what is stored again (an app re-posting at launch) announces nothing new.
             let before = try await storage.deliveries(DeliveryQuery(limit: 1_000)).count
             let ana = try await rig.service.customer(Self.token(0).uuidString, bundleID: nil)
@@ -153,7 +165,7 @@ struct OutboundEventTests {
             #expect(try await storage.deliveries(DeliveryQuery(limit: 1_000)).count == before)
 
             let accepted = receiver.accepted
-            let expected = Set(OutboundEventType.allCases.map(\.rawValue)).subtracting(["transfer"])
+            let expected = Set(OutboundEventType.allCases.map(\.rawValue))
             #expect(
                 Set(accepted.map(\.type)).isSuperset(of: expected),
                 "missing: \(expected.subtracting(accepted.map(\.type)))")
@@ -181,6 +193,10 @@ struct OutboundEventTests {
             #expect((renewal["entitledProductIds"] as? [String])?.contains(FloristCatalog.gold) == true)
             let change = try #require(accepted.first { $0.type == "productChange" }?.json)
             #expect(change["productId"] as? String == FloristCatalog.silver)
+            let transfer = try #require(accepted.first { $0.type == "transfer" }?.json)
+            #expect(transfer["fromCustomerId"] as? String == anonymous)
+            #expect(transfer["reason"] as? String == "login")
+            #expect(transfer["productId"] as? String == FloristCatalog.chocolates)
             let revoked = try #require(accepted.first { $0.type == "familyRevocation" }?.json)
             #expect(revoked["customerId"] as? String == Self.token(3).uuidString.lowercased())
         }

@@ -22,13 +22,14 @@ import Testing
 
     /// A live server validating for the florist app, with the server's clock on the simulator's; `body` gets its URL.
     static func withServer(
-        _ world: StoreHarness, sharedSecret: String? = nil,
+        _ world: StoreHarness, sharedSecret: String? = nil, policy: TransferPolicy = .refuse,
         _ body: @Sendable (URL, ValidationService) async throws -> Void
     ) async throws {
         let simulator = world.simulator
-        let app = AppConfiguration(
+        var app = AppConfiguration(
             bundleID: StoreHarness.bundleID, appAppleID: simulator.configuration.appAppleID, environments: [.sandbox],
             trustStore: SimulatorTestKeys.pki.trustStore, sharedSecret: sharedSecret, catalog: F.catalog)
+        app.transferPolicy = policy
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let service = try ValidationService(
@@ -153,6 +154,43 @@ import Testing
             await fresh.start()
             try await fresh.restore()
             #expect(await fresh.purchasedProductIDs == [F.flowers, F.gold], "a new install restores everything")
+        }
+    }
+
+    /// An install that buys before anyone logs in: logging in keeps its purchases (they join the user's on the
+    /// server), and logging out makes a new anonymous customer, who gets the Apple ID's purchases only when the app
+    /// transfers them.
+    @Test(arguments: [TransferPolicy.refuse, .transfer])
+    func logInKeepsAnAnonymousInstallsPurchasesAndLogOutFollowsThePolicy(_ policy: TransferPolicy) async throws {
+        let world = try StoreHarness(.signedTransactions)
+        try world.customer("ana")
+        try await Self.withServer(world, policy: policy) { url, service in
+            let (store, log) = await Self.store(
+                world, try await world.backend("ana"), url: url, document: .signedTransaction, token: nil)
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            let user = UUID()
+            try await store.logIn(user)
+            #expect(await store.appAccountToken == user)
+            #expect(await store.purchasedProductIDs == [F.flowers])
+            #expect(try await store.purchase(F.gold) == .purchased)
+            let customer = try await service.customer(user.uuidString, bundleID: nil)
+            #expect(customer.id == user.uuidString.lowercased())
+            #expect(
+                Set(try await service.entitlements(of: customer).entitledProductIDs) == [F.flowers, F.gold],
+                "the anonymous purchase and the one after the login are the user's")
+            await log.wait(for: .loggedIn)
+
+            await store.logOut()
+            #expect(await store.appAccountToken == nil)
+            await log.wait(for: .loggedOut)
+            switch policy {
+            case .transfer:
+                #expect(await store.purchasedProductIDs == [F.flowers, F.gold], "moved to the new customer")
+                #expect(try await service.entitlements(of: customer).entitledProductIDs.isEmpty)
+            default:
+                #expect(await store.purchasedProductIDs.isEmpty, "the user's purchases stay the user's")
+                #expect(Set(try await service.entitlements(of: customer).entitledProductIDs) == [F.flowers, F.gold])
+            }
         }
     }
 
