@@ -94,7 +94,7 @@ struct EventDerivation: Sendable {
             let record = transaction?.record
             bodies.append(
                 OutboundEventBody(
-                    id: Self.eventID(bundleID: change.customer.bundleID, type: type, subject: subject),
+                    id: Self.eventID(bundleID: change.customer.bundleID, type: type.rawValue, subject: subject),
                     type: type, bundleId: change.customer.bundleID, customerId: change.customer.id,
                     productId: productID, transactionId: transaction?.transactionID,
                     originalTransactionId: originalTransactionID, environment: record?.environment,
@@ -205,8 +205,8 @@ struct EventDerivation: Sendable {
 
     /// An event's id: a digest of the app, the type and the version of the document that made it, so the same change
     /// derived twice (by two instances, or by a post and a notification carrying the same version) is stored once.
-    static func eventID(bundleID: String, type: OutboundEventType, subject: String) -> String {
-        let bytes = SHA256.hash(data: Data("\(bundleID)\u{0}\(type.rawValue)\u{0}\(subject)".utf8))
+    static func eventID(bundleID: String, type: String, subject: String) -> String {
+        let bytes = SHA256.hash(data: Data("\(bundleID)\u{0}\(type)\u{0}\(subject)".utf8))
         return "evt_" + bytes.prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 

@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 public import Foundation
+import IAPServerAPI
 import IAPSignedData
 public import Logging
 import NIOCore
@@ -60,6 +61,10 @@ public struct WebhookSender: Sendable {
     let storage: any ServerStorage
     /// The secret of each app with webhooks, by bundle id.
     let secrets: [String: String]
+    /// The App Store Server API client of each app that answers consumption requests, by bundle id.
+    let serverAPIs: [String: ServerAPIClient]
+    /// Where answers to Apple's consumption requests go: the app's App Store Server API, not a webhook.
+    public static let consumptionEndpoint = "appstore:consumption"
     let settings: DeliverySettings
     let signal: OutboxSignal
     let client: HTTPClient
@@ -75,8 +80,13 @@ public struct WebhookSender: Sendable {
     ) {
         self.storage = storage
         var secrets: [String: String] = [:]
-        for app in apps { if let webhooks = app.webhooks { secrets[app.bundleID] = webhooks.secret } }
+        var serverAPIs: [String: ServerAPIClient] = [:]
+        for app in apps {
+            if let webhooks = app.webhooks { secrets[app.bundleID] = webhooks.secret }
+            if app.consumptionAnswers != nil, let client = app.serverAPI { serverAPIs[app.bundleID] = client }
+        }
         self.secrets = secrets
+        self.serverAPIs = serverAPIs
         self.settings = settings
         self.signal = signal
         self.client = client
@@ -92,7 +102,7 @@ public struct WebhookSender: Sendable {
     }
 
     /// Whether any app has webhooks (else there is nothing to run).
-    public var hasWork: Bool { !secrets.isEmpty }
+    public var hasWork: Bool { !secrets.isEmpty || !serverAPIs.isEmpty }
 
     /// Sends until cancelled.
     public func run() async {
@@ -138,6 +148,7 @@ public struct WebhookSender: Sendable {
 
     /// Posts one event to one endpoint and says what came of it.
     func send(_ delivery: LeasedDelivery) async -> DeliveryReport {
+        if delivery.endpoint == Self.consumptionEndpoint { return await answerConsumptionRequest(delivery) }
         let started = clock()
         let body = delivery.event.body
         var request = HTTPClientRequest(url: delivery.endpoint)
@@ -163,7 +174,42 @@ public struct WebhookSender: Sendable {
         } catch {
             failure = "\(error)"
         }
-        let elapsed = ContinuousClock.now - timer
+        return report(delivery, started: started, took: ContinuousClock.now - timer, status: status, failure: failure)
+    }
+
+    /// Sends Apple the consumption information queued for a refund request (`PUT
+    /// /inApps/v2/transactions/consumption/{id}`). Apple's 202 is delivered; a refusal Apple would repeat (400, 403,
+    /// 404) is given up at once; anything else is tried again until Apple's deadline.
+    func answerConsumptionRequest(_ delivery: LeasedDelivery) async -> DeliveryReport {
+        struct Body: Decodable {
+            var transactionId: String
+            var request: AppStoreServerAPI.ConsumptionRequest
+        }
+        let started = clock()
+        let timer = ContinuousClock.now
+        guard let client = serverAPIs[delivery.event.bundleID],
+            let body = try? JSONDecoder().decode(Body.self, from: Data(delivery.event.body.utf8))
+        else {
+            return report(
+                delivery, started: started, took: .zero, status: nil,
+                failure: "no App Store Server API key is configured for \(delivery.event.bundleID)", permanent: true)
+        }
+        do {
+            try await client.sendConsumptionInformation(body.transactionId, body.request)
+            return report(delivery, started: started, took: ContinuousClock.now - timer, status: 202, failure: nil)
+        } catch {
+            return report(
+                delivery, started: started, took: ContinuousClock.now - timer, status: error.httpStatus,
+                failure: "\(error.code): \(error.reason)", permanent: [400, 403, 404].contains(error.httpStatus ?? 0))
+        }
+    }
+
+    /// The outcome of one attempt: delivered, pending again after the backoff, or given up (past the event's last
+    /// moment, or `permanent`).
+    private func report(
+        _ delivery: LeasedDelivery, started: Date, took elapsed: Duration, status: Int?, failure: String?,
+        permanent: Bool = false
+    ) -> DeliveryReport {
         let attempt = DeliveryAttempt(
             number: delivery.attempts + 1, startedAt: started, status: status, error: failure,
             milliseconds: Int(elapsed.seconds * 1_000), instance: instance)
@@ -173,7 +219,9 @@ public struct WebhookSender: Sendable {
         }
         let delay = min(settings.firstRetry.seconds * pow(2, Double(delivery.attempts)), 6 * 3_600)
         let nextAttempt = started.addingTimeInterval(delay)
-        if nextAttempt > delivery.event.createdAt.addingTimeInterval(settings.retryFor.seconds) {
+        let lastMoment =
+            delivery.event.giveUpAt ?? delivery.event.createdAt.addingTimeInterval(settings.retryFor.seconds)
+        if permanent || nextAttempt > lastMoment {
             ServerMetrics.delivery("failed")
             logger.warning(
                 "an event was given up after its last attempt",

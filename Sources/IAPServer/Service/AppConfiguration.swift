@@ -30,6 +30,9 @@ public struct AppConfiguration: Sendable {
     public var webhooks: Webhooks?
     /// What happens when a customer claims a purchase another customer holds (``TransferPolicy``; refused by default).
     public var transferPolicy: TransferPolicy = .refuse
+    /// How the app answers Apple's consumption requests (``ConsumptionAnswers``), when it does: answers need the App
+    /// Store Server API key (``serverAPI``) and the customer's consent.
+    public var consumptionAnswers: ConsumptionAnswers?
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],
@@ -57,5 +60,30 @@ public struct Webhooks: Hashable, Sendable {
     public init(endpoints: [String], secret: String) {
         self.endpoints = endpoints
         self.secret = secret
+    }
+}
+
+/// What the server tells Apple when a customer asks for a refund (a CONSUMPTION_REQUEST notification): the figures it
+/// knows (how much of the purchase was used, that it was delivered) with the app's own settings below, sent through
+/// the App Store Server API before Apple's deadline.
+public struct ConsumptionAnswers: Hashable, Sendable {
+    /// The app's customers agreed to share consumption data with Apple (their terms say so). Apple refuses answers
+    /// without it, so none is sent unless it is true.
+    public var customerConsented: Bool
+    /// What the app would like Apple to decide, if anything.
+    public var refundPreference: AppStoreServerAPI.ConsumptionRequest.RefundPreference?
+    /// The app gives a free sample or trial of what it sells.
+    public var sampleContentProvided: Bool
+    /// How long after the request Apple takes an answer (12 hours).
+    public var deadline: TimeInterval
+
+    public init(
+        customerConsented: Bool, refundPreference: AppStoreServerAPI.ConsumptionRequest.RefundPreference? = nil,
+        sampleContentProvided: Bool = false, deadline: TimeInterval = 12 * 3_600
+    ) {
+        self.customerConsented = customerConsented
+        self.refundPreference = refundPreference
+        self.sampleContentProvided = sampleContentProvided
+        self.deadline = deadline
     }
 }

@@ -205,17 +205,81 @@ public struct ValidationService: Sendable {
         let notification = StoredNotification(
             uuid: uuid, bundleID: app.configuration.bundleID, type: type.rawValue, subtype: payload.subtype?.rawValue,
             signedDate: signed, receivedAt: now, body: body)
+        var queued: [QueuedEvent] = []
+        if type == .consumptionRequest, let transaction = transactions.first,
+            let answer = try await consumptionAnswer(for: transaction, notification: notification, app: app)
+        {
+            queued.append(answer)
+        }
         do {
             let applied = try await storage.record(
                 notification: notification,
                 applying: PurchaseBatch(claimant: nil, transactions: transactions, renewals: renewals),
-                announcing: announcer)
+                announcing: announcer, queueing: queued)
+            if applied, !queued.isEmpty { outboxSignal.nudge() }
             if applied, announcer != nil { outboxSignal.nudge() }
             ServerMetrics.notification(type.rawValue, applied ? "applied" : "duplicate")
             return applied ? .applied : .duplicate
         } catch {
             throw .storage(error)
         }
+    }
+
+    /// The answer to a consumption request, queued for the App Store Server API, when the app answers them: how much
+    /// of the purchase was used (a consumable's share consumed, a subscription period's share elapsed), that it was
+    /// delivered, and the app's refund preference; due by Apple's deadline.
+    private func consumptionAnswer(
+        for transaction: StoredTransaction, notification: StoredNotification, app: ServedApp
+    ) async throws(ServiceError) -> QueuedEvent? {
+        guard let settings = app.configuration.consumptionAnswers, settings.customerConsented,
+            app.configuration.serverAPI != nil
+        else { return nil }
+        let record = transaction.record
+        let owner = try await customer(
+            matching: transaction.originalTransactionID, bundleID: app.configuration.bundleID)
+        var percentage: Int?
+        switch app.engine.kind(of: record) {
+        case .consumable:
+            if let owner {
+                let snapshot = try await snapshot(of: owner, app: app)
+                if let balance = snapshot.consumables.first(where: { $0.productID == record.productID }),
+                    balance.purchased > 0
+                {
+                    percentage = min(100_000, balance.consumed * 100_000 / balance.purchased)
+                }
+            }
+        case .autoRenewable, .nonRenewable:
+            if let expires = record.expiresDate, expires > record.purchaseDate {
+                let share =
+                    clock().timeIntervalSince(record.purchaseDate) / expires.timeIntervalSince(record.purchaseDate)
+                percentage = Int((min(1, max(0, share)) * 100_000).rounded())
+            }
+        case .nonConsumable, nil:
+            percentage = nil
+        }
+        var preference = settings.refundPreference
+        // Apple takes a prorated preference only with a share consumed.
+        if preference == .grantProrated, (percentage ?? 0) == 0 { preference = .grantFull }
+        let request = AppStoreServerAPI.ConsumptionRequest(
+            customerConsented: true, sampleContentProvided: settings.sampleContentProvided,
+            deliveryStatus: .delivered, consumptionPercentage: percentage, refundPreference: preference)
+        struct Body: Encodable {
+            var transactionId: String
+            var request: AppStoreServerAPI.ConsumptionRequest
+        }
+        let body =
+            (try? StreamingJSONEncoder().encode(Body(transactionId: transaction.transactionID, request: request)))
+            .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let id = EventDerivation.eventID(
+            bundleID: app.configuration.bundleID, type: "consumptionAnswer", subject: notification.uuid)
+        let created = wallClock()
+        return QueuedEvent(
+            event: OutboxEvent(
+                id: id, bundleID: app.configuration.bundleID,
+                customerID: owner?.id ?? transaction.originalTransactionID, type: "consumptionAnswer",
+                createdAt: created, body: body,
+                giveUpAt: max(created, notification.signedDate.addingTimeInterval(settings.deadline))),
+            endpoints: [WebhookSender.consumptionEndpoint])
     }
 
     // MARK: - Catching up

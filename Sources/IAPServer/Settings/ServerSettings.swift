@@ -204,6 +204,30 @@ public struct ServerSettings: Sendable {
         return Webhooks(endpoints: urls, secret: secret)
     }
 
+    /// `PREFIXcustomerConsent` (true to answer at all), `PREFIXrefundPreference` (decline, grantFull,
+    /// grantProrated) and `PREFIXsampleContentProvided`; nil when consent is not given.
+    private static func consumptionAnswers(_ prefix: String, app: AppConfiguration, _ keys: KeyReader)
+        throws(ConfigurationProblem) -> ConsumptionAnswers?
+    {
+        let preference: AppStoreServerAPI.ConsumptionRequest.RefundPreference?
+        switch try keys.string(prefix + "refundPreference") {
+        case nil: preference = nil
+        case "decline": preference = .decline
+        case "grantFull": preference = .grantFull
+        case "grantProrated": preference = .grantProrated
+        case let other?:
+            throw ConfigurationProblem(
+                prefix + "refundPreference", "'\(other)' is not decline, grantFull or grantProrated")
+        }
+        let sample = try keys.bool(prefix + "sampleContentProvided") ?? false
+        guard try keys.bool(prefix + "customerConsent") == true else { return nil }
+        guard app.serverAPI != nil else {
+            throw ConfigurationProblem(
+                prefix + "customerConsent", "answers to consumption requests need the app's serverApi key")
+        }
+        return ConsumptionAnswers(customerConsented: true, refundPreference: preference, sampleContentProvided: sample)
+    }
+
     /// `PREFIXtransferPolicy`: refuse (the default), keep or transfer.
     private static func transferPolicy(_ prefix: String, _ keys: KeyReader) throws(ConfigurationProblem)
         -> TransferPolicy
@@ -346,6 +370,7 @@ public struct ServerSettings: Sendable {
         app.accessKeys = try accessKeys(prefix, keys)
         app.webhooks = try webhooks(prefix, keys)
         app.transferPolicy = try transferPolicy(prefix, keys)
+        app.consumptionAnswers = try consumptionAnswers(prefix + "consumption.", app: app, keys)
         return app
     }
 

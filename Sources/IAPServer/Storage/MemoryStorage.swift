@@ -191,12 +191,14 @@ public actor MemoryStorage: ServerStorage {
     }
 
     public func record(
-        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?
+        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?,
+        queueing queued: [QueuedEvent]
     ) throws(StorageError) -> Bool {
         let key = "\(notification.bundleID)\u{0}\(notification.uuid)"
         guard notifications[key] == nil else { return false }
         notifications[key] = notification
         _ = try apply(batch, announcing: announcer)
+        for item in queued { store([item.event], endpoints: item.endpoints) }
         return true
     }
 

@@ -183,6 +183,7 @@ enum Migrations {
                     customer_id TEXT NOT NULL,
                     event_type TEXT NOT NULL,
                     created_at BIGINT NOT NULL,
+                    give_up_at BIGINT,
                     body TEXT NOT NULL
                 )
                 """,

@@ -71,14 +71,33 @@ public struct OutboxEvent: Hashable, Sendable {
     public var createdAt: Date
     /// The JSON sent to the webhooks.
     public var body: String
+    /// When to stop trying (nil: the sender's retry window after ``createdAt``): Apple's deadline for an answer to a
+    /// consumption request.
+    public var giveUpAt: Date?
 
-    public init(id: String, bundleID: String, customerID: String, type: String, createdAt: Date, body: String) {
+    public init(
+        id: String, bundleID: String, customerID: String, type: String, createdAt: Date, body: String,
+        giveUpAt: Date? = nil
+    ) {
         self.id = id
         self.bundleID = bundleID
         self.customerID = customerID
         self.type = type
         self.createdAt = createdAt
         self.body = body
+        self.giveUpAt = giveUpAt
+    }
+}
+
+/// An event for the outbox made outside a write's changes (an answer to Apple's consumption request), with where it
+/// goes.
+public struct QueuedEvent: Hashable, Sendable {
+    public var event: OutboxEvent
+    public var endpoints: [String]
+
+    public init(event: OutboxEvent, endpoints: [String]) {
+        self.event = event
+        self.endpoints = endpoints
     }
 }
 

@@ -153,14 +153,15 @@ extension SQLStorage {
             let sequence = try await db.rows(
                 SQLStatement(
                     """
-                    INSERT INTO iap_events (event_id, bundle_id, customer_id, event_type, created_at, body)
-                    VALUES ($1, $2, $3, $4, $5, $6)
+                    INSERT INTO iap_events (event_id, bundle_id, customer_id, event_type, created_at, body, give_up_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7)
                     ON CONFLICT (event_id) DO NOTHING
                     RETURNING sequence
                     """,
                     [
                         .text(event.id), .text(event.bundleID), .text(event.customerID), .text(event.type),
                         .integer(created), .text(event.body),
+                        event.giveUpAt.map { .integer($0.millisecondsSince1970) } ?? .null,
                     ])
             ).first?.integer("sequence")
         else { return }
@@ -210,7 +211,7 @@ extension SQLStorage {
                 events += try await db.rows(
                     SQLStatement(
                         """
-                        SELECT event_id, bundle_id, customer_id, event_type, created_at, body, sequence
+                        SELECT event_id, bundle_id, customer_id, event_type, created_at, body, give_up_at, sequence
                         FROM iap_events WHERE event_id IN (\(marks))
                         """, chunk.map { .text($0) }))
             }
@@ -288,7 +289,7 @@ extension SQLStorage {
                 SQLStatement(
                     """
                     SELECT d.endpoint, d.state, d.next_attempt_at, d.delivered_at, e.event_id, e.bundle_id,
-                        e.customer_id, e.event_type, e.created_at, e.body
+                        e.customer_id, e.event_type, e.created_at, e.body, e.give_up_at
                     FROM iap_deliveries d JOIN iap_events e ON e.event_id = d.event_id
                     \(filter)
                     ORDER BY d.sequence DESC, d.endpoint
@@ -347,7 +348,8 @@ extension SQLStorage {
             id: try row.text(prefix + "event_id"), bundleID: try row.text(prefix + "bundle_id"),
             customerID: try row.text(prefix + "customer_id"), type: try row.text(prefix + "event_type"),
             createdAt: Date(millisecondsSince1970: try row.integer(prefix + "created_at")),
-            body: try row.text(prefix + "body"))
+            body: try row.text(prefix + "body"),
+            giveUpAt: try row.optionalInteger(prefix + "give_up_at").map(Date.init(millisecondsSince1970:)))
     }
 
     /// A transaction from a row of `iap_transactions` (its columns under their own names).

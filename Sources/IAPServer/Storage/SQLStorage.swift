@@ -169,7 +169,8 @@ public final class SQLStorage: ServerStorage {
     }
 
     public func record(
-        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?
+        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?,
+        queueing queued: [QueuedEvent]
     ) async throws(StorageError) -> Bool {
         let rows = try encodedRows(batch)
         return try await inTransaction { db in
@@ -201,6 +202,7 @@ public final class SQLStorage: ServerStorage {
             try await announce(
                 rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) }, transfers: [:],
                 bundleID: bundleID, announcer: announcer, db: db)
+            for item in queued { try await Self.insert(item.event, endpoints: item.endpoints, db: db) }
             return (true, commit: true)
         }
     }

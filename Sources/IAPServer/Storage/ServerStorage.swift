@@ -21,8 +21,11 @@ public protocol ServerStorage: Sendable {
 
     /// Records a notification and applies what it carried, once: false (and nothing changes) when its UUID is known.
     /// The events `announcer` makes of what changed are stored in the same transaction.
-    func record(notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?)
-        async throws(StorageError) -> Bool
+    /// `queued` events go into the outbox in the same transaction (only when the notification is new).
+    func record(
+        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?,
+        queueing queued: [QueuedEvent]
+    ) async throws(StorageError) -> Bool
 
     /// The customer of `bundleID` whose id is `id`, or who owns the original transaction id `id`.
     func customer(matching id: String, bundleID: String) async throws(StorageError) -> CustomerKey?
@@ -104,7 +107,14 @@ extension ServerStorage {
     public func record(notification: StoredNotification, applying batch: PurchaseBatch) async throws(StorageError)
         -> Bool
     {
-        try await record(notification: notification, applying: batch, announcing: nil)
+        try await record(notification: notification, applying: batch, announcing: nil, queueing: [])
+    }
+
+    /// Records a notification with the events of what it changed, queueing nothing else.
+    public func record(
+        notification: StoredNotification, applying batch: PurchaseBatch, announcing announcer: EventAnnouncer?
+    ) async throws(StorageError) -> Bool {
+        try await record(notification: notification, applying: batch, announcing: announcer, queueing: [])
     }
 }
 
