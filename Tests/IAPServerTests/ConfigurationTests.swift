@@ -172,6 +172,34 @@ struct ConfigurationTests {
         }
     }
 
+    @Test func webhooksTransferPolicyAndDeliveryAreRead() async throws {
+        let settings = try await Self.settings(
+            """
+            {
+              "simulator": {
+                "webhooks": { "urls": ["http://127.0.0.1:9000/hooks", "https://backend.example/iap"],
+                              "secret": "0123456789abcdef" },
+                "transferPolicy": "transfer"
+              },
+              "events": { "firstRetry": 30, "retryFor": 86400, "lease": 120, "timeout": 5, "pollInterval": 250,
+                          "concurrency": 4 }
+            }
+            """, environment: ["IAPKIT_EVENTS_CONCURRENCY": "8"])
+        let simulator = try #require(settings.simulator)
+        #expect(
+            simulator.webhooks
+                == Webhooks(
+                    endpoints: ["http://127.0.0.1:9000/hooks", "https://backend.example/iap"],
+                    secret: "0123456789abcdef"))
+        #expect(simulator.transferPolicy == .transfer)
+        #expect(settings.delivery.firstRetry == .seconds(30))
+        #expect(settings.delivery.retryFor == .seconds(86_400))
+        #expect(settings.delivery.lease == .seconds(120))
+        #expect(settings.delivery.timeout == .seconds(5))
+        #expect(settings.delivery.pollInterval == .milliseconds(250))
+        #expect(settings.delivery.concurrency == 8, "the environment wins")
+    }
+
     @Test func environmentVariablesOverrideTheFile() async throws {
         let settings = try await Self.settings(
             #"{"server": {"port": 8080}, "database": {"url": "a.sqlite"}}"#,
@@ -225,6 +253,18 @@ struct ConfigurationTests {
                 #"{"apiKeys": ["0123456789abcdef"], "simulator": {"appKeys": ["a=0123456789abcdef"]}}"#,
                 "simulator.appKeys"
             ),
+            (
+                #"{"simulator": {"webhooks": {"urls": ["ftp://x/y"], "secret": "0123456789abcdef"}}}"#,
+                "simulator.webhooks.urls"
+            ),
+            (#"{"simulator": {"webhooks": {"urls": ["http://127.0.0.1/h"]}}}"#, "simulator.webhooks.secret"),
+            (
+                #"{"simulator": {"webhooks": {"urls": ["http://127.0.0.1/h"], "secret": "short"}}}"#,
+                "simulator.webhooks.secret"
+            ),
+            (#"{"simulator": {"transferPolicy": "steal"}}"#, "simulator.transferPolicy"),
+            (#"{"events": {"firstRetry": 0}}"#, "events.firstRetry"),
+            (#"{"events": {"lease": 5, "timeout": 10}}"#, "events.lease"),
         ])
     func badConfigurationNamesTheKey(_ text: String, key: String) async throws {
         do {
