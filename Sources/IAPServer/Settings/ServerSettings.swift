@@ -29,12 +29,20 @@ import X509
 ///   `app.NAME.maximumNotificationAge` (seconds), `app.NAME.serverApi.keyId`, `app.NAME.serverApi.issuerId`,
 ///   `app.NAME.serverApi.key` (the `.p8`) and `app.NAME.serverApi.baseUrl` (optional): the App Store Server API key
 ///   `POST /v1/customers/{id}/refresh` uses; `app.NAME.appKeys` and `app.NAME.secretKeys` (`ID=KEY` entries, see
-///   ``AccessKey``: app keys ship in the app, secret keys stay on its backend)
+///   ``AccessKey``: app keys ship in the app, secret keys stay on its backend); `app.NAME.webhooks.urls` and
+///   `app.NAME.webhooks.secret` (where the app's events go, signed with the secret); `app.NAME.transferPolicy`
+///   (refuse, keep or transfer: a claim on a purchase another customer holds); `app.NAME.consumption.customerConsent`,
+///   `app.NAME.consumption.refundPreference` (decline, grantFull, grantProrated) and
+///   `app.NAME.consumption.sampleContentProvided` (answers to Apple's consumption requests, with the serverApi key)
+/// - `events.firstRetry` (seconds, 10), `events.retryFor` (seconds, three days), `events.lease` (seconds, 60),
+///   `events.timeout` (seconds, 10), `events.pollInterval` (milliseconds, 1,000), `events.concurrency` (16): how
+///   events are sent (``DeliverySettings``)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
 ///   `simulator.serverApiIssuerId` (the issuer id tokens must carry), `simulator.appKeys` and `simulator.secretKeys`
-///   (the simulated app's keys, as an app's), `simulator.performanceTestThreshold` (the
+///   (the simulated app's keys, as an app's), `simulator.webhooks.urls`, `simulator.webhooks.secret` and
+///   `simulator.transferPolicy` (as an app's), `simulator.performanceTestThreshold` (the
 ///   milliseconds past which a Retention Messaging performance test counts an answer as timed out; 700)
 ///
 /// Relative file paths are read from the configuration file's folder.
