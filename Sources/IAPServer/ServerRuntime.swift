@@ -74,7 +74,7 @@ public struct ServerRuntime: Sendable {
         let sender = WebhookSender(
             storage: storage, apps: service.appConfigurations, settings: settings.delivery,
             signal: service.outboxSignal, logger: logger)
-        if sender.hasWork { workers.append(Task { await sender.run() }) }
+        if sender.hasWork, settings.delivery.sends { workers.append(Task { await sender.run() }) }
         defer { for worker in workers { worker.cancel() } }
         do {
             try await application(onServerRunning: onServerRunning).runService()

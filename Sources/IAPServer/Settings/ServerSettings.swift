@@ -35,8 +35,8 @@ import X509
 ///   `app.NAME.consumption.refundPreference` (decline, grantFull, grantProrated) and
 ///   `app.NAME.consumption.sampleContentProvided` (answers to Apple's consumption requests, with the serverApi key)
 /// - `events.firstRetry` (seconds, 10), `events.retryFor` (seconds, three days), `events.lease` (seconds, 60),
-///   `events.timeout` (seconds, 10), `events.pollInterval` (milliseconds, 1,000), `events.concurrency` (16): how
-///   events are sent (``DeliverySettings``)
+///   `events.timeout` (seconds, 10), `events.pollInterval` (milliseconds, 1,000), `events.concurrency` (16),
+///   `events.send` (true; false leaves sending to other instances): how events are sent (``DeliverySettings``)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
@@ -260,6 +260,7 @@ public struct ServerSettings: Sendable {
             settings.pollInterval = .milliseconds(milliseconds)
         }
         if let count = try keys.int("events.concurrency", in: 1...256) { settings.concurrency = count }
+        settings.sends = try keys.bool("events.send") ?? true
         guard settings.timeout < settings.lease else {
             throw ConfigurationProblem("events.lease", "the lease must outlast a delivery's timeout (events.timeout)")
         }
@@ -528,6 +529,9 @@ public struct DeliverySettings: Hashable, Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// Deliveries in flight at once per instance.
     public var concurrency = 16
+    /// Whether this instance sends at all (`events.send`): instances that only take requests can leave the outbox to
+    /// others on the same database (events are still stored by every instance).
+    public var sends = true
 
     public init() {}
 }
