@@ -8,6 +8,7 @@
 #      to the last delivery recorded is measured (the database polled every 50 ms).
 #
 #   Scripts/events-bench.sh [CONCURRENCY]      (default 16 deliveries in flight)
+#   SIGNED=FOLDER Scripts/events-bench.sh      (reuse FOLDER/pki and FOLDER/bodies.jsonl of an earlier run)
 #
 # Every server is started here and stopped by its process id; each phase is bounded in time.
 set -euo pipefail
@@ -42,10 +43,15 @@ stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
 receiver=$(bash Scripts/nginx-receiver.sh 18339 "$work/nginx")
 pids+=("$receiver")
 
-echo "== signing transactions with the local App Store"
-serve 18330 true --database :memory:
-python3 Scripts/server-bench/make-bodies.py 18330 400 50 "$work/bodies.jsonl"
-stop "${pids[-1]}"
+if [ -n "${SIGNED:-}" ] && [ -f "$SIGNED/bodies.jsonl" ] && [ -d "$SIGNED/pki" ]; then
+  # SIGNED=FOLDER reuses the authority and documents of an earlier run (signing takes minutes).
+  cp -r "$SIGNED/pki" "$SIGNED/bodies.jsonl" "$work/"
+else
+  echo "== signing transactions with the local App Store"
+  serve 18330 true --database :memory:
+  python3 Scripts/server-bench/make-bodies.py 18330 400 50 "$work/bodies.jsonl"
+  stop "${pids[-1]}"
+fi
 count=$(wc -l <"$work/bodies.jsonl")
 echo "$count bodies"
 

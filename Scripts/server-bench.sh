@@ -8,6 +8,7 @@
 # documents are posted again, as apps re-post at every launch). Prints requests/s, p50/p99 latency, peak RSS, ratios.
 #
 #   Scripts/server-bench.sh [SECONDS] [CONNECTIONS]      (defaults 20 and 16)
+#   SIGNED=FOLDER Scripts/server-bench.sh ...             (reuse FOLDER/pki and FOLDER/bodies.jsonl of an earlier run)
 #
 # Every server is started here and stopped by its process id; each load run is bounded by wrk's duration.
 set -euo pipefail
@@ -54,10 +55,15 @@ load() { # load PORT CONNECTIONS -> the RESULT line of post-bodies.lua
 }
 field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1"; }
 
-echo "== signing 20,000 transactions with the local App Store"
-serve 18300 --database :memory:
-python3 Scripts/server-bench/make-bodies.py 18300 400 50 "$work/bodies.jsonl"
-kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+if [ -n "${SIGNED:-}" ] && [ -f "$SIGNED/bodies.jsonl" ] && [ -d "$SIGNED/pki" ]; then
+  # SIGNED=FOLDER reuses the authority and documents of an earlier run (signing takes minutes).
+  cp -r "$SIGNED/pki" "$SIGNED/bodies.jsonl" "$work/"
+else
+  echo "== signing 20,000 transactions with the local App Store"
+  serve 18300 --database :memory:
+  python3 Scripts/server-bench/make-bodies.py 18300 400 50 "$work/bodies.jsonl"
+  kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+fi
 echo "$(wc -l <"$work/bodies.jsonl") bodies"
 
 declare -A rps p50 p99 rss
@@ -76,6 +82,20 @@ rps[floor]=$(field "$result" rps); p50[floor]=$(field "$result" p50_ms); p99[flo
 rss[floor]=$(peak_rss_mb "$sqlite_pid")
 kill "$sqlite_pid"; wait "$sqlite_pid" 2>/dev/null || true
 
+# The same load with the simulated app's events going to a webhook (Debian's nginx on loopback answering 204): what
+# the outbox costs the requests it rides on (events stored in each write's transaction, delivered meanwhile).
+receiver=$(bash Scripts/nginx-receiver.sh 18309 "$work/nginx"); pids+=("$receiver")
+hooks=(--webhook http://127.0.0.1:18309/hooks --webhook-secret bench-webhook-secret-0123)
+echo "== iapkit serve, SQLite file, webhooks on"
+serve 18306 --database "$work/bench-hooks.sqlite" "${hooks[@]}"
+hooks_pid=${pids[-1]}
+BODIES="$work/bodies.jsonl" wrk -t1 -c4 -d2s -s Scripts/server-bench/post-bodies.lua http://127.0.0.1:18306 >/dev/null
+result=$(load 18306 "$connections"); echo "$result"
+rps[hooks]=$(field "$result" rps); p50[hooks]=$(field "$result" p50_ms); p99[hooks]=$(field "$result" p99_ms)
+rss[hooks]=$(peak_rss_mb "$hooks_pid")
+echo "events delivered: $(sqlite3 "$work/bench-hooks.sqlite" "SELECT COUNT(*) FROM iap_deliveries WHERE state = 'delivered'" 2>/dev/null || echo '?')"
+kill "$hooks_pid"; wait "$hooks_pid" 2>/dev/null || true
+
 echo "== iapkit serve, SQLite file, new transactions only"
 # A fresh database and a run short enough that no document is posted twice: every request verifies, claims and
 # writes. (The run above re-posts after the first pass, and a re-post of what is stored is answered from a read.)
@@ -89,6 +109,15 @@ fi
 rps[fresh]=$(field "$result" rps); p50[fresh]=$(field "$result" p50_ms); p99[fresh]=$(field "$result" p99_ms)
 rss[fresh]=$(peak_rss_mb "$fresh_pid")
 kill "$fresh_pid"; wait "$fresh_pid" 2>/dev/null || true
+
+echo "== iapkit serve, SQLite file, new transactions only, webhooks on"
+serve 18307 --database "$work/fresh-hooks.sqlite" "${hooks[@]}"
+fresh_hooks_pid=${pids[-1]}
+result=$(BODIES="$work/bodies.jsonl" wrk -t1 -c"$connections" -d3s --timeout 5s -s Scripts/server-bench/post-bodies.lua \
+  "http://127.0.0.1:18307" | grep RESULT); echo "$result"
+rps[freshhooks]=$(field "$result" rps); p50[freshhooks]=$(field "$result" p50_ms); p99[freshhooks]=$(field "$result" p99_ms)
+rss[freshhooks]=$(peak_rss_mb "$fresh_hooks_pid")
+kill "$fresh_hooks_pid"; wait "$fresh_hooks_pid" 2>/dev/null || true
 
 if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "== two iapkit serve processes, one PostgreSQL database"
@@ -125,14 +154,18 @@ rss[baseline]=$(peak_rss_mb "$baseline")
 echo
 echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | peak RSS | against the baseline |"
 echo "|---|---|---|---|---|---|"
-for name in sqlite fresh postgres baseline floor; do
+for name in sqlite hooks fresh freshhooks postgres baseline floor; do
   [ -n "${rps[$name]:-}" ] || continue
   label=$name
   [ "$name" = sqlite ] && label="iapkit serve, SQLite"
+  [ "$name" = hooks ] && label="iapkit serve, SQLite, webhooks on"
   [ "$name" = fresh ] && label="iapkit serve, SQLite, new transactions only (fresh database, 3 s)"
+  [ "$name" = freshhooks ] && label="iapkit serve, SQLite, new transactions only, webhooks on"
   [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL"
   [ "$name" = baseline ] && label="FastAPI + uvicorn ×2 + Apple's library + SQLite"
   [ "$name" = floor ] && label="(scale) iapkit serve refusing an empty body: HTTP stack only"
   ratio=$(python3 -c "print(f'{${rps[$name]} / ${rps[baseline]}:.1f}×')")
   echo "| $label | ${rps[$name]} | ${p50[$name]} ms | ${p99[$name]} ms | ${rss[$name]} MB | $ratio |"
 done
+echo
+echo "webhooks on against off, same run: re-post mix $(python3 -c "print(f'{${rps[hooks]} / ${rps[sqlite]}:.2f}')"), new transactions $(python3 -c "print(f'{${rps[freshhooks]} / ${rps[fresh]}:.2f}')")"

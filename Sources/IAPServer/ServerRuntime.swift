@@ -71,9 +71,7 @@ public struct ServerRuntime: Sendable {
         case .token: break
         }
         var workers = additions.map { addition in Task { await addition.run() } }
-        let sender = WebhookSender(
-            storage: storage, apps: service.appConfigurations, settings: settings.delivery,
-            signal: service.outboxSignal, logger: logger)
+        let sender = WebhookSender(service: service, settings: settings.delivery, logger: logger)
         if sender.hasWork, settings.delivery.sends { workers.append(Task { await sender.run() }) }
         defer { for worker in workers { worker.cancel() } }
         do {

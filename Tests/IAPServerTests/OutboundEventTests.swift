@@ -57,8 +57,8 @@ struct OutboundEventTests {
                 apps: [app], storage: storage, clock: { (try? store.now) ?? Date.distantPast },
                 wallClock: { wall.now })
             sender = WebhookSender(
-                storage: storage, apps: [app], settings: settings, signal: service.outboxSignal,
-                clock: { wall.now }, logger: Logger(label: "test"), instance: "test-sender")
+                service: service, settings: settings, clock: { wall.now }, logger: Logger(label: "test"),
+                instance: "test-sender")
         }
 
         /// Applies what the local App Store sent since the last call, as Apple's notifications.

@@ -160,7 +160,7 @@ import Testing
     /// An install that buys before anyone logs in: logging in keeps its purchases (they join the user's on the
     /// server), and logging out makes a new anonymous customer, who gets the Apple ID's purchases only when the app
     /// transfers them.
-    @Test(arguments: [TransferPolicy.refuse, .transfer])
+    @Test(arguments: [TransferPolicy.refuse, .keep, .transfer])
     func logInKeepsAnAnonymousInstallsPurchasesAndLogOutFollowsThePolicy(_ policy: TransferPolicy) async throws {
         let world = try StoreHarness(.signedTransactions)
         try world.customer("ana")

@@ -67,24 +67,52 @@ struct OutboundEventBody: Encodable {
     var reason: String?
     /// The customer this purchase came from (a transfer).
     var fromCustomerId: String?
-    /// The customer's entitlements with the change in them.
-    var entitlements: EntitlementSnapshot?
-    var entitledProductIds: [String]?
+    /// The moment (by the service's clock) the entitlements describe: the sender adds them as of then (nothing
+    /// signed later counts), off the write that stored the event.
+    var entitlementsAt: Date
+}
+
+/// What the sender adds to a stored event body before sending it: the customer's entitlements as of the change.
+struct EventEntitlements: Encodable {
+    var entitledProductIds: [String]
+    var entitlements: EntitlementSnapshot
+
+    /// The moment a stored body names, read without decoding the rest.
+    static func moment(in body: String) -> Date? {
+        struct Moment: Decodable { var entitlementsAt: Date }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = DateFormat.parse(text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: text))
+            }
+            return date
+        }
+        return try? decoder.decode(Moment.self, from: Data(body.utf8)).entitlementsAt
+    }
+
+    /// `body` (a JSON object) with these two members added at its end.
+    func appended(to body: String) -> String {
+        guard body.hasSuffix("}"), let bytes = try? StreamingJSONEncoder().encode(self), bytes.count > 2 else {
+            return body
+        }
+        let members = String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
+        return String(body.dropLast()) + (body.hasSuffix("{}") ? "" : ",") + members + "}"
+    }
 }
 
 /// Turns what a write changed into events: the same change gives the same events (and ids) whether it came in a
 /// post or in Apple's notification, and a document that changes nothing gives none.
 struct EventDerivation: Sendable {
-    let engine: EntitlementEngine
     let catalog: Catalog?
-    /// The moment entitlements are taken at (the service's: a simulator's clock when simulated).
+    /// The moment the entitlements are described at (the service's: a simulator's clock when simulated).
     let clock: @Sendable () -> Date
     /// The real moment events are stamped with (deliveries are scheduled by it).
     let wallClock: @Sendable () -> Date
 
     func events(_ change: RecordedChange) -> [OutboxEvent] {
         let now = wallClock()
-        let snapshot = engine.snapshot(of: change.history, at: clock())
+        let moment = clock()
         var bodies: [OutboundEventBody] = []
         func add(
             _ type: OutboundEventType, _ transaction: StoredTransaction?, productID: String?,
@@ -102,7 +130,7 @@ struct EventDerivation: Sendable {
                     period: record.map { .init(start: $0.purchaseDate, end: $0.expiresDate) },
                     price: record?.price, currency: record?.currency, storefront: record?.storefront,
                     ownership: record?.ownership.rawValue, reason: reason, fromCustomerId: from,
-                    entitlements: snapshot, entitledProductIds: snapshot.map { $0.entitledProductIDs.sorted() }))
+                    entitlementsAt: moment))
         }
         for replacement in change.transactions {
             let after = replacement.after
@@ -206,11 +234,21 @@ struct EventDerivation: Sendable {
     /// An event's id: a digest of the app, the type and the version of the document that made it, so the same change
     /// derived twice (by two instances, or by a post and a notification carrying the same version) is stored once.
     static func eventID(bundleID: String, type: String, subject: String) -> String {
-        let bytes = SHA256.hash(data: Data("\(bundleID)\u{0}\(type)\u{0}\(subject)".utf8))
-        return "evt_" + bytes.prefix(16).map { String(format: "%02x", $0) }.joined()
+        "evt_" + hex(SHA256.hash(data: Data("\(bundleID)\u{0}\(type)\u{0}\(subject)".utf8)).prefix(16))
     }
 
     private static func digest(_ document: String) -> String {
-        SHA256.hash(data: Data(document.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        hex(SHA256.hash(data: Data(document.utf8)).prefix(12))
+    }
+
+    /// Lowercase hex (`String(format:)` per byte cost more than the hash).
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

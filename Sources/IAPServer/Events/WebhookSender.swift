@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 public import Foundation
+public import IAPEntitlements
 import IAPServerAPI
 import IAPSignedData
 public import Logging
@@ -72,12 +73,28 @@ public struct WebhookSender: Sendable {
     let logger: Logger
     /// Names this instance in leases and attempts.
     public let instance: String
+    /// A customer's entitlements at a moment, added to each event as it is sent (nil: events go without them).
+    let entitlements: (@Sendable (CustomerKey, Date) async -> EntitlementSnapshot?)?
+
+    /// A sender for `service`'s apps, storage and signal, adding each event's entitlements from it.
+    public init(
+        service: ValidationService, settings: DeliverySettings, client: HTTPClient = .shared,
+        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
+        instance: String = WebhookSender.instanceName()
+    ) {
+        self.init(
+            storage: service.storage, apps: service.appConfigurations, settings: settings,
+            signal: service.outboxSignal, client: client, clock: clock, logger: logger, instance: instance,
+            entitlements: { customer, moment in try? await service.entitlements(of: customer, at: moment) })
+    }
 
     public init(
         storage: any ServerStorage, apps: [AppConfiguration], settings: DeliverySettings, signal: OutboxSignal,
         client: HTTPClient = .shared, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
-        instance: String = WebhookSender.instanceName()
+        instance: String = WebhookSender.instanceName(),
+        entitlements: (@Sendable (CustomerKey, Date) async -> EntitlementSnapshot?)? = nil
     ) {
+        self.entitlements = entitlements
         self.storage = storage
         var secrets: [String: String] = [:]
         var serverAPIs: [String: ServerAPIClient] = [:]
@@ -149,8 +166,16 @@ public struct WebhookSender: Sendable {
     /// Posts one event to one endpoint and says what came of it.
     func send(_ delivery: LeasedDelivery) async -> DeliveryReport {
         if delivery.endpoint == Self.consumptionEndpoint { return await answerConsumptionRequest(delivery) }
+        var body = delivery.event.body
+        if let entitlements, let moment = EventEntitlements.moment(in: body),
+            let snapshot = await entitlements(
+                CustomerKey(bundleID: delivery.event.bundleID, id: delivery.event.customerID), moment)
+        {
+            body = EventEntitlements(
+                entitledProductIds: snapshot.entitledProductIDs.sorted(), entitlements: snapshot
+            ).appended(to: body)
+        }
         let started = clock()
-        let body = delivery.event.body
         var request = HTTPClientRequest(url: delivery.endpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")

@@ -52,9 +52,7 @@ public struct ValidationService: Sendable {
         for app in apps {
             guard let webhooks = app.webhooks, !webhooks.endpoints.isEmpty else { continue }
             endpoints[app.bundleID] = webhooks.endpoints
-            derivations[app.bundleID] = EventDerivation(
-                engine: EntitlementEngine(catalog: app.catalog), catalog: app.catalog, clock: clock,
-                wallClock: wallClock)
+            derivations[app.bundleID] = EventDerivation(catalog: app.catalog, clock: clock, wallClock: wallClock)
         }
         let (announcing, sending) = (derivations, endpoints)
         announcer =
@@ -486,6 +484,18 @@ public struct ValidationService: Sendable {
     /// What a customer owns now.
     public func entitlements(of customer: CustomerKey) async throws(ServiceError) -> EntitlementSnapshot {
         try await snapshot(of: customer, app: try app(bundleID: customer.bundleID))
+    }
+
+    /// What a customer owned at `moment` (by the service's clock), from what is stored now: nothing signed after it
+    /// counts. An event's entitlements are taken this way when it is sent.
+    public func entitlements(of customer: CustomerKey, at moment: Date) async throws(ServiceError)
+        -> EntitlementSnapshot
+    {
+        let app = try app(bundleID: customer.bundleID)
+        let digest: CustomerDigest
+        do { digest = try await storage.digest(of: customer) } catch { throw .storage(error) }
+        if let snapshot = app.engine.snapshot(of: digest.history, at: moment) { return snapshot }
+        return app.engine.snapshot(of: try await records(of: customer).history, at: moment)
     }
 
     /// Everything stored for a customer.

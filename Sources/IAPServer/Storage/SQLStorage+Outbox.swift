@@ -236,38 +236,58 @@ extension SQLStorage {
 
     public func finishDeliveries(_ reports: [DeliveryReport]) async throws(StorageError) {
         guard !reports.isEmpty else { return }
+        // Two statements for up to 50 reports (one round trip each on PostgreSQL), not two per report.
         try await inTransaction { db in
-            for report in reports {
-                let attempt = report.attempt
+            for start in stride(from: 0, to: reports.count, by: 50) {
+                let chunk = reports[start..<min(reports.count, start + 50)]
+                var outcomes: [String] = []
+                var outcomeBinds: [SQLValue] = []
+                var attempts: [String] = []
+                var attemptBinds: [SQLValue] = []
+                for report in chunk {
+                    let attempt = report.attempt
+                    let status = attempt.status.map { SQLValue.integer(Int64($0)) } ?? .null
+                    let n = outcomeBinds.count
+                    outcomes.append(
+                        "(CAST($\(n + 1) AS TEXT), CAST($\(n + 2) AS TEXT), CAST($\(n + 3) AS TEXT), "
+                            + "CAST($\(n + 4) AS BIGINT), CAST($\(n + 5) AS BIGINT), CAST($\(n + 6) AS TEXT), "
+                            + "CAST($\(n + 7) AS BIGINT))")
+                    outcomeBinds += [
+                        .text(report.delivery.event.id), .text(report.delivery.endpoint), .text(report.state.rawValue),
+                        .integer((report.nextAttempt ?? attempt.startedAt).millisecondsSince1970), status,
+                        SQLValue(attempt.error),
+                        .integer(attempt.startedAt.millisecondsSince1970 + Int64(attempt.milliseconds)),
+                    ]
+                    let m = attemptBinds.count
+                    attempts.append("(" + (1...8).map { "$\(m + $0)" }.joined(separator: ", ") + ")")
+                    attemptBinds += [
+                        .text(report.delivery.event.id), .text(report.delivery.endpoint),
+                        .integer(Int64(attempt.number)), .integer(attempt.startedAt.millisecondsSince1970), status,
+                        SQLValue(attempt.error), .integer(Int64(attempt.milliseconds)), .text(attempt.instance),
+                    ]
+                }
                 try await db.run(
                     SQLStatement(
                         """
-                        UPDATE iap_deliveries SET state = $3, attempts = attempts + 1, next_attempt_at = $4,
-                            lease_owner = NULL, lease_until = 0, last_status = $5, last_error = $6,
-                            delivered_at = CASE WHEN $3 = 'delivered' THEN $7 ELSE delivered_at END
-                        WHERE event_id = $1 AND endpoint = $2 AND state = 'pending'
-                        """,
-                        [
-                            .text(report.delivery.event.id), .text(report.delivery.endpoint),
-                            .text(report.state.rawValue),
-                            .integer((report.nextAttempt ?? attempt.startedAt).millisecondsSince1970),
-                            attempt.status.map { .integer(Int64($0)) } ?? .null, SQLValue(attempt.error),
-                            .integer(attempt.startedAt.millisecondsSince1970 + Int64(attempt.milliseconds)),
-                        ]))
+                        WITH v (event_id, endpoint, state, next_at, status, error, done_at) AS (
+                            VALUES \(outcomes.joined(separator: ", ")))
+                        UPDATE iap_deliveries SET state = v.state, attempts = iap_deliveries.attempts + 1,
+                            next_attempt_at = v.next_at, lease_owner = NULL, lease_until = 0, last_status = v.status,
+                            last_error = v.error,
+                            delivered_at = CASE WHEN v.state = 'delivered' THEN v.done_at
+                                ELSE iap_deliveries.delivered_at END
+                        FROM v
+                        WHERE iap_deliveries.event_id = v.event_id AND iap_deliveries.endpoint = v.endpoint
+                            AND iap_deliveries.state = 'pending'
+                        """, outcomeBinds))
                 try await db.run(
                     SQLStatement(
                         """
                         INSERT INTO iap_delivery_attempts (event_id, endpoint, attempt, started_at, status, error,
                             duration_ms, instance)
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                        VALUES \(attempts.joined(separator: ", "))
                         ON CONFLICT (event_id, endpoint, attempt) DO NOTHING
-                        """,
-                        [
-                            .text(report.delivery.event.id), .text(report.delivery.endpoint),
-                            .integer(Int64(attempt.number)), .integer(attempt.startedAt.millisecondsSince1970),
-                            attempt.status.map { .integer(Int64($0)) } ?? .null, SQLValue(attempt.error),
-                            .integer(Int64(attempt.milliseconds)), .text(attempt.instance),
-                        ]))
+                        """, attemptBinds))
             }
             return ((), commit: true)
         }
