@@ -101,7 +101,7 @@ extension ValidationService {
                 if let balance = snapshot.consumables.first(where: { $0.productID == record.productID }),
                     balance.purchased > 0
                 {
-                    percentage = min(100_000, balance.consumed * 100_000 / balance.purchased)
+                    percentage = Int(min(1, Double(balance.consumed) / Double(balance.purchased)) * 100_000)
                 }
             }
         case .autoRenewable, .nonRenewable:
