@@ -65,17 +65,11 @@ import Testing
                     ["errorCode": 4_040_010, "errorMessage": "Transaction id not found."], status: .notFound)
             }
         }
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await application.runService(gracefulShutdownSignals: []) }
-            var listening = ports.makeAsyncIterator()
-            let port = try #require(await listening.next())
-            defer { group.cancelAll() }
-            try await body(URL(string: "http://127.0.0.1:\(port)")!)
-        }
+        try await LoopbackServer.serve({ onPort in
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { onPort($0.localAddress?.port ?? 0) })
+        }) { port in try await body(URL(string: "http://127.0.0.1:\(port)")!) }
     }
 
     static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws

@@ -35,17 +35,12 @@ import Testing
             environments: [.sandbox], trustStore: SimulatorTestKeys.pki.trustStore, catalog: simulator.catalog)
         let service = try ValidationService(
             apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? Date() }, logger: logger)
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        let application = buildApplication(
-            service: service, configuration: ServerConfiguration(host: "127.0.0.1", port: 0), simulator: simulator,
-            operatorAccess: .open, logger: logger, onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await application.runService(gracefulShutdownSignals: []) }
-            var listening = ports.makeAsyncIterator()
-            let port = try #require(await listening.next())
-            defer { group.cancelAll() }
-            try await body(URL(string: "http://127.0.0.1:\(port)")!)
-        }
+        try await LoopbackServer.serve({ onPort in
+            buildApplication(
+                service: service, configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
+                simulator: simulator, operatorAccess: .open, logger: logger,
+                onServerRunning: { onPort($0.localAddress?.port ?? 0) })
+        }) { port in try await body(URL(string: "http://127.0.0.1:\(port)")!) }
     }
 
     static func client(

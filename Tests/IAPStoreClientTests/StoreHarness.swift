@@ -101,23 +101,17 @@ struct StoreHarness: Sendable {
             environments: [.sandbox], trustStore: SimulatorTestKeys.pki.trustStore, catalog: simulator.catalog)
         let service = try ValidationService(
             apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? start }, logger: logger)
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: port, apiKeys: apiKeys, updatesHeartbeat: heartbeat)
         configuration.answerSigner = answerSigner
-        let application = buildApplication(
-            service: service, configuration: configuration,
-            simulator: simulator, operatorAccess: adminToken.map { .token($0) } ?? .open, logger: logger,
-            onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) })
         // Run as `iapkit serve` runs it (not through the testing framework, which always picks a new port), so a test
         // can stop a server and start another on the same port.
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await application.runService(gracefulShutdownSignals: []) }
-            var listening = ports.makeAsyncIterator()
-            let bound = try #require(await listening.next())
-            defer { group.cancelAll() }
-            return try await body(URL(string: "http://127.0.0.1:\(bound)")!)
-        }
+        return try await LoopbackServer.serve({ onPort in
+            buildApplication(
+                service: service, configuration: configuration,
+                simulator: simulator, operatorAccess: adminToken.map { .token($0) } ?? .open, logger: logger,
+                onServerRunning: { channel in onPort(channel.localAddress?.port ?? 0) })
+        }) { bound in try await body(URL(string: "http://127.0.0.1:\(bound)")!) }
     }
 
     init(_ mode: ModeKind, pki: SimulatorPKI = SimulatorTestKeys.pki, bundleID: String = Self.bundleID) throws {

@@ -62,20 +62,15 @@ public final class WebhookReceiver: Sendable {
             }
             return Response(status: .init(code: status))
         }
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) })
-        return try await withThrowingTaskGroup(of: R?.self) { group in
-            group.addTask {
-                try await application.runService(gracefulShutdownSignals: [])
-                return nil
-            }
-            var listening = ports.makeAsyncIterator()
-            let port = await listening.next() ?? 0
+        return try await LoopbackServer.serve({ onPort in
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { onPort($0.localAddress?.port ?? 0) })
+        }) { port in
             let receiver = WebhookReceiver(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
             holder.withLock { $0 = receiver }
-            defer { group.cancelAll() }
+            // Held requests are let go, so the graceful shutdown after `body` need not wait for them.
+            defer { receiver.hold(false) }
             return try await body(receiver)
         }
     }
