@@ -9,9 +9,10 @@ import ServiceLifecycle
 public enum LoopbackServer {
     /// Makes the application with `onPort` as the callback it passes to Hummingbird's `onServerRunning` (`onPort`
     /// takes the bound port), runs it, calls `body` with that port, then shuts the server down gracefully and waits
-    /// for it (cancelling it only if that takes longer than `shutdownLimit`).
+    /// for it. The graceful part closes the listening socket at once; connections still open after `shutdownLimit`
+    /// (clients' idle keep-alive connections, streams) are then cancelled, safely, since none is left unaccepted.
     public static func serve<App: ApplicationProtocol, Value: Sendable>(
-        _ make: (_ onPort: @escaping @Sendable (Int) -> Void) -> App, shutdownLimit: Duration = .seconds(10),
+        _ make: (_ onPort: @escaping @Sendable (Int) -> Void) -> App, shutdownLimit: Duration = .seconds(1),
         _ body: (Int) async throws -> Value
     ) async throws -> Value {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
