@@ -65,10 +65,10 @@ import Testing
                     ["errorCode": 4_040_010, "errorMessage": "Transaction id not found."], status: .notFound)
             }
         }
-        try await LoopbackServer.serve({ onPort in
+        try await LoopbackServer.serve({ onRunning in
             Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: { onPort($0.localAddress?.port ?? 0) })
+                onServerRunning: onRunning)
         }) { port in try await body(URL(string: "http://127.0.0.1:\(port)")!) }
     }
 

@@ -35,11 +35,11 @@ import Testing
             environments: [.sandbox], trustStore: SimulatorTestKeys.pki.trustStore, catalog: simulator.catalog)
         let service = try ValidationService(
             apps: [app], storage: MemoryStorage(), clock: { (try? simulator.now) ?? Date() }, logger: logger)
-        try await LoopbackServer.serve({ onPort in
+        try await LoopbackServer.serve({ onRunning in
             buildApplication(
                 service: service, configuration: ServerConfiguration(host: "127.0.0.1", port: 0),
                 simulator: simulator, operatorAccess: .open, logger: logger,
-                onServerRunning: { onPort($0.localAddress?.port ?? 0) })
+                onServerRunning: onRunning)
         }) { port in try await body(URL(string: "http://127.0.0.1:\(port)")!) }
     }
 

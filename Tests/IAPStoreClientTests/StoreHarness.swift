@@ -106,11 +106,11 @@ struct StoreHarness: Sendable {
         configuration.answerSigner = answerSigner
         // Run as `iapkit serve` runs it (not through the testing framework, which always picks a new port), so a test
         // can stop a server and start another on the same port.
-        return try await LoopbackServer.serve({ onPort in
+        return try await LoopbackServer.serve({ onRunning in
             buildApplication(
                 service: service, configuration: configuration,
                 simulator: simulator, operatorAccess: adminToken.map { .token($0) } ?? .open, logger: logger,
-                onServerRunning: { channel in onPort(channel.localAddress?.port ?? 0) })
+                onServerRunning: onRunning)
         }) { bound in try await body(URL(string: "http://127.0.0.1:\(bound)")!) }
     }
 

@@ -93,7 +93,8 @@ import Testing
             #expect(await model.subscriptionGroups.first?.status?.currentProductID == F.silver)
             #expect(await model.priceText(for: F.gold) == "$9.99 / month", "no trial once the group was subscribed")
             await model.purchase(F.gold)
-            #expect(await model.subscriptionGroups.first?.status?.currentProductID == F.gold)
+            // The group follows the next snapshot, which may come a moment after the purchase's own answer.
+            try await Self.until(model) { $0.subscriptionGroups.first?.status?.currentProductID == F.gold }
             #expect(await model.isEntitled(to: F.gold))
             #expect(await !model.isEntitled(to: F.silver))
 

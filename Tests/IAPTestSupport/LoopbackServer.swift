@@ -1,42 +1,39 @@
 public import Hummingbird
-import Logging
-import ServiceLifecycle
+public import NIOCore
 
-/// Runs a Hummingbird application on loopback for the length of a test's body, and stops it the way `iapkit serve`
-/// stops on SIGTERM: a graceful shutdown that lets every accepted connection finish. Cancelling the server's task
-/// instead drops connections accepted but not yet taken (a client's reconnect at the last moment), whose writers then
-/// trap in debug builds ("Deinited NIOAsyncWriter without calling finish()").
+/// Runs a Hummingbird application on loopback for the length of a test's body, then stops it: its listening socket
+/// is closed first, so no connection is accepted any more, and only then is its task cancelled. Cancelling a
+/// listening server drops the connections it accepted but had not yet taken (a client's reconnect at the last
+/// moment), whose writers trap ("Deinited NIOAsyncWriter without calling finish()").
 public enum LoopbackServer {
-    /// Makes the application with `onPort` as the callback it passes to Hummingbird's `onServerRunning` (`onPort`
-    /// takes the bound port), runs it, calls `body` with that port, then shuts the server down gracefully and waits
-    /// for it. The graceful part closes the listening socket at once; connections still open after `shutdownLimit`
-    /// (clients' idle keep-alive connections, streams) are then cancelled, safely, since none is left unaccepted.
+    /// Makes the application with `onRunning` as its `onServerRunning` callback, runs it, calls `body` with the bound
+    /// port, then stops the server as above and waits for it.
     public static func serve<App: ApplicationProtocol, Value: Sendable>(
-        _ make: (_ onPort: @escaping @Sendable (Int) -> Void) -> App, shutdownLimit: Duration = .seconds(1),
+        _ make: (_ onRunning: @escaping @Sendable (any Channel) async -> Void) -> App,
         _ body: (Int) async throws -> Value
     ) async throws -> Value {
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        let application = make { portSink.yield($0) }
-        var logger = Logger(label: "loopback-server")
-        logger.logLevel = .critical
-        var configuration = ServiceGroupConfiguration(services: [application], logger: logger)
-        configuration.maximumGracefulShutdownDuration = shutdownLimit
-        let services = ServiceGroup(configuration: configuration)
+        let (listeners, listenerSink) = AsyncStream.makeStream(of: (any Channel).self)
+        let application = make { listenerSink.yield($0) }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                defer { portSink.finish() }
-                try await services.run()
+                defer { listenerSink.finish() }
+                try await application.runService(gracefulShutdownSignals: [])
             }
-            var listening = ports.makeAsyncIterator()
-            guard let port = await listening.next() else {
+            var listening = listeners.makeAsyncIterator()
+            guard let listener = await listening.next() else {
                 // The server stopped before it listened: its error says why.
                 try await group.waitForAll()
                 throw ServerDidNotListen()
             }
             let outcome: Result<Value, any Error>
-            do { outcome = .success(try await body(port)) } catch { outcome = .failure(error) }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
+            do { outcome = .success(try await body(listener.localAddress?.port ?? 0)) } catch {
+                outcome = .failure(error)
+            }
+            try? await listener.close()
+            // The server takes what was accepted before the close; then its connections are cancelled.
+            try? await Task.sleep(for: .milliseconds(50))
+            group.cancelAll()
+            try? await group.waitForAll()
             return try outcome.get()
         }
     }

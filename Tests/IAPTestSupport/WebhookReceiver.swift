@@ -62,10 +62,10 @@ public final class WebhookReceiver: Sendable {
             }
             return Response(status: .init(code: status))
         }
-        return try await LoopbackServer.serve({ onPort in
+        return try await LoopbackServer.serve({ onRunning in
             Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: { onPort($0.localAddress?.port ?? 0) })
+                onServerRunning: onRunning)
         }) { port in
             let receiver = WebhookReceiver(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
             holder.withLock { $0 = receiver }

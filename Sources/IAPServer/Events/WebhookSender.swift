@@ -8,11 +8,20 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// Wakes the sender when this instance stored events, so a delivery leaves at once rather than at the next poll.
+/// Wakes the sender when this instance stored events, so a delivery leaves at once rather than at the next poll, and
+/// counts the requests this instance answered, so the sender can keep behind them while they come fast
+/// (``DeliveryPacer``).
 public final class OutboxSignal: Sendable {
     private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let requestCount = Atomic<Int>(0)
 
     public init() {}
+
+    /// A request arrived.
+    public func countRequest() { requestCount.add(1, ordering: .relaxed) }
+
+    /// The requests counted so far.
+    public var requests: Int { requestCount.load(ordering: .relaxed) }
 
     /// Something may be due.
     public func nudge() {
@@ -27,25 +36,40 @@ public final class OutboxSignal: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at the next nudge (at once if one came since the last wait), after `timeout`, or when cancelled.
-    func wait(upTo timeout: Duration) async {
+    /// Returns at the next nudge (at once if one came since the last wait), after `timeout`, or when cancelled. Only a
+    /// nudge is remembered for the next wait: the timer that ends a wait leaves nothing behind (an earlier version had
+    /// the cancelled timer nudge, so after the first real nudge every wait returned at once and an idle sender spun).
+    package func wait(upTo timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                self.nudge()  // also on cancellation, so the wait below always ends
-            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { await self.nextNudge() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns at the next nudge, or when the task is cancelled.
+    private func nextNudge() async {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now = state.withLock { state -> Bool in
                     if state.pending {
                         state.pending = false
                         return true
                     }
+                    // Cancelled before waiting: the handler below found no waiter to resume.
+                    if Task.isCancelled { return true }
                     state.waiter = continuation
                     return false
                 }
                 if now { continuation.resume() }
             }
-            group.cancelAll()
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
         }
     }
 }
@@ -121,23 +145,31 @@ public struct WebhookSender: Sendable {
     /// Whether any app has webhooks (else there is nothing to run).
     public var hasWork: Bool { !secrets.isEmpty || !serverAPIs.isEmpty }
 
-    /// Sends until cancelled.
+    /// Sends until cancelled, keeping behind the requests while they come fast (``DeliveryPacer``).
     public func run() async {
+        var pacer = DeliveryPacer(settings: settings, requests: signal.requests, now: .now)
         while !Task.isCancelled {
-            let sent = await sendDue()
+            let allowed = pacer.allowance(requests: signal.requests, now: .now, limit: settings.concurrency * 4)
+            guard allowed > 0 else {
+                try? await Task.sleep(for: DeliveryPacer.busyPause)
+                continue
+            }
+            let sent = await sendDue(limit: allowed)
+            pacer.spent(sent)
             if sent == 0 { await signal.wait(upTo: settings.pollInterval) }
         }
     }
 
-    /// One round: leases what is due, sends it, records the outcome. Answers how many deliveries it attempted.
+    /// One round: leases what is due (at most `limit`, by default four per delivery in flight), sends it, records the
+    /// outcome. Answers how many deliveries it attempted.
     @discardableResult
-    public func sendDue() async -> Int {
+    public func sendDue(limit: Int? = nil) async -> Int {
         let now = clock()
         let leased: [LeasedDelivery]
         do {
             leased = try await storage.leaseDeliveries(
                 now: now, leaseUntil: now.addingTimeInterval(settings.lease.seconds), instance: instance,
-                limit: settings.concurrency * 4)
+                limit: limit ?? settings.concurrency * 4)
         } catch {
             logger.warning("the outbox could not be read", metadata: ["reason": "\(error.reason)"])
             return 0
@@ -256,6 +288,48 @@ public struct WebhookSender: Sendable {
         ServerMetrics.delivery("retry")
         return DeliveryReport(delivery: delivery, attempt: attempt, state: .pending, nextAttempt: nextAttempt)
     }
+}
+
+/// Keeps deliveries behind requests while the server is busy: when this instance answered more than
+/// ``DeliverySettings/busyRequests`` requests a second over the last quarter of a second, the sender makes at most
+/// ``DeliverySettings/busyShare`` deliveries per request answered (a delivery costs about what a request does, so
+/// that is the share of the machine it takes); below that rate it sends as fast as it can. Events wait in the
+/// outbox meanwhile (stored, so nothing is lost) and go once the load drops.
+package struct DeliveryPacer {
+    /// How long a sender out of allowance waits before it looks again.
+    static let busyPause: Duration = .milliseconds(20)
+    let busyRequests: Double
+    let share: Double
+    private var windowStart: ContinuousClock.Instant
+    private var windowRequests: Int
+    private var rate = 0.0
+    private var creditedRequests: Int
+    private var credit = 0.0
+
+    package init(settings: DeliverySettings, requests: Int, now: ContinuousClock.Instant) {
+        busyRequests = Double(settings.busyRequests)
+        share = settings.busyShare
+        windowStart = now
+        windowRequests = requests
+        creditedRequests = requests
+    }
+
+    /// How many deliveries the sender may make now (at most `limit`), given the requests counted so far.
+    package mutating func allowance(requests: Int, now: ContinuousClock.Instant, limit: Int) -> Int {
+        let elapsed = (now - windowStart).seconds
+        if elapsed >= 0.25 {
+            rate = Double(requests - windowRequests) / elapsed
+            windowStart = now
+            windowRequests = requests
+        }
+        credit = min(credit + share * Double(requests - creditedRequests), Double(limit))
+        creditedRequests = requests
+        guard busyRequests > 0, rate >= busyRequests else { return limit }
+        return Int(credit)
+    }
+
+    /// Deliveries made out of the allowance.
+    package mutating func spent(_ deliveries: Int) { credit = max(0, credit - Double(deliveries)) }
 }
 
 extension Duration {

@@ -46,6 +46,7 @@ public func buildRouter(
     let router = Router(context: ServerRequestContext.self)
     _ = ServerMetrics.registry
     router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestCountMiddleware(signal: service.outboxSignal))
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(

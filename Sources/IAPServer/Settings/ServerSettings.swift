@@ -36,7 +36,8 @@ import X509
 ///   `app.NAME.consumption.sampleContentProvided` (answers to Apple's consumption requests, with the serverApi key)
 /// - `events.firstRetry` (seconds, 10), `events.retryFor` (seconds, three days), `events.lease` (seconds, 60),
 ///   `events.timeout` (seconds, 10), `events.pollInterval` (milliseconds, 1,000), `events.concurrency` (16),
-///   `events.send` (true; false leaves sending to other instances): how events are sent (``DeliverySettings``)
+///   `events.send` (true; false leaves sending to other instances), `events.busyRequests` (1,000 a second) and
+///   `events.busyPercent` (10): how events are sent (``DeliverySettings``)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
@@ -261,6 +262,8 @@ public struct ServerSettings: Sendable {
         }
         if let count = try keys.int("events.concurrency", in: 1...256) { settings.concurrency = count }
         settings.sends = try keys.bool("events.send") ?? true
+        if let rate = try keys.int("events.busyRequests", in: 0...10_000_000) { settings.busyRequests = rate }
+        if let percent = try keys.int("events.busyPercent", in: 1...100) { settings.busyShare = Double(percent) / 100 }
         guard settings.timeout < settings.lease else {
             throw ConfigurationProblem("events.lease", "the lease must outlast a delivery's timeout (events.timeout)")
         }
@@ -532,6 +535,12 @@ public struct DeliverySettings: Hashable, Sendable {
     /// Whether this instance sends at all (`events.send`): instances that only take requests can leave the outbox to
     /// others on the same database (events are still stored by every instance).
     public var sends = true
+    /// Requests a second (over the last quarter of a second) above which this instance counts as busy and keeps its
+    /// deliveries behind its requests (`events.busyRequests`, 1,000; 0 never does).
+    public var busyRequests = 1_000
+    /// While busy, deliveries per request answered (`events.busyPercent`, 10 for 0.1): a delivery costs about what a
+    /// request does, so about the share of the machine the sender takes from requests under load.
+    public var busyShare = 0.1
 
     public init() {}
 }

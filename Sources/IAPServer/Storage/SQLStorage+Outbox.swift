@@ -190,8 +190,8 @@ extension SQLStorage {
                 SQLStatement(
                     """
                     UPDATE iap_deliveries SET lease_owner = $2, lease_until = $3
-                    WHERE (event_id, endpoint) IN (
-                        SELECT d.event_id, d.endpoint FROM iap_deliveries d
+                    WHERE (sequence, endpoint) IN (
+                        SELECT d.sequence, d.endpoint FROM iap_deliveries d
                         WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND d.lease_until <= $1
                             AND NOT EXISTS (
                                 SELECT 1 FROM iap_deliveries p
@@ -200,25 +200,26 @@ extension SQLStorage {
                         ORDER BY d.sequence
                         LIMIT \(max(1, min(limit, 1_000)))
                         \(skipLocked))
-                    RETURNING event_id, endpoint, attempts
+                    RETURNING sequence, endpoint, attempts
                     """, [.integer(now), .text(instance), .integer(leaseUntil.millisecondsSince1970)]))
             guard !leased.isEmpty else { return ([], commit: false) }
             var events: [SQLRow] = []
-            let ids = Array(Set(try leased.map { try $0.text("event_id") }))
-            for start in stride(from: 0, to: ids.count, by: 100) {
-                let chunk = ids[start..<min(ids.count, start + 100)]
+            let sequences = Array(Set(try leased.map { try $0.integer("sequence") }))
+            for start in stride(from: 0, to: sequences.count, by: 100) {
+                let chunk = sequences[start..<min(sequences.count, start + 100)]
                 let marks = chunk.indices.map { "$\($0 - start + 1)" }.joined(separator: ", ")
                 events += try await db.rows(
                     SQLStatement(
                         """
                         SELECT event_id, bundle_id, customer_id, event_type, created_at, body, give_up_at, sequence
-                        FROM iap_events WHERE event_id IN (\(marks))
-                        """, chunk.map { .text($0) }))
+                        FROM iap_events WHERE sequence IN (\(marks))
+                        """, chunk.map { .integer($0) }))
             }
-            let byID = Dictionary(try events.map { (try $0.text("event_id"), $0) }, uniquingKeysWith: { a, _ in a })
+            let bySequence = Dictionary(
+                try events.map { (try $0.integer("sequence"), $0) }, uniquingKeysWith: { a, _ in a })
             var joined: [SQLRow] = []
             for row in leased {
-                guard let event = byID[try row.text("event_id")] else { continue }
+                guard let event = bySequence[try row.integer("sequence")] else { continue }
                 joined.append(
                     SQLRow(columns: row.columns + event.columns.map { "e." + $0 }, values: row.values + event.values))
             }
@@ -276,8 +277,8 @@ extension SQLStorage {
                             last_error = v.error,
                             delivered_at = CASE WHEN v.state = 'delivered' THEN v.done_at
                                 ELSE iap_deliveries.delivered_at END
-                        FROM v
-                        WHERE iap_deliveries.event_id = v.event_id AND iap_deliveries.endpoint = v.endpoint
+                        FROM v JOIN iap_events e ON e.event_id = v.event_id
+                        WHERE iap_deliveries.sequence = e.sequence AND iap_deliveries.endpoint = v.endpoint
                             AND iap_deliveries.state = 'pending'
                         """, outcomeBinds))
                 try await db.run(
@@ -310,7 +311,7 @@ extension SQLStorage {
                     """
                     SELECT d.endpoint, d.state, d.next_attempt_at, d.delivered_at, e.event_id, e.bundle_id,
                         e.customer_id, e.event_type, e.created_at, e.body, e.give_up_at
-                    FROM iap_deliveries d JOIN iap_events e ON e.event_id = d.event_id
+                    FROM iap_deliveries d JOIN iap_events e ON e.sequence = d.sequence
                     \(filter)
                     ORDER BY d.sequence DESC, d.endpoint
                     LIMIT \(max(1, min(query.limit, 1_000)))
@@ -356,7 +357,8 @@ extension SQLStorage {
                 SQLStatement(
                     """
                     UPDATE iap_deliveries SET state = 'pending', next_attempt_at = $2
-                    WHERE event_id = $1 AND ($3 = '' OR endpoint = $3) AND (state <> 'pending' OR lease_until <= $2)
+                    WHERE sequence = (SELECT sequence FROM iap_events WHERE event_id = $1) AND ($3 = '' OR endpoint = $3)
+                        AND (state <> 'pending' OR lease_until <= $2)
                     RETURNING endpoint
                     """, [.text(eventID), .integer(now.millisecondsSince1970), .text(endpoint ?? "")]))
             return (updated.count, commit: !updated.isEmpty)
