@@ -134,6 +134,8 @@ public struct LeasedDelivery: Hashable, Sendable {
     public var endpoint: String
     /// Attempts made before this one.
     public var attempts: Int
+    /// Where the event stands in the outbox (the key its deliveries are found by in SQL storage; 0 in memory).
+    public var sequence: Int64 = 0
 }
 
 /// One try at sending an event to an endpoint.

@@ -229,7 +229,7 @@ extension SQLStorage {
             try rows.map { row in
                 LeasedDelivery(
                     event: try Self.event(row, prefix: "e."), endpoint: try row.text("endpoint"),
-                    attempts: Int(try row.integer("attempts")))
+                    attempts: Int(try row.integer("attempts")), sequence: try row.integer("sequence"))
             }
             .sorted { $0.event.createdAt < $1.event.createdAt }
         }
@@ -250,11 +250,12 @@ extension SQLStorage {
                     let status = attempt.status.map { SQLValue.integer(Int64($0)) } ?? .null
                     let n = outcomeBinds.count
                     outcomes.append(
-                        "(CAST($\(n + 1) AS TEXT), CAST($\(n + 2) AS TEXT), CAST($\(n + 3) AS TEXT), "
+                        "(CAST($\(n + 1) AS BIGINT), CAST($\(n + 2) AS TEXT), CAST($\(n + 3) AS TEXT), "
                             + "CAST($\(n + 4) AS BIGINT), CAST($\(n + 5) AS BIGINT), CAST($\(n + 6) AS TEXT), "
                             + "CAST($\(n + 7) AS BIGINT))")
                     outcomeBinds += [
-                        .text(report.delivery.event.id), .text(report.delivery.endpoint), .text(report.state.rawValue),
+                        .integer(report.delivery.sequence), .text(report.delivery.endpoint),
+                        .text(report.state.rawValue),
                         .integer((report.nextAttempt ?? attempt.startedAt).millisecondsSince1970), status,
                         SQLValue(attempt.error),
                         .integer(attempt.startedAt.millisecondsSince1970 + Int64(attempt.milliseconds)),
@@ -270,15 +271,15 @@ extension SQLStorage {
                 try await db.run(
                     SQLStatement(
                         """
-                        WITH v (event_id, endpoint, state, next_at, status, error, done_at) AS (
+                        WITH v (sequence, endpoint, state, next_at, status, error, done_at) AS (
                             VALUES \(outcomes.joined(separator: ", ")))
                         UPDATE iap_deliveries SET state = v.state, attempts = iap_deliveries.attempts + 1,
                             next_attempt_at = v.next_at, lease_owner = NULL, lease_until = 0, last_status = v.status,
                             last_error = v.error,
                             delivered_at = CASE WHEN v.state = 'delivered' THEN v.done_at
                                 ELSE iap_deliveries.delivered_at END
-                        FROM v JOIN iap_events e ON e.event_id = v.event_id
-                        WHERE iap_deliveries.sequence = e.sequence AND iap_deliveries.endpoint = v.endpoint
+                        FROM v
+                        WHERE iap_deliveries.sequence = v.sequence AND iap_deliveries.endpoint = v.endpoint
                             AND iap_deliveries.state = 'pending'
                         """, outcomeBinds))
                 try await db.run(
