@@ -25,18 +25,11 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-serve() { # serve PORT SENDS ARGS...
+source Scripts/bench-serve.sh
+serve_events() { # serve_events PORT SENDS ARGS...: an instance sending (true) or not (false) to the receiver
   local port=$1 sends=$2; shift 2
   IAPKIT_EVENTS_SEND=$sends IAPKIT_EVENTS_CONCURRENCY=$concurrency IAPKIT_EVENTS_POLL_INTERVAL=50 \
-    "$iapkit" serve --port "$port" --pki "$work/pki" --api-key bench-key-0123456789abcdef \
-    --webhook "http://127.0.0.1:18339/hooks" --webhook-secret "$secret" "$@" >"$work/serve-$port.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 1 200); do
-    if curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && kill -0 "${pids[-1]}" 2>/dev/null; then return 0; fi
-    kill -0 "${pids[-1]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  echo "iapkit serve on $port did not start"; cat "$work/serve-$port.log"; exit 1
+    serve "$port" --webhook "http://127.0.0.1:18339/hooks" --webhook-secret "$secret" "$@"
 }
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
 
@@ -48,7 +41,7 @@ if [ -n "${SIGNED:-}" ] && [ -f "$SIGNED/bodies.jsonl" ] && [ -d "$SIGNED/pki" ]
   cp -r "$SIGNED/pki" "$SIGNED/bodies.jsonl" "$work/"
 else
   echo "== signing transactions with the local App Store"
-  serve 18330 true --database :memory:
+  serve_events 18330 true --database :memory:
   python3 Scripts/server-bench/make-bodies.py 18330 400 50 "$work/bodies.jsonl"
   stop "${pids[-1]}"
 fi
@@ -59,7 +52,7 @@ declare -A rate
 measure() { # measure NAME DATABASE COUNTSQL...
   local name=$1 database=$2; shift 2
   echo "== $name: $count events into the outbox, sending off"
-  serve 18331 false --database "$database"
+  serve_events 18331 false --database "$database"
   BODIES="$work/bodies.jsonl" wrk -t1 -c16 -d30s --timeout 5s -s Scripts/server-bench/post-once.lua \
     "http://127.0.0.1:18331" | grep RESULT
   stop "${pids[-1]}"
@@ -67,7 +60,7 @@ measure() { # measure NAME DATABASE COUNTSQL...
   echo "$stored deliveries pending"
   echo "== $name: sending"
   local start; start=$(date +%s.%N)
-  serve 18332 true --database "$database"
+  serve_events 18332 true --database "$database"
   local delivered=0 deadline=$(( $(date +%s) + 300 ))
   while [ "$delivered" -lt "$stored" ] && [ "$(date +%s)" -lt "$deadline" ]; do
     sleep 0.05

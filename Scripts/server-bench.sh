@@ -27,19 +27,8 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# Starts iapkit serve on PORT with the benchmark authority; extra arguments follow.
-serve() {
-  local port=$1; shift
-  "$iapkit" serve --port "$port" --pki "$work/pki" --api-key bench-key-0123456789abcdef "$@" >"$work/serve-$port.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 1 200); do
-    # The health answer must come from this process: another one may already hold the port.
-    if curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && kill -0 "${pids[-1]}" 2>/dev/null; then return 0; fi
-    kill -0 "${pids[-1]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  echo "iapkit serve on $port did not start"; cat "$work/serve-$port.log"; exit 1
-}
+# serve PORT ARGS...: iapkit serve with the benchmark authority, up and answering (Scripts/bench-serve.sh).
+source Scripts/bench-serve.sh
 peak_rss_mb() { # the sum of the peak resident sizes of the given processes (and their children), in MB
   local total=0
   for pid in "$@"; do

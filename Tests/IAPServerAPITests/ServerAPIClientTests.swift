@@ -68,7 +68,7 @@ import Testing
         try await LoopbackServer.serve({ onRunning in
             Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onRunning)
+                onServerRunning: onRunning, logger: LoopbackServer.logger)
         }) { port in try await body(URL(string: "http://127.0.0.1:\(port)")!) }
     }
 

@@ -1,4 +1,5 @@
 public import Hummingbird
+public import Logging
 public import NIOCore
 
 /// Runs a Hummingbird application on loopback for the length of a test's body, then stops it: its listening socket
@@ -36,6 +37,14 @@ public enum LoopbackServer {
             try? await group.waitForAll()
             return try outcome.get()
         }
+    }
+
+    /// A logger for servers under test: critical messages only (Hummingbird logs at error level that a server whose
+    /// socket was closed first could not close it again).
+    public static var logger: Logger {
+        var logger = Logger(label: "loopback-server")
+        logger.logLevel = .critical
+        return logger
     }
 
     /// The server ended without listening and without an error.

@@ -65,7 +65,7 @@ public final class WebhookReceiver: Sendable {
         return try await LoopbackServer.serve({ onRunning in
             Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onRunning)
+                onServerRunning: onRunning, logger: LoopbackServer.logger)
         }) { port in
             let receiver = WebhookReceiver(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
             holder.withLock { $0 = receiver }
