@@ -317,14 +317,19 @@ extension SQLStorage {
                     ORDER BY d.sequence DESC, d.endpoint
                     LIMIT \(max(1, min(query.limit, 1_000)))
                     """, binds))
+            // The attempts of every listed delivery in one statement per 100 events, not one per delivery.
             var attempts: [SQLRow] = []
-            for delivery in deliveries {
+            var seen: Set<String> = []
+            let events = try deliveries.map { try $0.text("event_id") }.filter { seen.insert($0).inserted }
+            for start in stride(from: 0, to: events.count, by: 100) {
+                let chunk = events[start..<min(events.count, start + 100)]
+                let marks = chunk.indices.map { "$\($0 - start + 1)" }.joined(separator: ", ")
                 attempts += try await db.rows(
                     SQLStatement(
                         """
                         SELECT event_id, endpoint, attempt, started_at, status, error, duration_ms, instance
-                        FROM iap_delivery_attempts WHERE event_id = $1 AND endpoint = $2 ORDER BY attempt
-                        """, [.text(try delivery.text("event_id")), .text(try delivery.text("endpoint"))]))
+                        FROM iap_delivery_attempts WHERE event_id IN (\(marks)) ORDER BY event_id, endpoint, attempt
+                        """, chunk.map { .text($0) }))
             }
             return (deliveries, attempts)
         }
