@@ -21,6 +21,9 @@ public final class SimulatedCustomer: Sendable {
         var offline = false
         var held: [CheckedContinuation<Void, Never>] = []
         var holdNext = false
+        /// Closed by ``holdNextPurchase()`` and opened by ``release()``: a purchase that took the hold waits only
+        /// while it is closed, so a release that comes before the purchase reaches its sheet is not lost.
+        var gateClosed = false
         var receipt: [UInt8]?
         var receiptOnlyFromRefresh = false
         var receiptRefreshes = 0
@@ -40,12 +43,19 @@ public final class SimulatedCustomer: Sendable {
     }
 
     /// The next purchase waits at its sheet until ``release()``: a purchase that is still in progress.
-    public func holdNextPurchase() { state.withLock { $0.holdNext = true } }
+    public func holdNextPurchase() {
+        state.withLock { state in
+            state.holdNext = true
+            state.gateClosed = true
+        }
+    }
 
-    /// Lets held purchases go on.
+    /// Lets held purchases go on, including one that has started but not yet reached its sheet.
     public func release() {
         let held = state.withLock { state in
             defer { state.held = [] }
+            state.holdNext = false
+            state.gateClosed = false
             return state.held
         }
         for continuation in held { continuation.resume() }
@@ -58,7 +68,13 @@ public final class SimulatedCustomer: Sendable {
             return state.holdNext
         }
         if hold {
-            await withCheckedContinuation { continuation in state.withLock { $0.held.append(continuation) } }
+            await withCheckedContinuation { continuation in
+                let waits = state.withLock { state in
+                    if state.gateClosed { state.held.append(continuation) }
+                    return state.gateClosed
+                }
+                if !waits { continuation.resume() }
+            }
         }
         return state.withLock { $0.actions.isEmpty ? .confirm : $0.actions.removeFirst() }
     }
