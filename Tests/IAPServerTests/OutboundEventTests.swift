@@ -389,4 +389,125 @@ struct OutboxConformanceTests {
         #expect(Set(all).count == all.count, "a delivery was leased twice")
         try await storage.shutdown()
     }
+
+    /// Like ``announcer`` but leaving writes of new transactions for later, stamped with the write's moments.
+    static let deferring = EventAnnouncer(
+        endpoints: { _ in ["http://127.0.0.1:9/a"] },
+        events: { change in
+            change.transactions.map { replacement in
+                OutboxEvent(
+                    id: "e-\(replacement.after.transactionID)-\(replacement.after.document)",
+                    bundleID: change.customer.bundleID, customerID: change.customer.id,
+                    type: replacement.before == nil ? "new" : "replaced",
+                    createdAt: change.recordedAt ?? Date(timeIntervalSince1970: 9_999),
+                    body: #"{"at":\#((change.entitlementsAt ?? .distantPast).timeIntervalSince1970)}"#)
+            }
+        },
+        defers: true,
+        moments: { (Date(timeIntervalSince1970: 5_000), Date(timeIntervalSince1970: 6_000)) })
+
+    /// A customer's events, oldest first (the listing is newest first).
+    static func events(_ storage: any ServerStorage, of customer: String) async throws -> [OutboxEvent] {
+        try await storage.deliveries(DeliveryQuery(customerID: customer, limit: 1_000)).map(\.event).reversed()
+    }
+
+    @Test(arguments: Backend.allCases) func writesOfNewTransactionsAreAnnouncedAfterThemInOrder(_ backend: Backend)
+        async throws
+    {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        func record(_ customer: String, _ transaction: StoredTransaction) async throws {
+            _ = try await storage.record(
+                PurchaseBatch(claimant: customer, transactions: [transaction]), announcing: Self.deferring)
+        }
+        let deferred = backend != .memory  // memory storage announces inside every write
+        try await record("c1", StorageConformanceTests.transaction("t1", signed: 1))
+        try await record("c1", StorageConformanceTests.transaction("t2", signed: 1))
+        try await record("c2", StorageConformanceTests.transaction("t3", signed: 1))
+        #expect(try await Self.events(storage, of: "c1").count == (deferred ? 0 : 2))
+
+        // A write that changes a waiting transaction announces the customer's waiting writes first, t2 as it was.
+        try await record("c1", StorageConformanceTests.transaction("t2", signed: 2, revoked: true))
+        #expect(
+            try await Self.events(storage, of: "c1").map { "\($0.id) \($0.type)" }
+                == ["e-t1-doc-t1-1.0 new", "e-t2-doc-t2-1.0 new", "e-t2-doc-t2-2.0 replaced"])
+        #expect(try await Self.events(storage, of: "c2").count == (deferred ? 0 : 1))
+
+        #expect(try await storage.announceDeferred(by: Self.deferring, limit: 10) == (deferred ? 1 : 0))
+        #expect(try await storage.announceDeferred(by: Self.deferring, limit: 10) == 0)
+        let c2 = try await Self.events(storage, of: "c2")
+        #expect(c2.map(\.id) == ["e-t3-doc-t3-1.0"])
+        if deferred {
+            // Stamped with the moments of the write, not of the announcing.
+            #expect(c2.first?.createdAt == Date(timeIntervalSince1970: 5_000))
+            #expect(c2.first?.body == #"{"at":6000.0}"#)
+        }
+        // Posting what is stored again, or an older version, announces nothing.
+        try await record("c2", StorageConformanceTests.transaction("t3", signed: 1))
+        try await record("c2", StorageConformanceTests.transaction("t3", signed: 0))
+        #expect(try await storage.announceDeferred(by: Self.deferring, limit: 10) == 0)
+        #expect(try await Self.events(storage, of: "c2").count == 1)
+        try await storage.shutdown()
+    }
+
+    /// Announcers racing writes (two instances on PostgreSQL, the sender beside the requests on SQLite): every
+    /// version announced once, and each customer's in the order written.
+    @Test(arguments: [Backend.sqlite, .postgres]) func announcingBesideWritesLosesAndRepeatsNothing(
+        _ backend: Backend
+    ) async throws {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        let customers = 6
+        let perCustomer = 12
+        final class Flag: Sendable {
+            private let value = Atomic(false)
+            var isSet: Bool { value.load(ordering: .acquiring) }
+            func set() { value.store(true, ordering: .releasing) }
+        }
+        let done = Flag()
+        let writing = Task {
+            defer { done.set() }
+            for index in 0..<perCustomer {
+                for customer in 0..<customers {
+                    let id = "t\(customer)-\(index)"
+                    _ = try await storage.record(
+                        PurchaseBatch(
+                            claimant: "c\(customer)",
+                            transactions: [StorageConformanceTests.transaction(id, signed: 1)]),
+                        announcing: Self.deferring)
+                    if index % 3 == 2 {  // a refund of the one before: announced in the write, after it
+                        _ = try await storage.record(
+                            PurchaseBatch(
+                                claimant: "c\(customer)",
+                                transactions: [
+                                    StorageConformanceTests.transaction(
+                                        "t\(customer)-\(index - 1)", signed: 2, revoked: true)
+                                ]),
+                            announcing: Self.deferring)
+                    }
+                }
+            }
+        }
+        let announcers = (0..<2).map { _ in
+            Task {
+                while !done.isSet {
+                    if try await storage.announceDeferred(by: Self.deferring, limit: 5) == 0 {
+                        try await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+            }
+        }
+        try await writing.value
+        for announcer in announcers { _ = try await announcer.value }
+        while try await storage.announceDeferred(by: Self.deferring, limit: 50) > 0 {}
+        for customer in 0..<customers {
+            let ids = try await Self.events(storage, of: "c\(customer)").map(\.id)
+            #expect(Set(ids).count == ids.count, "an event was stored twice")
+            #expect(ids.count == perCustomer + perCustomer / 3)
+            for index in stride(from: 1, to: perCustomer, by: 3) {
+                let first = ids.firstIndex(of: "e-t\(customer)-\(index)-doc-t\(customer)-\(index)-1.0")
+                let refund = ids.firstIndex(of: "e-t\(customer)-\(index)-doc-t\(customer)-\(index)-2.0")
+                #expect(first != nil && refund != nil && first! < refund!, "c\(customer) t\(index): \(ids)")
+            }
+        }
+        try await storage.shutdown()
+    }
 }

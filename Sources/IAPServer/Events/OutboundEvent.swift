@@ -107,8 +107,8 @@ struct EventDerivation: Sendable {
     let wallClock: @Sendable () -> Date
 
     func events(_ change: RecordedChange) -> [OutboxEvent] {
-        let now = wallClock()
-        let moment = clock()
+        let now = change.recordedAt ?? wallClock()
+        let moment = change.entitlementsAt ?? clock()
         var bodies: [OutboundEventBody] = []
         func add(
             _ type: OutboundEventType, _ transaction: StoredTransaction?, productID: String?,

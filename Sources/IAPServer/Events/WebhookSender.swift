@@ -99,6 +99,8 @@ public struct WebhookSender: Sendable {
     public let instance: String
     /// A customer's entitlements at a moment, added to each event as it is sent (nil: events go without them).
     let entitlements: (@Sendable (CustomerKey, Date) async -> EntitlementSnapshot?)?
+    /// What announces the writes left for later (``EventAnnouncer/defers``) before each lease (nil: none are).
+    let announcer: EventAnnouncer?
 
     /// A sender for `service`'s apps, storage and signal, adding each event's entitlements from it.
     public init(
@@ -109,16 +111,19 @@ public struct WebhookSender: Sendable {
         self.init(
             storage: service.storage, apps: service.appConfigurations, settings: settings,
             signal: service.outboxSignal, client: client, clock: clock, logger: logger, instance: instance,
-            entitlements: { customer, moment in try? await service.entitlements(of: customer, at: moment) })
+            entitlements: { customer, moment in try? await service.entitlements(of: customer, at: moment) },
+            announcer: service.announcer)
     }
 
     public init(
         storage: any ServerStorage, apps: [AppConfiguration], settings: DeliverySettings, signal: OutboxSignal,
         client: HTTPClient = .shared, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
         instance: String = WebhookSender.instanceName(),
-        entitlements: (@Sendable (CustomerKey, Date) async -> EntitlementSnapshot?)? = nil
+        entitlements: (@Sendable (CustomerKey, Date) async -> EntitlementSnapshot?)? = nil,
+        announcer: EventAnnouncer? = nil
     ) {
         self.entitlements = entitlements
+        self.announcer = announcer
         self.storage = storage
         var secrets: [String: String] = [:]
         var serverAPIs: [String: ServerAPIClient] = [:]
@@ -149,7 +154,7 @@ public struct WebhookSender: Sendable {
     public func run() async {
         var pacer = DeliveryPacer(settings: settings, requests: signal.requests, now: .now)
         while !Task.isCancelled {
-            let allowed = pacer.allowance(requests: signal.requests, now: .now, limit: settings.concurrency * 4)
+            let allowed = pacer.allowance(requests: signal.requests, now: .now, limit: settings.leaseBatch)
             guard allowed > 0 else {
                 try? await Task.sleep(for: DeliveryPacer.busyPause)
                 continue
@@ -160,21 +165,29 @@ public struct WebhookSender: Sendable {
         }
     }
 
-    /// One round: leases what is due (at most `limit`, by default four per delivery in flight), sends it, records the
-    /// outcome. Answers how many deliveries it attempted.
+    /// One round: announces writes left for later (at most `limit`), leases what is due (at most `limit`, by default
+    /// ``DeliverySettings/leaseBatch``), sends it, records the outcome. Answers how much it did: the writes announced
+    /// and the deliveries attempted (0: nothing was waiting).
     @discardableResult
     public func sendDue(limit: Int? = nil) async -> Int {
+        let limit = limit ?? settings.leaseBatch
+        var announced = 0
+        if let announcer {
+            do { announced = try await storage.announceDeferred(by: announcer, limit: limit) } catch {
+                logger.warning("writes could not be announced", metadata: ["reason": "\(error.reason)"])
+            }
+        }
         let now = clock()
         let leased: [LeasedDelivery]
         do {
             leased = try await storage.leaseDeliveries(
                 now: now, leaseUntil: now.addingTimeInterval(settings.lease.seconds), instance: instance,
-                limit: limit ?? settings.concurrency * 4)
+                limit: limit)
         } catch {
             logger.warning("the outbox could not be read", metadata: ["reason": "\(error.reason)"])
-            return 0
+            return announced
         }
-        guard !leased.isEmpty else { return 0 }
+        guard !leased.isEmpty else { return announced }
         let reports = await withTaskGroup(of: DeliveryReport.self) { group in
             var reports: [DeliveryReport] = []
             var next = leased.makeIterator()
@@ -192,7 +205,7 @@ public struct WebhookSender: Sendable {
             // The leases run out and the deliveries go again: at least once.
             logger.warning("delivery outcomes could not be recorded", metadata: ["reason": "\(error.reason)"])
         }
-        return leased.count
+        return announced + leased.count
     }
 
     /// Posts one event to one endpoint and says what came of it.
@@ -293,11 +306,16 @@ public struct WebhookSender: Sendable {
 /// Keeps deliveries behind requests while the server is busy: when this instance answered more than
 /// ``DeliverySettings/busyRequests`` requests a second over the last quarter of a second, the sender makes at most
 /// ``DeliverySettings/busyShare`` deliveries per request answered (a delivery costs about what a request does, so
-/// that is the share of the machine it takes); below that rate it sends as fast as it can. Events wait in the
+/// that is the share of the machine it takes), in rounds of at least ``busyBatch``; below that rate it sends as fast
+/// as it can. Events wait in the
 /// outbox meanwhile (stored, so nothing is lost) and go once the load drops.
 package struct DeliveryPacer {
     /// How long a sender out of allowance waits before it looks again.
     static let busyPause: Duration = .milliseconds(20)
+    /// While busy, the fewest deliveries a round is allowed (unless its limit is lower): a round costs a few writes
+    /// whatever it carries (announcing, leasing, recording outcomes), so the allowance is saved up into rounds of
+    /// this size rather than spent one delivery at a time.
+    package static let busyBatch = 16
     let busyRequests: Double
     let share: Double
     private var windowStart: ContinuousClock.Instant
@@ -317,15 +335,18 @@ package struct DeliveryPacer {
     /// How many deliveries the sender may make now (at most `limit`), given the requests counted so far.
     package mutating func allowance(requests: Int, now: ContinuousClock.Instant, limit: Int) -> Int {
         let elapsed = (now - windowStart).seconds
+        // The window still open counts once it is long enough to tell: a load that starts is seen within 50 ms, not
+        // after a quarter second at full speed.
+        let recent = elapsed >= 0.05 ? Double(requests - windowRequests) / elapsed : 0
         if elapsed >= 0.25 {
-            rate = Double(requests - windowRequests) / elapsed
+            rate = recent
             windowStart = now
             windowRequests = requests
         }
         credit = min(credit + share * Double(requests - creditedRequests), Double(limit))
         creditedRequests = requests
-        guard busyRequests > 0, rate >= busyRequests else { return limit }
-        return Int(credit)
+        guard busyRequests > 0, max(rate, recent) >= busyRequests else { return limit }
+        return credit >= Double(min(limit, Self.busyBatch)) ? Int(credit) : 0
     }
 
     /// Deliveries made out of the allowance.

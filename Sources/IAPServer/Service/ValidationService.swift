@@ -60,7 +60,8 @@ public struct ValidationService: Sendable {
             ? nil
             : EventAnnouncer(
                 endpoints: { sending[$0] ?? [] },
-                events: { announcing[$0.customer.bundleID]?.events($0) ?? [] })
+                events: { announcing[$0.customer.bundleID]?.events($0) ?? [] },
+                defers: true, moments: { (wallClock(), clock()) })
     }
 
     /// The bundle ids served, in configuration order.

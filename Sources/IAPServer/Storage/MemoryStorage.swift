@@ -89,7 +89,7 @@ public actor MemoryStorage: ServerStorage {
                 announcer.events(
                     RecordedChange(
                         customer: targetKey, transactions: [], previousProducts: [:], renewals: [],
-                        transfers: transfers, history: CompactHistory(try records(of: targetKey).history))),
+                        transfers: transfers)),
                 endpoints: announcer.endpoints(bundleID))
         }
         return LoginOutcome(merged: true, moved: moved)
@@ -315,7 +315,7 @@ public actor MemoryStorage: ServerStorage {
                 changes[owner]
                 ?? RecordedChange(
                     customer: CustomerKey(bundleID: bundleID, id: owner), transactions: [], previousProducts: [:],
-                    renewals: [], history: CompactHistory())
+                    renewals: [])
             edit(&change)
             changes[owner] = change
         }
@@ -385,8 +385,7 @@ public actor MemoryStorage: ServerStorage {
         guard let announcer else { return result }
         let endpoints = announcer.endpoints(bundleID)
         for owner in changes.keys.sorted() {
-            guard var change = changes[owner] else { continue }
-            change.history = CompactHistory(try records(of: change.customer).history)
+            guard let change = changes[owner] else { continue }
             store(announcer.events(change), endpoints: endpoints)
         }
         return result

@@ -210,6 +210,15 @@ enum Migrations {
                 """,
                 "CREATE INDEX iap_deliveries_pending ON iap_deliveries (sequence) WHERE state = 'pending'",
                 "CREATE INDEX iap_deliveries_customer ON iap_deliveries (bundle_id, customer_id, state, sequence)",
+                // A write that only adds new transactions may leave announcing them for after it: the moment it was
+                // written (the real one, and the service's for its entitlements) marks the row until its events are
+                // stored. The partial index holds only rows waiting, in the order written.
+                "ALTER TABLE iap_transactions ADD COLUMN announce_at BIGINT",
+                "ALTER TABLE iap_transactions ADD COLUMN announce_moment BIGINT",
+                """
+                CREATE INDEX iap_transactions_unannounced ON iap_transactions (announce_at)
+                WHERE announce_at IS NOT NULL
+                """,
                 """
                 CREATE TABLE iap_delivery_attempts (
                     event_id TEXT NOT NULL,

@@ -1,5 +1,4 @@
 public import Foundation
-public import IAPEntitlements
 
 /// A version a write stored, with the one it replaced (nil: the first version stored).
 public struct Replacement<Value: Hashable & Sendable>: Hashable, Sendable {
@@ -12,8 +11,7 @@ public struct Replacement<Value: Hashable & Sendable>: Hashable, Sendable {
     }
 }
 
-/// What one write changed for one customer: the transaction and renewal versions it stored, in the order written,
-/// and the customer's history once they are in. Only versions that replaced a stored one (or were new) are listed:
+/// What one write changed for one customer: the transaction and renewal versions it stored, in the order written. Only versions that replaced a stored one (or were new) are listed:
 /// a document posted again, or an older version arriving late, changes nothing and is not here.
 public struct RecordedChange: Hashable, Sendable {
     public var customer: CustomerKey
@@ -26,19 +24,23 @@ public struct RecordedChange: Hashable, Sendable {
     /// Purchases that moved to this customer from another (a transfer policy, or a login merging an anonymous
     /// customer in).
     public var transfers: [Transfer]
-    /// The customer's history with the write in it.
-    public var history: CompactHistory
+    /// When the write happened, for a change announced after it (nil: it is happening now).
+    public var recordedAt: Date?
+    /// The moment, by the service's clock, the entitlements sent with its events describe (nil: now).
+    public var entitlementsAt: Date?
 
     public init(
         customer: CustomerKey, transactions: [Replacement<StoredTransaction>], previousProducts: [String: String],
-        renewals: [Replacement<StoredRenewal>], transfers: [Transfer] = [], history: CompactHistory
+        renewals: [Replacement<StoredRenewal>], transfers: [Transfer] = [], recordedAt: Date? = nil,
+        entitlementsAt: Date? = nil
     ) {
         self.customer = customer
         self.transactions = transactions
         self.previousProducts = previousProducts
         self.renewals = renewals
         self.transfers = transfers
-        self.history = history
+        self.recordedAt = recordedAt
+        self.entitlementsAt = entitlementsAt
     }
 
     public var isEmpty: Bool { transactions.isEmpty && renewals.isEmpty && transfers.isEmpty }
@@ -103,18 +105,33 @@ public struct QueuedEvent: Hashable, Sendable {
 
 /// What turns a write into outbox events, passed to the storage with the write: the storage calls it inside the
 /// write's transaction, so an event is stored exactly when its change is (never one without the other).
+///
+/// An announcer that `defers` lets SQL storage leave a write that only adds new transactions unannounced: the rows
+/// are marked in the write (a column of the row itself, so the write pays almost nothing), and their events are
+/// derived after it, by ``ServerStorage/announceDeferred(by:limit:)`` (the webhook sender calls it before each lease)
+/// or by the next write that changes the same customer's purchases in any other way (which announces them first, so
+/// the customer's events keep their order).
 public struct EventAnnouncer: Sendable {
     /// The webhook endpoints of an app (none: the app announces nothing, and its writes pay nothing for events).
     public var endpoints: @Sendable (_ bundleID: String) -> [String]
     /// The events a change makes.
     public var events: @Sendable (RecordedChange) -> [OutboxEvent]
+    /// Whether writes of new transactions only may be announced after they commit.
+    public var defers: Bool
+    /// The moment of a write (the real one) and the moment its entitlements are described at (the service's clock),
+    /// kept with a deferred write.
+    public var moments: @Sendable () -> (recordedAt: Date, entitlementsAt: Date)
 
     public init(
         endpoints: @escaping @Sendable (String) -> [String],
-        events: @escaping @Sendable (RecordedChange) -> [OutboxEvent]
+        events: @escaping @Sendable (RecordedChange) -> [OutboxEvent],
+        defers: Bool = false,
+        moments: @escaping @Sendable () -> (recordedAt: Date, entitlementsAt: Date) = { (Date(), Date()) }
     ) {
         self.endpoints = endpoints
         self.events = events
+        self.defers = defers
+        self.moments = moments
     }
 }
 

@@ -72,7 +72,7 @@ extension SQLStorage {
                         Transfer(originalTransactionID: original, productID: product, from: source.id, reason: "login"))
                 }
                 try await announce(
-                    EncodedRows(transactions: [], renewals: []), before: VersionsBefore(), ownerOf: [:], first: nil,
+                    EncodedRows(transactions: [], renewals: []), before: VersionsBefore(), ownerOf: [:],
                     transfers: [target: transfers], bundleID: bundleID, announcer: announcer, db: db)
             }
             return (LoginOutcome(merged: true, moved: moved), commit: true)

@@ -12,7 +12,12 @@ extension SQLStorage {
     struct VersionsBefore: Sendable {
         var transactions: [String: StoredTransaction] = [:]
         var renewals: [String: StoredRenewal] = [:]
-        var previousProducts: [String: String] = [:]
+
+        /// Whether every transaction of `rows` is new, and nothing else is in them: a write its announcer may
+        /// leave for later.
+        func onlyNew(_ rows: EncodedRows) -> Bool {
+            rows.renewals.isEmpty && rows.transactions.allSatisfy { transactions[$0.transaction.transactionID] == nil }
+        }
     }
 
     func versionsBefore(
@@ -30,20 +35,6 @@ extension SQLStorage {
                     """, [.text(bundleID), .text(transaction.transactionID)])
             ).first {
                 before.transactions[transaction.transactionID] = try storedTransaction(row: row, bundleID: bundleID)
-            } else if transaction.transactionID != transaction.originalTransactionID,
-                let row = try await db.rows(
-                    SQLStatement(
-                        """
-                        SELECT product_id FROM iap_transactions
-                        WHERE bundle_id = $1 AND original_transaction_id = $2
-                            AND (LENGTH(transaction_id) < LENGTH($3)
-                                OR (LENGTH(transaction_id) = LENGTH($3) AND transaction_id < $3))
-                        ORDER BY LENGTH(transaction_id) DESC, transaction_id DESC LIMIT 1
-                        """,
-                        [.text(bundleID), .text(transaction.originalTransactionID), .text(transaction.transactionID)])
-                ).first
-            {
-                before.previousProducts[transaction.transactionID] = try row.text("product_id")
             }
         }
         for (renewal, _) in rows.renewals {
@@ -64,22 +55,41 @@ extension SQLStorage {
         return before
     }
 
+    /// For a new transaction of a subscription that is not its first: the product of the stored transaction before
+    /// it (by transaction id), which tells a renewal from a change of plan.
+    func previousProduct(of transaction: StoredTransaction, db: any SQLStatementRunner) async throws -> String? {
+        guard transaction.transactionID != transaction.originalTransactionID else { return nil }
+        return try await db.rows(
+            SQLStatement(
+                """
+                SELECT product_id FROM iap_transactions
+                WHERE bundle_id = $1 AND original_transaction_id = $2
+                    AND (LENGTH(transaction_id) < LENGTH($3)
+                        OR (LENGTH(transaction_id) = LENGTH($3) AND transaction_id < $3))
+                ORDER BY LENGTH(transaction_id) DESC, transaction_id DESC LIMIT 1
+                """,
+                [
+                    .text(transaction.bundleID), .text(transaction.originalTransactionID),
+                    .text(transaction.transactionID),
+                ])
+        ).first?.text("product_id")
+    }
+
     /// Stores the events of what a written batch changed: per customer, the versions that replaced the ones read
-    /// before, with the history after; each event once (its id is the change's), with one pending delivery per
-    /// endpoint. On PostgreSQL a customer's events take a lock first, so their order is the order of commits.
+    /// before; each event once (its id is the change's), with one pending delivery per endpoint. A customer's writes
+    /// left for later are announced first, so their events come before this one's. On PostgreSQL a customer's events
+    /// take a lock first, so their order is the order of commits.
     func announce(
-        _ rows: EncodedRows, before: VersionsBefore?, ownerOf: [String: String],
-        first: (owner: String, digest: CustomerDigest?)?, transfers: [String: [Transfer]], bundleID: String,
-        announcer: EventAnnouncer?, db: any SQLStatementRunner
+        _ rows: EncodedRows, before: VersionsBefore?, ownerOf: [String: String], transfers: [String: [Transfer]],
+        bundleID: String, announcer: EventAnnouncer?, db: any SQLStatementRunner
     ) async throws {
         guard let before, let announcer else { return }
         var changes: [String: RecordedChange] = [:]
-        var order: [String] = []
         func change(of owner: String) -> RecordedChange {
             changes[owner]
                 ?? RecordedChange(
                     customer: CustomerKey(bundleID: bundleID, id: owner), transactions: [], previousProducts: [:],
-                    renewals: [], history: CompactHistory())
+                    renewals: [])
         }
         let transactions = rows.transactions.map(\.transaction).sorted {
             ($0.record.purchaseDate, $0.transactionID) < ($1.record.purchaseDate, $1.transactionID)
@@ -95,8 +105,9 @@ extension SQLStorage {
             guard let owner = ownerOf[transaction.originalTransactionID] else { continue }
             var entry = change(of: owner)
             entry.transactions.append(Replacement(before: old, after: transaction))
-            entry.previousProducts[transaction.transactionID] = before.previousProducts[transaction.transactionID]
-            if changes[owner] == nil { order.append(owner) }
+            if old == nil, let product = try await previousProduct(of: transaction, db: db) {
+                entry.previousProducts[transaction.transactionID] = product
+            }
             changes[owner] = entry
         }
         for (renewal, _) in rows.renewals {
@@ -116,36 +127,143 @@ extension SQLStorage {
             guard let owner else { continue }
             var entry = change(of: owner)
             entry.renewals.append(Replacement(before: old, after: renewal))
-            if changes[owner] == nil { order.append(owner) }
             changes[owner] = entry
         }
         for (owner, moved) in transfers where !moved.isEmpty {
             var entry = change(of: owner)
             entry.transfers = moved
-            if changes[owner] == nil { order.append(owner) }
             changes[owner] = entry
         }
         let endpoints = announcer.endpoints(bundleID)
-        for owner in order.sorted() {
-            guard var change = changes[owner] else { continue }
-            let customer = change.customer
-            if let first, first.owner == owner, let digest = first.digest {
-                change.history = digest.history
-            } else {
-                change.history = CompactHistory(
-                    try records(of: customer, from: try await db.rows(Self.recordsQuery(customer))).history)
+        for owner in changes.keys.sorted() {
+            guard let change = changes[owner] else { continue }
+            try await lockEvents(of: change.customer, db: db)
+            if announcer.defers {
+                try await announceWaiting(
+                    of: change.customer, asBefore: before.transactions, announcer: announcer, db: db)
             }
-            let events = announcer.events(change)
-            guard !events.isEmpty else { continue }
-            if database.engine == .postgres {
-                try await db.run(
-                    SQLStatement(
-                        "SELECT pg_advisory_xact_lock(hashtext($1))", [.text("\(bundleID)|\(customer.id)")]))
-            }
-            for event in events { try await Self.insert(event, endpoints: endpoints, db: db) }
+            for event in announcer.events(change) { try await Self.insert(event, endpoints: endpoints, db: db) }
         }
     }
 
+    /// On PostgreSQL, waits for (and holds until commit) the lock a customer's events are stored under.
+    private func lockEvents(of customer: CustomerKey, db: any SQLStatementRunner) async throws {
+        guard database.engine == .postgres else { return }
+        try await db.run(
+            SQLStatement("SELECT pg_advisory_xact_lock(hashtext($1))", [.text("\(customer.bundleID)|\(customer.id)")]))
+    }
+
+    /// The columns of a transaction left unannounced, with its moments and owner.
+    private static let waitingColumns = """
+        t.bundle_id, t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
+        t.app_account_token, t.record, t.announce_at, t.announce_moment, o.customer_id
+        FROM iap_transactions t
+        JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
+        """
+
+    /// Announces a customer's writes left for later, in the order written; a transaction this write replaced is
+    /// announced as it was (`asBefore`), and this write's own change then follows it.
+    private func announceWaiting(
+        of customer: CustomerKey, asBefore: [String: StoredTransaction], announcer: EventAnnouncer,
+        db: any SQLStatementRunner
+    ) async throws {
+        let lock = database.engine == .postgres ? "FOR UPDATE OF t" : ""
+        let rows = try await db.rows(
+            SQLStatement(
+                """
+                SELECT \(Self.waitingColumns)
+                WHERE o.bundle_id = $1 AND o.customer_id = $2 AND t.announce_at IS NOT NULL
+                ORDER BY t.announce_at, t.transaction_id \(lock)
+                """, [.text(customer.bundleID), .text(customer.id)]))
+        try await announceWritten(rows, asBefore: asBefore, announcer: announcer, db: db)
+    }
+
+    /// Stores the events of transactions written unannounced (`rows` of ``waitingColumns``, in order) and marks them
+    /// announced.
+    private func announceWritten(
+        _ rows: [SQLRow], asBefore: [String: StoredTransaction] = [:], announcer: EventAnnouncer,
+        db: any SQLStatementRunner
+    ) async throws {
+        for row in rows {
+            let bundleID = try row.text("bundle_id")
+            let id = try row.text("transaction_id")
+            let stored = try asBefore[id] ?? storedTransaction(row: row, bundleID: bundleID)
+            var change = RecordedChange(
+                customer: CustomerKey(bundleID: bundleID, id: try row.text("customer_id")),
+                transactions: [Replacement(before: nil, after: stored)], previousProducts: [:], renewals: [],
+                recordedAt: Date(millisecondsSince1970: try row.integer("announce_at")),
+                entitlementsAt: Date(millisecondsSince1970: try row.integer("announce_moment")))
+            if let product = try await previousProduct(of: stored, db: db) { change.previousProducts[id] = product }
+            let endpoints = announcer.endpoints(bundleID)
+            for event in announcer.events(change) { try await Self.insert(event, endpoints: endpoints, db: db) }
+            try await db.run(
+                SQLStatement(
+                    """
+                    UPDATE iap_transactions SET announce_at = NULL, announce_moment = NULL
+                    WHERE bundle_id = $1 AND transaction_id = $2
+                    """, [.text(bundleID), .text(id)]))
+        }
+    }
+
+    public func announceDeferred(by announcer: EventAnnouncer, limit: Int) async throws(StorageError) -> Int {
+        try await inTransaction { db in
+            let waiting = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT \(Self.waitingColumns)
+                    WHERE t.announce_at IS NOT NULL ORDER BY t.announce_at, t.transaction_id LIMIT $1
+                    """, [.integer(Int64(limit))]))
+            guard !waiting.isEmpty else { return (0, commit: false) }
+            guard database.engine == .postgres else {
+                // One writer at a time: every row read is still waiting, and nothing else announces meanwhile.
+                try await announceWritten(waiting, announcer: announcer, db: db)
+                return (waiting.count, commit: true)
+            }
+            return (try await announceOnPostgres(waiting, announcer: announcer, db: db), commit: true)
+        }
+    }
+
+    /// Instances announce at once, and writes announce what they find waiting: a customer is taken only when its
+    /// lock is free (never waited for, so this never waits on a write that waits on it) and only with every row it
+    /// has waiting, else it is left for the next round.
+    private func announceOnPostgres(_ waiting: [SQLRow], announcer: EventAnnouncer, db: any SQLStatementRunner)
+        async throws -> Int
+    {
+        var customers: [CustomerKey] = []
+        for row in waiting {
+            let customer = CustomerKey(bundleID: try row.text("bundle_id"), id: try row.text("customer_id"))
+            if !customers.contains(customer) { customers.append(customer) }
+        }
+        var announced = 0
+        for customer in customers {
+            let key = SQLValue.text("\(customer.bundleID)|\(customer.id)")
+            let free = try await db.rows(
+                SQLStatement(
+                    "SELECT CASE WHEN pg_try_advisory_xact_lock(hashtext($1)) THEN 1 ELSE 0 END AS free", [key])
+            ).first?.integer("free")
+            guard free == 1 else { continue }
+            let values: [SQLValue] = [.text(customer.bundleID), .text(customer.id)]
+            let filter = "o.bundle_id = $1 AND o.customer_id = $2 AND t.announce_at IS NOT NULL"
+            let rows = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT \(Self.waitingColumns) WHERE \(filter)
+                    ORDER BY t.announce_at, t.transaction_id FOR UPDATE OF t SKIP LOCKED
+                    """, values))
+            let all = try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT COUNT(*) AS n FROM iap_transactions t
+                    JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
+                    WHERE \(filter)
+                    """, values)
+            ).first?.integer("n")
+            guard Int64(rows.count) == all else { continue }
+            try await announceWritten(rows, announcer: announcer, db: db)
+            announced += rows.count
+        }
+        return announced
+    }
     /// Stores an event once (by id) with a pending delivery to each endpoint, due at once.
     static func insert(_ event: OutboxEvent, endpoints: [String], db: any SQLStatementRunner) async throws {
         let created = event.createdAt.millisecondsSince1970

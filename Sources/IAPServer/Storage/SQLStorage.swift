@@ -57,11 +57,19 @@ public final class SQLStorage: ServerStorage {
                 ownerOf[original] = owner
             }
             let before = try await versionsBefore(rows, bundleID: bundleID, announcer: announcer, db: db)
+            var rows = rows
+            // New transactions and nothing else: marked in their rows, announced after this write commits.
+            if let announcer, announcer.defers, let before, transfers.isEmpty, before.onlyNew(rows) {
+                let moments = announcer.moments()
+                rows.announce = (moments.recordedAt.millisecondsSince1970, moments.entitlementsAt.millisecondsSince1970)
+            }
             let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
-            try await announce(
-                rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) },
-                transfers: transfers.isEmpty ? [:] : [batch.claimant ?? "": transfers], bundleID: bundleID,
-                announcer: announcer, db: db)
+            if rows.announce == nil {
+                try await announce(
+                    rows, before: before, ownerOf: ownerOf,
+                    transfers: transfers.isEmpty ? [:] : [batch.claimant ?? "": transfers], bundleID: bundleID,
+                    announcer: announcer, db: db)
+            }
             return (Written(refusal: nil, owners: owners, digest: digest), commit: true)
         }
         if let refusal = written.refusal { return refusal }
@@ -198,10 +206,10 @@ public final class SQLStorage: ServerStorage {
             }
             let bundleID = notification.bundleID
             let before = try await versionsBefore(rows, bundleID: bundleID, announcer: announcer, db: db)
-            let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
+            _ = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
             try await announce(
-                rows, before: before, ownerOf: ownerOf, first: owners.first.map { ($0, digest) }, transfers: [:],
-                bundleID: bundleID, announcer: announcer, db: db)
+                rows, before: before, ownerOf: ownerOf, transfers: [:], bundleID: bundleID, announcer: announcer, db: db
+            )
             for item in queued { try await Self.insert(item.event, endpoints: item.endpoints, db: db) }
             return (true, commit: true)
         }
@@ -458,6 +466,8 @@ public final class SQLStorage: ServerStorage {
     struct EncodedRows: Sendable {
         var transactions: [(transaction: StoredTransaction, json: String)]
         var renewals: [(renewal: StoredRenewal, json: String)]
+        /// For new transactions left unannounced by their write: its moment and its entitlements' (milliseconds).
+        var announce: (at: Int64, moment: Int64)? = nil
     }
 
     private func encodedRows(_ batch: PurchaseBatch) throws(StorageError) -> EncodedRows {
@@ -504,8 +514,8 @@ public final class SQLStorage: ServerStorage {
                 SQLStatement(
                     """
                     INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
-                        signed_date, document, app_account_token, record)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                        signed_date, document, app_account_token, record, announce_at, announce_moment)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                     ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
                         original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id, signed_date = excluded.signed_date,
                         document = excluded.document, app_account_token = excluded.app_account_token,
@@ -519,6 +529,8 @@ public final class SQLStorage: ServerStorage {
                         .text(transaction.bundleID), .text(transaction.productID),
                         .integer(transaction.signedDate.millisecondsSince1970), .text(transaction.document),
                         SQLValue(transaction.appAccountToken), .text(json),
+                        rows.announce.map { .integer($0.at) } ?? .null,
+                        rows.announce.map { .integer($0.moment) } ?? .null,
                     ]))
         }
         for (renewal, json) in rows.renewals {

@@ -75,6 +75,12 @@ public protocol ServerStorage: Sendable {
 
     // MARK: The outbox
 
+    /// Announces up to `limit` writes left unannounced by an announcer that ``EventAnnouncer/defers``, oldest first,
+    /// each customer's in the order written: their events stored, the writes marked announced, in one transaction.
+    /// Answers how many writes it announced (0: none was waiting). Storage that announces every write inside it (the
+    /// memory storage) has none.
+    func announceDeferred(by announcer: EventAnnouncer, limit: Int) async throws(StorageError) -> Int
+
     /// Leases up to `limit` deliveries due at `now` to `instance` until `leaseUntil`: of each customer's pending
     /// deliveries to an endpoint only the earliest (so a customer's events arrive in order), none another instance
     /// holds a live lease on. On PostgreSQL, instances leasing at once skip each other's rows (`FOR UPDATE SKIP
@@ -98,6 +104,8 @@ public protocol ServerStorage: Sendable {
 }
 
 extension ServerStorage {
+    public func announceDeferred(by announcer: EventAnnouncer, limit: Int) async throws(StorageError) -> Int { 0 }
+
     /// Records a batch, announcing nothing.
     public func record(_ batch: PurchaseBatch) async throws(StorageError) -> RecordOutcome {
         try await record(batch, announcing: nil)
