@@ -44,12 +44,16 @@ load() { # load PORT CONNECTIONS -> the RESULT line of post-bodies.lua
 }
 field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1"; }
 # Right after a load run with webhooks: how many events were delivered during it, and how long the rest took to go
-# (the sender keeps behind requests while they come fast; bounded at 120 s).
+# (the sender keeps behind requests while they come fast; bounded at 120 s). Writes of new transactions wait in their
+# rows until the sender announces them, so what is waiting counts those too.
 drained() {
-  local db=$1 count="SELECT COUNT(*) FROM iap_deliveries" start=$SECONDS began; began=$(date +%s%N)
-  echo "events delivered during the run: $(sqlite3 "$db" "$count WHERE state = 'delivered'") of $(sqlite3 "$db" "$count")"
-  while [ "$(sqlite3 "$db" "$count WHERE state = 'pending'")" != 0 ] && [ $((SECONDS - start)) -lt 120 ]; do sleep 0.2; done
-  echo "the rest delivered $((($(date +%s%N) - began) / 1000000)) ms after it (pending now: $(sqlite3 "$db" "$count WHERE state = 'pending'"))"
+  local db=$1 start=$SECONDS began; began=$(date +%s%N)
+  local waiting="SELECT (SELECT COUNT(*) FROM iap_deliveries WHERE state = 'pending')
+    + (SELECT COUNT(*) FROM iap_transactions WHERE announce_at IS NOT NULL)"
+  local delivered="SELECT COUNT(*) FROM iap_deliveries WHERE state = 'delivered'"
+  echo "events delivered during the run: $(sqlite3 "$db" "$delivered"), waiting: $(sqlite3 "$db" "$waiting")"
+  while [ "$(sqlite3 "$db" "$waiting")" != 0 ] && [ $((SECONDS - start)) -lt 120 ]; do sleep 0.2; done
+  echo "the rest delivered $((($(date +%s%N) - began) / 1000000)) ms after it (waiting now: $(sqlite3 "$db" "$waiting"))"
 }
 
 if [ -n "${SIGNED:-}" ] && [ -f "$SIGNED/bodies.jsonl" ] && [ -d "$SIGNED/pki" ]; then

@@ -5,38 +5,52 @@ import Testing
 struct DeliveryPacerTests {
     let start = ContinuousClock.now
 
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
     @Test func belowTheBusyRateDeliveriesGoAtFullSpeed() {
         var pacer = DeliveryPacer(settings: DeliverySettings(), requests: 0, now: start)
-        // 200 requests a second: not busy.
+        // 200 requests a second: not busy, however long the rounds take.
         for step in 1...8 {
             #expect(pacer.allowance(requests: step * 50, now: start + .milliseconds(250 * step), limit: 64) == 64)
-            pacer.spent(64)
+            pacer.spent(.milliseconds(250))
         }
     }
 
-    @Test func whileBusyDeliveriesAreAShareOfTheRequestsAnswered() {
+    @Test func whileBusyTheSendersRoundsTakeAShareOfTheTime() {
         var settings = DeliverySettings()
         settings.busyRequests = 1_000
         settings.busyShare = 0.1
         var pacer = DeliveryPacer(settings: settings, requests: 0, now: start)
-        // 4,000 requests a second for two seconds, the sender taking all it is allowed each time.
-        var delivered = 0
-        var rounds: [Int] = []
-        for step in 1...80 {
-            let allowed = pacer.allowance(requests: step * 100, now: start + .milliseconds(25 * step), limit: 64)
-            pacer.spent(allowed)
-            delivered += allowed
-            if step > 10, allowed > 0 { rounds.append(allowed) }
+        // 4,000 requests a second for two seconds; the sender looks every 5 ms, and each round takes 20 ms.
+        var now = start
+        var busyRounds = 0
+        var sending: Duration = .zero
+        while now < start + .seconds(2) {
+            let requests = Int(Self.seconds(now - start) * 4_000)
+            let allowed = pacer.allowance(requests: requests, now: now, limit: 64)
+            if allowed > 0 {
+                if now >= start + .milliseconds(50) {
+                    #expect(allowed == DeliveryPacer.busyBatch, "while busy a round carries one batch")
+                    busyRounds += 1
+                    sending += .milliseconds(20)
+                }
+                pacer.spent(.milliseconds(20))
+                now += .milliseconds(20)
+            } else {
+                now += .milliseconds(5)
+            }
         }
-        // The first 50 ms count as idle (no rate yet); after them, ten deliveries per hundred requests, in rounds big
-        // enough to be worth their writes.
-        let busyRequests = 8_000 - 200
-        #expect(delivered <= 64 * 2 + busyRequests / 10 + 1)
-        #expect(delivered >= busyRequests / 10 - DeliveryPacer.busyBatch)
-        #expect(!rounds.isEmpty && rounds.allSatisfy { $0 >= DeliveryPacer.busyBatch })
+        // A tenth of the busy time in rounds (one more for the time saved before the load was seen).
+        #expect(busyRounds > 0)
+        let share = Self.seconds(sending) / 1.95
+        #expect(share <= 0.1 + 0.07 / 1.95)
+        #expect(share >= 0.1 - 0.04 / 1.95)
         // The load stops: after a quiet quarter second the sender goes at full speed again.
-        _ = pacer.allowance(requests: 8_000, now: start + .milliseconds(2_000 + 300), limit: 64)
-        #expect(pacer.allowance(requests: 8_000, now: start + .milliseconds(2_000 + 600), limit: 64) == 64)
+        let total = 8_000
+        _ = pacer.allowance(requests: total, now: now + .milliseconds(300), limit: 64)
+        #expect(pacer.allowance(requests: total, now: now + .milliseconds(600), limit: 64) == 64)
     }
 
     @Test func zeroBusyRequestsNeverHoldsBack() {

@@ -159,9 +159,10 @@ public struct WebhookSender: Sendable {
                 try? await Task.sleep(for: DeliveryPacer.busyPause)
                 continue
             }
-            let sent = await sendDue(limit: allowed)
-            pacer.spent(sent)
-            if sent == 0 { await signal.wait(upTo: settings.pollInterval) }
+            let started = ContinuousClock.now
+            let done = await sendDue(limit: allowed)
+            pacer.spent(.now - started)
+            if done == 0 { await signal.wait(upTo: settings.pollInterval) }
         }
     }
 
@@ -304,35 +305,41 @@ public struct WebhookSender: Sendable {
 }
 
 /// Keeps deliveries behind requests while the server is busy: when this instance answered more than
-/// ``DeliverySettings/busyRequests`` requests a second over the last quarter of a second, the sender makes at most
-/// ``DeliverySettings/busyShare`` deliveries per request answered (a delivery costs about what a request does, so
-/// that is the share of the machine it takes), in rounds of at least ``busyBatch``; below that rate it sends as fast
-/// as it can. Events wait in the
-/// outbox meanwhile (stored, so nothing is lost) and go once the load drops.
+/// ``DeliverySettings/busyRequests`` requests a second (over the last quarter of a second, or the 50 ms of a load that
+/// just started), the sender's rounds may take at most ``DeliverySettings/busyShare`` of the time, in rounds of
+/// ``busyBatch`` deliveries; below that rate it sends as fast as it can. Time, not a count of deliveries, is what is
+/// shared: a delivery (its event derived and stored, the customer's entitlements read, the post, the outcome) costs
+/// several cheap requests' worth, so a share per request would take more from fast requests than from slow ones.
+/// Events wait in the outbox meanwhile (stored, so nothing is lost) and go once the load drops.
 package struct DeliveryPacer {
     /// How long a sender out of allowance waits before it looks again.
     static let busyPause: Duration = .milliseconds(20)
-    /// While busy, the fewest deliveries a round is allowed (unless its limit is lower): a round costs a few writes
-    /// whatever it carries (announcing, leasing, recording outcomes), so the allowance is saved up into rounds of
-    /// this size rather than spent one delivery at a time.
+    /// While busy, the deliveries of one round: a round costs a few writes whatever it carries (announcing, leasing,
+    /// recording outcomes), so rounds are few and full rather than many and small.
     package static let busyBatch = 16
+    /// The most time a sender saves up while it waits (its rounds then go back to back for at most this long).
+    static let savedTime = 0.05
     let busyRequests: Double
     let share: Double
     private var windowStart: ContinuousClock.Instant
     private var windowRequests: Int
     private var rate = 0.0
-    private var creditedRequests: Int
+    /// Seconds of rounds the sender may still spend while busy (negative after a round that took more).
     private var credit = 0.0
+    private var credited: ContinuousClock.Instant
+    /// Whether the last allowance was given while busy.
+    private var busy = false
 
     package init(settings: DeliverySettings, requests: Int, now: ContinuousClock.Instant) {
         busyRequests = Double(settings.busyRequests)
         share = settings.busyShare
         windowStart = now
         windowRequests = requests
-        creditedRequests = requests
+        credited = now
     }
 
-    /// How many deliveries the sender may make now (at most `limit`), given the requests counted so far.
+    /// How many deliveries the sender's next round may make now (at most `limit`; 0: wait), given the requests
+    /// counted so far.
     package mutating func allowance(requests: Int, now: ContinuousClock.Instant, limit: Int) -> Int {
         let elapsed = (now - windowStart).seconds
         // The window still open counts once it is long enough to tell: a load that starts is seen within 50 ms, not
@@ -343,14 +350,20 @@ package struct DeliveryPacer {
             windowStart = now
             windowRequests = requests
         }
-        credit = min(credit + share * Double(requests - creditedRequests), Double(limit))
-        creditedRequests = requests
-        guard busyRequests > 0, max(rate, recent) >= busyRequests else { return limit }
-        return credit >= Double(min(limit, Self.busyBatch)) ? Int(credit) : 0
+        credit = min(credit + share * (now - credited).seconds, Self.savedTime)
+        credited = now
+        busy = busyRequests > 0 && max(rate, recent) >= busyRequests
+        guard busy else {
+            credit = 0
+            return limit
+        }
+        return credit > 0 ? min(limit, Self.busyBatch) : 0
     }
 
-    /// Deliveries made out of the allowance.
-    package mutating func spent(_ deliveries: Int) { credit = max(0, credit - Double(deliveries)) }
+    /// A round ended after `duration` (counted against the share when it was made while busy).
+    package mutating func spent(_ duration: Duration) {
+        if busy { credit -= duration.seconds }
+    }
 }
 
 extension Duration {

@@ -37,7 +37,7 @@ import X509
 /// - `events.firstRetry` (seconds, 10), `events.retryFor` (seconds, three days), `events.lease` (seconds, 60),
 ///   `events.timeout` (seconds, 10), `events.pollInterval` (milliseconds, 1,000), `events.concurrency` (16),
 ///   `events.send` (true; false leaves sending to other instances), `events.busyRequests` (1,000 a second) and
-///   `events.busyPercent` (5): how events are sent (``DeliverySettings``)
+///   `events.busyPercent` (10): how events are sent (``DeliverySettings``)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
 ///   simulated `/inApps` accepts, each file a `.p8` from App Store Connect or its public key in PEM),
@@ -538,9 +538,9 @@ public struct DeliverySettings: Hashable, Sendable {
     /// Requests a second (over the last quarter of a second) above which this instance counts as busy and keeps its
     /// deliveries behind its requests (`events.busyRequests`, 1,000; 0 never does).
     public var busyRequests = 1_000
-    /// While busy, deliveries per request answered (`events.busyPercent`, 5 for 0.05): a delivery costs about what a
-    /// request does, so about the share of the machine the sender takes from requests under load.
-    public var busyShare = 0.05
+    /// While busy, the share of the time the sender's rounds may take (`events.busyPercent`, 10 for 0.1): about the
+    /// share of one core the sender takes from requests under load.
+    public var busyShare = 0.1
 
     /// The most deliveries one round of the sender leases (and writes it announces): four per delivery in flight.
     public var leaseBatch: Int { concurrency * 4 }

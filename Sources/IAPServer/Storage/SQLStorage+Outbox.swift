@@ -196,74 +196,102 @@ extension SQLStorage {
             if let product = try await previousProduct(of: stored, db: db) { change.previousProducts[id] = product }
             let endpoints = announcer.endpoints(bundleID)
             for event in announcer.events(change) { try await Self.insert(event, endpoints: endpoints, db: db) }
+        }
+        // Marked announced: on SQLite a row at a time (a statement costs no round trip, and each finds its row by
+        // key), on PostgreSQL in one statement per hundred rows.
+        guard database.engine == .postgres else {
+            for row in rows {
+                try await db.run(
+                    SQLStatement(
+                        """
+                        UPDATE iap_transactions SET announce_at = NULL, announce_moment = NULL
+                        WHERE bundle_id = $1 AND transaction_id = $2
+                        """, [.text(try row.text("bundle_id")), .text(try row.text("transaction_id"))]))
+            }
+            return
+        }
+        for chunk in stride(from: 0, to: rows.count, by: 100) {
+            let part = rows[chunk..<min(chunk + 100, rows.count)]
+            var binds: [SQLValue] = []
+            for row in part { binds += [.text(try row.text("bundle_id")), .text(try row.text("transaction_id"))] }
+            let pairs = (0..<part.count).map { "($\(2 * $0 + 1), $\(2 * $0 + 2))" }.joined(separator: ", ")
             try await db.run(
                 SQLStatement(
                     """
                     UPDATE iap_transactions SET announce_at = NULL, announce_moment = NULL
-                    WHERE bundle_id = $1 AND transaction_id = $2
-                    """, [.text(bundleID), .text(id)]))
+                    WHERE (bundle_id, transaction_id) IN (VALUES \(pairs))
+                    """, binds))
         }
     }
 
     public func announceDeferred(by announcer: EventAnnouncer, limit: Int) async throws(StorageError) -> Int {
         try await inTransaction { db in
+            let postgres = database.engine == .postgres
+            // On PostgreSQL one instance announces at a time (the others skip the round rather than wait), and rows a
+            // write is announcing are skipped (it holds their customer's lock too, so that customer is left whole).
+            if postgres {
+                let free = try await db.rows(
+                    SQLStatement(
+                        "SELECT CASE WHEN pg_try_advisory_xact_lock($1) THEN 1 ELSE 0 END AS free",
+                        [.integer(Self.announcingLock)])
+                ).first?.integer("free")
+                guard free == 1 else { return (0, commit: false) }
+            }
             let waiting = try await db.rows(
                 SQLStatement(
                     """
                     SELECT \(Self.waitingColumns)
                     WHERE t.announce_at IS NOT NULL ORDER BY t.announce_at, t.transaction_id LIMIT $1
+                    \(postgres ? "FOR UPDATE OF t SKIP LOCKED" : "")
                     """, [.integer(Int64(limit))]))
             guard !waiting.isEmpty else { return (0, commit: false) }
-            guard database.engine == .postgres else {
-                // One writer at a time: every row read is still waiting, and nothing else announces meanwhile.
-                try await announceWritten(waiting, announcer: announcer, db: db)
-                return (waiting.count, commit: true)
-            }
-            return (try await announceOnPostgres(waiting, announcer: announcer, db: db), commit: true)
+            var taken = waiting
+            if postgres { taken = try await wholeAndFree(waiting, db: db) }
+            try await announceWritten(taken, announcer: announcer, db: db)
+            return (taken.count, commit: true)
         }
     }
 
-    /// Instances announce at once, and writes announce what they find waiting: a customer is taken only when its
-    /// lock is free (never waited for, so this never waits on a write that waits on it) and only with every row it
-    /// has waiting, else it is left for the next round.
-    private func announceOnPostgres(_ waiting: [SQLRow], announcer: EventAnnouncer, db: any SQLStatementRunner)
-        async throws -> Int
-    {
-        var customers: [CustomerKey] = []
-        for row in waiting {
-            let customer = CustomerKey(bundleID: try row.text("bundle_id"), id: try row.text("customer_id"))
-            if !customers.contains(customer) { customers.append(customer) }
+    /// The advisory lock held (on PostgreSQL) by the instance announcing writes left for later.
+    static let announcingLock: Int64 = 7_355_609
+
+    /// Of rows read waiting (and locked, skipping rows others hold), those of customers taken whole: every row the
+    /// customer has waiting up to the last one read is among them (none is held by a write, or committed meanwhile
+    /// with an earlier moment) and the customer's lock is free (a write holding it announces them itself). One
+    /// statement for all the customers.
+    private func wholeAndFree(_ rows: [SQLRow], db: any SQLStatementRunner) async throws -> [SQLRow] {
+        var read: [String: Int64] = [:]
+        var customers: [(bundleID: String, id: String)] = []
+        var last: Int64 = 0
+        for row in rows {
+            let key = "\(try row.text("bundle_id"))|\(try row.text("customer_id"))"
+            if read[key] == nil { customers.append((try row.text("bundle_id"), try row.text("customer_id"))) }
+            read[key, default: 0] += 1
+            last = max(last, try row.integer("announce_at"))
         }
-        var announced = 0
-        for customer in customers {
-            let key = SQLValue.text("\(customer.bundleID)|\(customer.id)")
-            let free = try await db.rows(
-                SQLStatement(
-                    "SELECT CASE WHEN pg_try_advisory_xact_lock(hashtext($1)) THEN 1 ELSE 0 END AS free", [key])
-            ).first?.integer("free")
-            guard free == 1 else { continue }
-            let values: [SQLValue] = [.text(customer.bundleID), .text(customer.id)]
-            let filter = "o.bundle_id = $1 AND o.customer_id = $2 AND t.announce_at IS NOT NULL"
-            let rows = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT \(Self.waitingColumns) WHERE \(filter)
-                    ORDER BY t.announce_at, t.transaction_id FOR UPDATE OF t SKIP LOCKED
-                    """, values))
-            let all = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT COUNT(*) AS n FROM iap_transactions t
-                    JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
-                    WHERE \(filter)
-                    """, values)
-            ).first?.integer("n")
-            guard Int64(rows.count) == all else { continue }
-            try await announceWritten(rows, announcer: announcer, db: db)
-            announced += rows.count
+        var binds: [SQLValue] = [.integer(last)]
+        for customer in customers { binds += [.text(customer.bundleID), .text(customer.id)] }
+        let keys = (0..<customers.count).map { "($\(2 * $0 + 2), $\(2 * $0 + 3))" }.joined(separator: ", ")
+        var whole: Set<String> = []
+        for answer in try await db.rows(
+            SQLStatement(
+                """
+                SELECT k.b AS bundle_id, k.c AS customer_id,
+                    (SELECT COUNT(*) FROM iap_transactions t
+                        JOIN iap_owners o
+                            ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
+                        WHERE o.bundle_id = k.b AND o.customer_id = k.c AND t.announce_at IS NOT NULL
+                            AND t.announce_at <= $1) AS waiting,
+                    CASE WHEN pg_try_advisory_xact_lock(hashtext(k.b || '|' || k.c)) THEN 1 ELSE 0 END AS free
+                FROM (VALUES \(keys)) AS k(b, c)
+                """, binds))
+        {
+            let key = "\(try answer.text("bundle_id"))|\(try answer.text("customer_id"))"
+            if try answer.integer("free") == 1, try answer.integer("waiting") == read[key] { whole.insert(key) }
         }
-        return announced
+        return try rows.filter { whole.contains("\(try $0.text("bundle_id"))|\(try $0.text("customer_id"))") }
     }
+
     /// Stores an event once (by id) with a pending delivery to each endpoint, due at once.
     static func insert(_ event: OutboxEvent, endpoints: [String], db: any SQLStatementRunner) async throws {
         let created = event.createdAt.millisecondsSince1970
