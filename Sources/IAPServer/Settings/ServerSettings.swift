@@ -36,7 +36,7 @@ import X509
 ///   `app.NAME.consumption.sampleContentProvided` (answers to Apple's consumption requests, with the serverApi key)
 /// - `events.firstRetry` (seconds, 10), `events.retryFor` (seconds, three days), `events.lease` (seconds, 60),
 ///   `events.timeout` (seconds, 10), `events.pollInterval` (milliseconds, 1,000), `events.concurrency` (16),
-///   `events.send` (true; false leaves sending to other instances), `events.busyRequests` (1,000 a second) and
+///   `events.send` (true; false leaves announcing and sending to other instances), `events.busyRequests` (1,000 a second) and
 ///   `events.busyPercent` (10): how events are sent (``DeliverySettings``)
 /// - `simulator.enabled` (default: on when no app is configured), `simulator.bundleId`, `simulator.catalog`,
 ///   `simulator.pki` (a folder), `simulator.serverApiKeys` (`KEYID=FILE` entries: the App Store Server API keys the
@@ -533,7 +533,8 @@ public struct DeliverySettings: Hashable, Sendable {
     /// Deliveries in flight at once per instance.
     public var concurrency = 16
     /// Whether this instance sends at all (`events.send`): instances that only take requests can leave the outbox to
-    /// others on the same database (events are still stored by every instance).
+    /// others on the same database (every instance stores events or marks the writes that have them; the sending
+    /// ones derive what is marked and deliver).
     public var sends = true
     /// Requests a second (over the last quarter of a second) above which this instance counts as busy and keeps its
     /// deliveries behind its requests (`events.busyRequests`, 1,000; 0 never does).
