@@ -41,6 +41,34 @@ struct ConsoleRoutes: Sendable {
                 eventID: event, endpoint: request.uri.queryParameters.get("endpoint"))
             return DeliveryRetry(eventId: event, retried: retried)
         }
+        group.get("overview") { request, context in
+            let query = request.uri.queryParameters
+            var range = OverviewRange.week
+            if let text = query.get("range") {
+                guard let known = OverviewRange(rawValue: text) else {
+                    throw APIError.badRequest("invalidQuery", "'range' must be day, week or month")
+                }
+                range = known
+            }
+            var end: Date?
+            if let text = query.get("end") {
+                guard let date = DateFormat.parse(text) else {
+                    throw APIError.badRequest("invalidQuery", "'end' must be an ISO 8601 date-time")
+                }
+                end = date
+            }
+            let overview = try await service.overview(bundleID: query.get("bundleId"), range: range, end: end)
+            switch query.get("format") ?? "json" {
+            case "json":
+                return try OverviewAnswer(overview: overview).response(from: request, context: context)
+            case "csv":
+                return Response(
+                    status: .ok, headers: [.contentType: "text/csv; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: overview.csv)))
+            default:
+                throw APIError.badRequest("invalidQuery", "'format' must be json or csv")
+            }
+        }
         group.get("customers/:id") { request, context in
             let id = try context.parameters.require("id")
             let customer = try await service.customer(

@@ -149,6 +149,69 @@ public actor MemoryStorage: ServerStorage {
         }
     }
 
+    public func overview(_ query: OverviewQuery) -> Overview {
+        let stored = transactions.values.filter { $0.bundleID == query.bundleID }
+        var latestExpiry: [String: Date] = [:]
+        for transaction in stored {
+            guard let expires = transaction.record.expiresDate else { continue }
+            latestExpiry[transaction.originalTransactionID] = max(
+                latestExpiry[transaction.originalTransactionID] ?? expires, expires)
+        }
+        func line(_ kind: OverviewLine.Kind, _ transaction: StoredTransaction, at date: Date?) -> OverviewLine {
+            let record = transaction.record
+            return OverviewLine(
+                kind: kind, day: date.map(Overview.day(of:)), productID: transaction.productID,
+                storefront: record.storefront ?? "", currency: record.currency ?? "", count: 1,
+                amount: record.price ?? 0)
+        }
+        let span = query.from..<query.to
+        let moment = query.moment
+        var lines: [OverviewLine] = []
+        var active: [String: (product: String, storefront: String, trial: Bool)] = [:]
+        var paying: Set<String> = []
+        for transaction in stored {
+            let record = transaction.record
+            if span.contains(record.purchaseDate) {
+                let first = record.expiresDate != nil && transaction.transactionID == transaction.originalTransactionID
+                lines.append(line(.purchase(first: first), transaction, at: record.purchaseDate))
+                if (record.price ?? 0) > 0, record.revocation == nil,
+                    let owner = owners[query.bundleID]?[transaction.originalTransactionID]
+                {
+                    paying.insert(owner.customerID)
+                }
+            }
+            if let revocation = record.revocation, span.contains(revocation.date) {
+                lines.append(line(.refund, transaction, at: revocation.date))
+            }
+            guard let expires = record.expiresDate, record.revocation == nil else { continue }
+            if expires >= query.from, expires < moment, latestExpiry[transaction.originalTransactionID] == expires {
+                var churn = line(.churn, transaction, at: expires)
+                churn.currency = ""
+                churn.amount = 0
+                lines.append(churn)
+            }
+            if record.purchaseDate <= moment, expires > moment {
+                let key =
+                    "\(transaction.productID)\u{0}\(record.storefront ?? "")\u{0}\(transaction.originalTransactionID)"
+                let trial = (active[key]?.trial ?? false) || record.offer?.isFreeTrial == true
+                active[key] = (transaction.productID, record.storefront ?? "", trial)
+            }
+        }
+        var groups: [String: OverviewLine] = [:]
+        for (product, storefront, trial) in active.values {
+            let key = "\(product)\u{0}\(storefront)"
+            var group =
+                groups[key]
+                ?? OverviewLine(
+                    kind: .active(trials: 0), day: nil, productID: product, storefront: storefront, currency: "",
+                    count: 0, amount: 0)
+            group.count += 1
+            if case .active(let trials) = group.kind { group.kind = .active(trials: trials + (trial ? 1 : 0)) }
+            groups[key] = group
+        }
+        return Overview(query, lines: lines + groups.values, payingCustomers: paying.count)
+    }
+
     public func deliveries(_ query: DeliveryQuery) throws(StorageError) -> [DeliveryRecord] {
         outbox.values
             .filter {

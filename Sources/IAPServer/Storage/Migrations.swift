@@ -256,6 +256,50 @@ enum Migrations {
                 """,
             ]
         },
+        // What the console's overview adds up, kept in columns of each transaction beside the record they come from
+        // (filled for the rows already stored): the moments as milliseconds, the price, currency and storefront, and
+        // whether the period was a free trial. Indexes by purchase for every row, by expiry only for subscriptions
+        // and by revocation only for what was refunded, so a write of a consumable maintains one more index.
+        Migration(name: "2026-11-27-overview") { engine in
+            func field(_ path: String) -> String {
+                engine == .postgres
+                    ? "(record::jsonb #>> '{\(path.replacingOccurrences(of: ".", with: ","))}')"
+                    : "json_extract(record, '$.\(path)')"
+            }
+            func milliseconds(_ path: String) -> String {
+                let seconds = engine == .postgres ? "\(field(path))::double precision" : field(path)
+                return "CAST(ROUND((\(seconds) + 978307200) * 1000) AS BIGINT)"
+            }
+            let trial =
+                engine == .postgres
+                ? "CASE WHEN \(field("offer.isFreeTrial")) = 'true' THEN 1 ELSE 0 END"
+                : "COALESCE(\(field("offer.isFreeTrial")), 0)"
+            let price = engine == .postgres ? "CAST(\(field("price")) AS BIGINT)" : field("price")
+            return [
+                "ALTER TABLE iap_transactions ADD COLUMN purchase_ms BIGINT",
+                "ALTER TABLE iap_transactions ADD COLUMN expires_ms BIGINT",
+                "ALTER TABLE iap_transactions ADD COLUMN revoked_ms BIGINT",
+                "ALTER TABLE iap_transactions ADD COLUMN price BIGINT",
+                "ALTER TABLE iap_transactions ADD COLUMN currency TEXT",
+                "ALTER TABLE iap_transactions ADD COLUMN storefront TEXT",
+                "ALTER TABLE iap_transactions ADD COLUMN trial BIGINT NOT NULL DEFAULT 0",
+                """
+                UPDATE iap_transactions SET purchase_ms = \(milliseconds("purchaseDate")),
+                    expires_ms = \(milliseconds("expiresDate")), revoked_ms = \(milliseconds("revocation.date")),
+                    price = \(price), currency = \(field("currency")), storefront = \(field("storefront")),
+                    trial = \(trial)
+                """,
+                "CREATE INDEX iap_transactions_purchased ON iap_transactions (bundle_id, purchase_ms)",
+                """
+                CREATE INDEX iap_transactions_expiring ON iap_transactions (bundle_id, expires_ms)
+                WHERE expires_ms IS NOT NULL
+                """,
+                """
+                CREATE INDEX iap_transactions_revoked ON iap_transactions (bundle_id, revoked_ms)
+                WHERE revoked_ms IS NOT NULL
+                """,
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

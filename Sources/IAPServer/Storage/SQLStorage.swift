@@ -508,18 +508,32 @@ public final class SQLStorage: ServerStorage {
         return try rows.first?.text("customer_id") ?? customer
     }
 
+    /// The columns the console's overview adds up, from a record (see the `2026-11-27-overview` migration).
+    static func overviewColumns(_ record: PurchaseRecord) -> [SQLValue] {
+        [
+            .integer(record.purchaseDate.millisecondsSince1970),
+            record.expiresDate.map { .integer($0.millisecondsSince1970) } ?? .null,
+            record.revocation.map { .integer($0.date.millisecondsSince1970) } ?? .null,
+            record.price.map { .integer($0) } ?? .null, SQLValue(record.currency), SQLValue(record.storefront),
+            .integer(record.offer?.isFreeTrial == true ? 1 : 0),
+        ]
+    }
+
     static func write(_ rows: EncodedRows, db: any SQLStatementRunner) async throws {
         for (transaction, json) in rows.transactions {
             try await db.run(
                 SQLStatement(
                     """
                     INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
-                        signed_date, document, app_account_token, record, announce_at, announce_moment)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                        signed_date, document, app_account_token, record, announce_at, announce_moment,
+                        purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                     ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
                         original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id, signed_date = excluded.signed_date,
                         document = excluded.document, app_account_token = excluded.app_account_token,
-                        record = excluded.record
+                        record = excluded.record, purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms,
+                        revoked_ms = excluded.revoked_ms, price = excluded.price, currency = excluded.currency,
+                        storefront = excluded.storefront, trial = excluded.trial
                     WHERE excluded.signed_date > iap_transactions.signed_date
                         OR (excluded.signed_date = iap_transactions.signed_date
                             AND excluded.document > iap_transactions.document)
@@ -531,7 +545,7 @@ public final class SQLStorage: ServerStorage {
                         SQLValue(transaction.appAccountToken), .text(json),
                         rows.announce.map { .integer($0.at) } ?? .null,
                         rows.announce.map { .integer($0.moment) } ?? .null,
-                    ]))
+                    ] + Self.overviewColumns(transaction.record)))
         }
         for (renewal, json) in rows.renewals {
             try await db.run(

@@ -73,6 +73,12 @@ public protocol ServerStorage: Sendable {
     func logIn(_ source: CustomerKey, as target: String, announcing announcer: EventAnnouncer?)
         async throws(StorageError) -> LoginOutcome
 
+    // MARK: The console
+
+    /// One app's figures over a span: purchases, new subscriptions, revenue and refunds by currency, churn, and the
+    /// subscriptions active at its moment, in total, by product, by storefront and by day.
+    func overview(_ query: OverviewQuery) async throws(StorageError) -> Overview
+
     // MARK: The outbox
 
     /// Announces up to `limit` writes left unannounced by an announcer that ``EventAnnouncer/defers``, oldest first,

@@ -1,0 +1,152 @@
+public import Foundation
+import IAPCore
+
+/// What the console's overview asks of the storage: one app, a span of time, and the moment subscriptions are
+/// counted active at (the end of the span, or now when the span runs past it).
+public struct OverviewQuery: Hashable, Sendable {
+    public var bundleID: String
+    public var from: Date
+    public var to: Date
+    public var now: Date
+
+    public init(bundleID: String, from: Date, to: Date, now: Date) {
+        self.bundleID = bundleID
+        self.from = from
+        self.to = to
+        self.now = now
+    }
+
+    /// When subscriptions are counted active, and until when they are counted as having ended.
+    public var moment: Date { min(to, now) }
+}
+
+/// Figures for one slice of an overview (the whole span, a product, a storefront or a day). Money stays in the
+/// currency it was paid in, in milli-units as Apple signs it: never converted.
+public struct OverviewFigures: Hashable, Sendable, Codable {
+    /// Transactions bought in the span (renewals included), refunded or not.
+    public var purchases = 0
+    /// First periods of subscriptions (free trials included).
+    public var newSubscriptions = 0
+    /// Subscriptions whose last period ended in the span (until now), not renewed since.
+    public var churned = 0
+    /// What was paid for the purchases, by currency.
+    public var revenue: [String: Int64] = [:]
+    /// Transactions refunded (or revoked) in the span, and what had been paid for them, by currency.
+    public var refunds = 0
+    public var refunded: [String: Int64] = [:]
+    /// Subscriptions active at the overview's moment, and how many of them in a free trial (nil for a day).
+    public var activeSubscriptions: Int?
+    public var activeTrials: Int?
+
+    public init() {}
+}
+
+/// One day (UTC) of an overview's span.
+public struct OverviewDay: Hashable, Sendable, Codable {
+    public var day: Date
+    public var figures: OverviewFigures
+}
+
+/// The console's overview of one app over a span: totals, by product, by storefront and by day.
+public struct Overview: Hashable, Sendable, Codable {
+    public var bundleId: String
+    public var from: Date
+    public var to: Date
+    /// The moment subscriptions are counted active at.
+    public var at: Date
+    /// Customers who paid for something in the span (a purchase with a price, not refunded).
+    public var payingCustomers: Int
+    public var totals: OverviewFigures
+    public var products: [String: OverviewFigures]
+    public var storefronts: [String: OverviewFigures]
+    /// Every day of the span, oldest first, including days with nothing.
+    public var days: [OverviewDay]
+}
+
+/// One grouped fact the storage found for an overview: the storage reads them (grouped in SQL, one per transaction in
+/// memory) and ``Overview/init(_:lines:payingCustomers:)`` adds them up, so both storages count the same way.
+struct OverviewLine: Sendable {
+    enum Kind: Sendable {
+        /// Bought in the span (`first`: a subscription's first period).
+        case purchase(first: Bool)
+        /// Refunded or revoked in the span.
+        case refund
+        /// The last period of a subscription ended in the span.
+        case churn
+        /// Active at the moment (`trials` of them in a free trial).
+        case active(trials: Int)
+    }
+    var kind: Kind
+    /// Days since 1970 (UTC) of the fact; nil for `active`.
+    var day: Int64?
+    var productID: String
+    var storefront: String
+    var currency: String
+    var count: Int
+    var amount: Int64
+
+    static let millisecondsPerDay: Int64 = 86_400_000
+}
+
+extension Overview {
+    /// Adds up `lines` into an overview of `query`'s span.
+    init(_ query: OverviewQuery, lines: [OverviewLine], payingCustomers: Int) {
+        var totals = OverviewFigures()
+        totals.activeSubscriptions = 0
+        totals.activeTrials = 0
+        var products: [String: OverviewFigures] = [:]
+        var storefronts: [String: OverviewFigures] = [:]
+        var days: [Int64: OverviewFigures] = [:]
+        func add(_ line: OverviewLine, to figures: inout OverviewFigures, active: Bool) {
+            switch line.kind {
+            case .purchase(let first):
+                figures.purchases += line.count
+                if first { figures.newSubscriptions += line.count }
+                if !line.currency.isEmpty { figures.revenue[line.currency, default: 0] += line.amount }
+            case .refund:
+                figures.refunds += line.count
+                if !line.currency.isEmpty { figures.refunded[line.currency, default: 0] += line.amount }
+            case .churn:
+                figures.churned += line.count
+            case .active(let trials):
+                guard active else { return }
+                figures.activeSubscriptions = (figures.activeSubscriptions ?? 0) + line.count
+                figures.activeTrials = (figures.activeTrials ?? 0) + trials
+            }
+        }
+        for line in lines {
+            add(line, to: &totals, active: true)
+            add(line, to: &products[line.productID, default: Self.withActive()], active: true)
+            let storefront = line.storefront.isEmpty ? "unknown" : line.storefront
+            add(line, to: &storefronts[storefront, default: Self.withActive()], active: true)
+            if let day = line.day { add(line, to: &days[day, default: OverviewFigures()], active: false) }
+        }
+        let first = Self.day(of: query.from)
+        let last = Self.day(of: query.to.addingTimeInterval(-0.001))
+        self.init(
+            bundleId: query.bundleID, from: query.from, to: query.to, at: query.moment,
+            payingCustomers: payingCustomers, totals: totals, products: products, storefronts: storefronts,
+            days: first > last
+                ? []
+                : (first...last).map { day in
+                    OverviewDay(
+                        day: Date(millisecondsSince1970: day * OverviewLine.millisecondsPerDay),
+                        figures: days[day] ?? OverviewFigures())
+                })
+    }
+
+    private static func withActive() -> OverviewFigures {
+        var figures = OverviewFigures()
+        figures.activeSubscriptions = 0
+        figures.activeTrials = 0
+        return figures
+    }
+
+    /// Days since 1970 (UTC) of a moment.
+    static func day(of date: Date) -> Int64 {
+        let milliseconds = date.millisecondsSince1970
+        return milliseconds >= 0
+            ? milliseconds / OverviewLine.millisecondsPerDay
+            : -((-milliseconds - 1) / OverviewLine.millisecondsPerDay) - 1
+    }
+}

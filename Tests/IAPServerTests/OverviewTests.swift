@@ -1,0 +1,186 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import IAPEntitlements
+import IAPSignedData
+import IAPSimulator
+import IAPTestSupport
+import Logging
+import Testing
+
+@testable import IAPServer
+
+/// The console's overview counts the same on every storage: purchases, first periods, revenue and refunds by
+/// currency, churn, subscriptions and trials active at a moment, paying customers, by product, storefront and day.
+@Suite("Console overview")
+struct OverviewTests {
+    typealias Backend = StorageConformanceTests.Backend
+    static let app = "com.example.app"
+    /// 2026-11-01T00:00:00Z.
+    static let start = Date(timeIntervalSince1970: 1_793_491_200)
+
+    static func day(_ days: Double) -> Date { start.addingTimeInterval(days * 86_400) }
+
+    static func transaction(
+        _ id: String, original: String? = nil, product: String, bought: Double, expires: Double? = nil,
+        price: Int64, currency: String = "USD", storefront: String = "USA", trial: Bool = false,
+        refunded: Double? = nil, app: String = app
+    ) -> StoredTransaction {
+        let record = PurchaseRecord(
+            transactionID: id, originalTransactionID: original ?? id, productID: product, purchaseDate: day(bought),
+            expiresDate: expires.map(day), revocation: refunded.map { Revocation(date: day($0), kind: .refund) },
+            offer: trial ? OfferUse(kind: .introductory, isFreeTrial: true) : nil, source: .signedTransaction,
+            signedDate: day(bought), price: price, currency: currency, storefront: storefront)
+        return StoredTransaction(
+            transactionID: id, originalTransactionID: original ?? id, bundleID: app, productID: product,
+            signedDate: day(bought), document: "doc-\(id)", appAccountToken: nil, record: record)
+    }
+
+    /// Three customers of the app over November, and one of another app.
+    static func record(into storage: any ServerStorage) async throws {
+        let purchases: [(String, StoredTransaction)] = [
+            ("c1", transaction("s1", product: "p.monthly", bought: 1, expires: 31, price: 9_990)),
+            ("c2", transaction("s2", product: "p.monthly", bought: 2, expires: 9, price: 0, trial: true)),
+            (
+                "c3",
+                transaction(
+                    "s3", product: "p.yearly", bought: -20, expires: 10, price: 4_990, currency: "EUR",
+                    storefront: "DEU")
+            ),
+            (
+                "c3",
+                transaction(
+                    "s3b", original: "s3", product: "p.yearly", bought: 10, expires: 40, price: 4_990,
+                    currency: "EUR", storefront: "DEU")
+            ),
+            ("c1", transaction("k1", product: "p.coins", bought: 3, price: 1_990, refunded: 5)),
+            (
+                "x1",
+                transaction("o1", product: "p.monthly", bought: 4, expires: 34, price: 9_990, app: "com.example.other")
+            ),
+        ]
+        for (customer, transaction) in purchases {
+            _ = try await storage.record(PurchaseBatch(claimant: customer, transactions: [transaction]))
+        }
+    }
+
+    static let twoWeeks = OverviewQuery(bundleID: app, from: start, to: day(14), now: day(14))
+
+    static func checkTwoWeeks(_ overview: Overview) {
+        let totals = overview.totals
+        #expect(totals.purchases == 4, "s1, s2, k1 and the renewal s3b; s3 was bought before")
+        #expect(totals.newSubscriptions == 2)
+        #expect(totals.revenue == ["USD": 9_990 + 1_990, "EUR": 4_990])
+        #expect(totals.refunds == 1 && totals.refunded == ["USD": 1_990])
+        #expect(totals.churned == 1, "the trial ended on day 9; s3's period ended on day 10 but it renewed")
+        #expect(totals.activeSubscriptions == 2 && totals.activeTrials == 0)
+        #expect(overview.payingCustomers == 2, "c1 and c3: the trial paid nothing, the coins were refunded")
+        #expect(overview.products["p.monthly"]?.purchases == 2)
+        #expect(overview.products["p.monthly"]?.churned == 1)
+        #expect(overview.products["p.monthly"]?.activeSubscriptions == 1)
+        #expect(overview.products["p.yearly"]?.revenue == ["EUR": 4_990])
+        #expect(overview.storefronts["USA"]?.purchases == 3 && overview.storefronts["DEU"]?.purchases == 1)
+        #expect(overview.days.count == 14)
+        #expect(overview.days.first?.day == Self.start)
+        #expect(overview.days[5].figures.refunds == 1)
+        #expect(overview.days[9].figures.churned == 1)
+        #expect(overview.days[10].figures.revenue == ["EUR": 4_990])
+        #expect(overview.days.map(\.figures.purchases).reduce(0, +) == 4)
+    }
+
+    @Test(arguments: Backend.allCases) func anAppsFiguresOverASpan(_ backend: Backend) async throws {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        try await Self.record(into: storage)
+        Self.checkTwoWeeks(try await storage.overview(Self.twoWeeks))
+
+        // Counted active on day 5: s1, the trial s2 and s3's first period.
+        let early = try await storage.overview(
+            OverviewQuery(bundleID: Self.app, from: Self.start, to: Self.day(5), now: Self.day(14)))
+        #expect(early.totals.activeSubscriptions == 3 && early.totals.activeTrials == 1)
+        #expect(early.totals.churned == 0 && early.totals.refunds == 0)
+        // A span running past now counts active at now, and churn until now only.
+        let ahead = try await storage.overview(
+            OverviewQuery(bundleID: Self.app, from: Self.start, to: Self.day(60), now: Self.day(8)))
+        #expect(ahead.at == Self.day(8))
+        #expect(ahead.totals.churned == 0)
+        #expect(ahead.totals.activeSubscriptions == 3)
+        try await storage.shutdown()
+    }
+
+    /// Rows stored before the overview's columns get them from their records when the database is migrated.
+    @Test(arguments: [Backend.sqlite, .postgres]) func theMigrationFillsTheColumnsOfStoredRows(_ backend: Backend)
+        async throws
+    {
+        guard let database = try await StorageConformanceTests.database(backend) else { return }
+        let storage = try await SQLStorage(database: database)
+        try await Self.record(into: storage)
+        let migration = try #require(Migrations.all.first { $0.name == "2026-11-27-overview" })
+        let backfill = try #require(migration.statements(database.engine).first { $0.hasPrefix("UPDATE") })
+        func run(_ statement: String) async throws {
+            try await database.transaction { db in
+                try await db.run(SQLStatement(statement))
+                return ((), true)
+            }
+        }
+        try await run(
+            """
+            UPDATE iap_transactions SET purchase_ms = NULL, expires_ms = NULL, revoked_ms = NULL, price = NULL,
+                currency = NULL, storefront = NULL, trial = 0
+            """)
+        #expect(try await storage.overview(Self.twoWeeks).totals.purchases == 0)
+        try await run(backfill)
+        Self.checkTwoWeeks(try await storage.overview(Self.twoWeeks))
+        try await storage.shutdown()
+    }
+
+    /// `GET /console/overview`: the span by name and end, JSON and CSV, and what it refuses.
+    @Test func theConsoleAnswersTheOverviewAsJSONAndCSV() async throws {
+        let storage = MemoryStorage()
+        try await Self.record(into: storage)
+        let service = try ValidationService(
+            apps: [
+                AppConfiguration(
+                    bundleID: Self.app, environments: [.sandbox], trustStore: SimulatorTestKeys.pki.trustStore)
+            ],
+            storage: storage, clock: { Self.day(14) })
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let application = buildApplication(
+            service: service, configuration: ServerConfiguration(port: 0), operatorAccess: .open, logger: logger)
+        try await application.test(.router) { client in
+            // A week ending with day 13 (the day of the end given): days 7 to 13.
+            try await client.execute(uri: "/console/overview?range=week&end=2026-11-14T09:00:00Z", method: .get) {
+                response in
+                #expect(response.status == .ok)
+                let overview = try object(response)
+                #expect(overview["from"] as? String == "2026-11-08T00:00:00.000Z")
+                #expect(overview["to"] as? String == "2026-11-15T00:00:00.000Z")
+                #expect((overview["days"] as? [Any])?.count == 7)
+                let totals = try #require(overview["totals"] as? [String: Any])
+                #expect(totals["churned"] as? Int == 1)
+                #expect((totals["revenue"] as? [String: Int]) == ["EUR": 4_990])
+            }
+            try await client.execute(uri: "/console/overview?range=month&format=csv", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/csv; charset=utf-8")
+                let lines = String(buffer: response.body).split(separator: "\r\n")
+                #expect(
+                    lines.first
+                        == "day,purchases,newSubscriptions,churned,refunds,revenue EUR,revenue USD,refunded EUR,refunded USD"
+                )
+                #expect(lines.count == 31)
+                #expect(lines.contains("2026-11-02,1,1,0,0,0,9990,0,0"))
+            }
+            for (query, code) in [
+                ("range=year", "invalidQuery"), ("end=yesterday", "invalidQuery"), ("format=xml", "invalidQuery"),
+                ("bundleId=com.example.other", "unknownApp"),
+            ] {
+                try await client.execute(uri: "/console/overview?\(query)", method: .get) { response in
+                    #expect(response.status == (code == "unknownApp" ? .notFound : .badRequest), "\(query)")
+                    let answer = try object(response)
+                    #expect(answer["code"] as? String == code)
+                }
+            }
+        }
+    }
+}
