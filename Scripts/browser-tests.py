@@ -25,7 +25,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = sys.argv[1].rstrip("/")
 SHOTS = sys.argv[2]
-PAGES = ["/", "/store", "/manager", "/inspector", "/customers"]
+PAGES = ["/", "/overview", "/store", "/manager", "/inspector", "/customers"]
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 
 
@@ -215,6 +215,24 @@ def main():
             fail(f"the server's entitlements differ from the store's: {served['entitledProductIds']}")
         driver.save_screenshot(os.path.join(SHOTS, "customers.png"))
         ok("customers: ana's entitlements, timeline and history as the server stores them, equal to the store's view")
+
+        # 5a. The overview: the month's figures as the server stores them, charts with their numbers, CSV beside.
+        driver.get(BASE + "/overview")
+        Select(driver.find_element(By.ID, "range")).select_by_value("month")
+        click(driver, "#show")
+        served = api("GET", "/console/overview?range=month")
+        if served["totals"]["purchases"] < 1:
+            fail(f"overview: the server counts no purchase in the month: {served['totals']}")
+        wait_text(driver, "#totals", "Purchases")
+        WebDriverWait(driver, 20).until(
+            lambda d: f"Purchases\n{served['totals']['purchases']}" in d.find_element(By.ID, "totals").text)
+        if not driver.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar"):
+            fail("overview: no chart drawn")
+        csv = driver.find_element(By.ID, "as-csv").get_attribute("href")
+        if "format=csv" not in csv:
+            fail(f"overview: the CSV link is {csv}")
+        driver.save_screenshot(os.path.join(SHOTS, "overview.png"))
+        ok(f"overview: {served['totals']['purchases']} purchases this month, as the server counts them, with charts and CSV")
 
         # 5b. The clock pauses and resumes from the manager; an interrupted purchase waits and is completed there.
         driver.switch_to.new_window("tab")

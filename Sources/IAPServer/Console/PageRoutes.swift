@@ -40,12 +40,13 @@ public struct PageSet: Sendable {
         self.files = files
     }
 
-    /// The validation server's pages: home, the document inspector, the customers, and the shared layout, style and
+    /// The validation server's pages: home, the overview, the document inspector, the customers, and the shared layout, style and
     /// script.
     public static let server = PageSet(
         folder: Bundle.module.url(forResource: "Pages", withExtension: nil),
         pages: [
             Page(path: "/", label: "Home", file: "index.html", order: 0),
+            Page(path: "/overview", label: "Overview", file: "overview.html", order: 5),
             Page(path: "/inspector", label: "Inspector", file: "inspector.html", order: 30),
             Page(path: "/customers", label: "Customers", file: "customers.html", order: 40),
         ])
