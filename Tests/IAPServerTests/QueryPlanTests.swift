@@ -31,4 +31,33 @@ struct QueryPlanTests {
         try await storage.shutdown()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
+
+    /// The console's overview reads index ranges only (by purchase, expiry or revocation moment, and owners by key):
+    /// never every transaction of the app.
+    @Test func overviewReadsUseIndexesOnly() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
+        let database = try SQLiteDatabase(path: path)
+        let storage = try await SQLStorage(database: database)
+        let statements = SQLStorage.overviewStatements(
+            OverviewQuery(
+                bundleID: "com.example.app", from: Date(timeIntervalSince1970: 0),
+                to: Date(timeIntervalSince1970: 86_400 * 7), now: Date(timeIntervalSince1970: 86_400 * 7)))
+        for (name, query) in [
+            ("purchases", statements.purchases), ("refunds", statements.refunds), ("churns", statements.churns),
+            ("actives", statements.actives), ("paying", statements.paying),
+        ] {
+            let details = try await database.read { db in
+                try await db.rows(SQLStatement("EXPLAIN QUERY PLAN " + query.text, query.binds)).map {
+                    try $0.text("detail")
+                }
+            }
+            let reads = details.filter { $0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH") }
+            #expect(!reads.isEmpty, "\(name): \(details)")
+            #expect(reads.allSatisfy { $0.hasPrefix("SEARCH") }, "\(name): \(details)")
+            #expect(
+                reads.allSatisfy { $0.contains("bundle_id=?") }, "\(name): a search without the app: \(details)")
+        }
+        try await storage.shutdown()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
 }

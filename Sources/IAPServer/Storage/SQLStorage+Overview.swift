@@ -5,68 +5,76 @@ import IAPCore
 /// reads one index range: purchases in the span, refunds in it, subscriptions expiring after its moment or in it), so
 /// the rows that come back are few however many transactions the app has.
 extension SQLStorage {
-    public func overview(_ query: OverviewQuery) async throws(StorageError) -> Overview {
+    /// The statements of an overview, by what they read (each one index range; `QueryPlanTests` checks the plans).
+    static func overviewStatements(_ query: OverviewQuery) -> (
+        purchases: SQLStatement, refunds: SQLStatement, churns: SQLStatement, actives: SQLStatement,
+        paying: SQLStatement
+    ) {
         let from = SQLValue.integer(query.from.millisecondsSince1970)
         let to = SQLValue.integer(query.to.millisecondsSince1970)
         let moment = SQLValue.integer(query.moment.millisecondsSince1970)
         let app = SQLValue.text(query.bundleID)
         let day = OverviewLine.millisecondsPerDay
+        let purchases = SQLStatement(
+            """
+            SELECT purchase_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
+                COALESCE(currency, '') AS currency,
+                CASE WHEN expires_ms IS NOT NULL AND transaction_id = original_transaction_id THEN 1 ELSE 0 END
+                    AS first,
+                COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
+            FROM iap_transactions WHERE bundle_id = $1 AND purchase_ms >= $2 AND purchase_ms < $3
+            GROUP BY 1, 2, 3, 4, 5
+            """, [app, from, to])
+        let refunds = SQLStatement(
+            """
+            SELECT revoked_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
+                COALESCE(currency, '') AS currency, COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
+            FROM iap_transactions
+            WHERE bundle_id = $1 AND revoked_ms IS NOT NULL AND revoked_ms >= $2 AND revoked_ms < $3
+            GROUP BY 1, 2, 3, 4
+            """, [app, from, to])
+        let churns = SQLStatement(
+            """
+            SELECT t.expires_ms / \(day) AS day, t.product_id, COALESCE(t.storefront, '') AS storefront,
+                COUNT(*) AS n
+            FROM iap_transactions t
+            WHERE t.bundle_id = $1 AND t.expires_ms IS NOT NULL AND t.expires_ms >= $2 AND t.expires_ms < $3
+                AND t.revoked_ms IS NULL
+                AND NOT EXISTS (
+                    SELECT 1 FROM iap_transactions l
+                    WHERE l.bundle_id = t.bundle_id AND l.original_transaction_id = t.original_transaction_id
+                        AND l.expires_ms > t.expires_ms)
+            GROUP BY 1, 2, 3
+            """, [app, from, moment])
+        let actives = SQLStatement(
+            """
+            SELECT product_id, COALESCE(storefront, '') AS storefront,
+                COUNT(DISTINCT original_transaction_id) AS n,
+                COUNT(DISTINCT CASE WHEN trial = 1 THEN original_transaction_id END) AS trials
+            FROM iap_transactions
+            WHERE bundle_id = $1 AND expires_ms IS NOT NULL AND expires_ms > $2 AND purchase_ms <= $2
+                AND revoked_ms IS NULL
+            GROUP BY 1, 2
+            """, [app, moment])
+        let paying = SQLStatement(
+            """
+            SELECT COUNT(DISTINCT o.customer_id) AS n
+            FROM iap_transactions t
+            JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
+            WHERE t.bundle_id = $1 AND t.purchase_ms >= $2 AND t.purchase_ms < $3 AND t.price > 0
+                AND t.revoked_ms IS NULL
+            """, [app, from, to])
+        return (purchases, refunds, churns, actives, paying)
+    }
+
+    public func overview(_ query: OverviewQuery) async throws(StorageError) -> Overview {
+        let statements = Self.overviewStatements(query)
         let (purchases, refunds, churns, actives, paying) = try await read { db in
-            let purchases = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT purchase_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
-                        COALESCE(currency, '') AS currency,
-                        CASE WHEN expires_ms IS NOT NULL AND transaction_id = original_transaction_id THEN 1 ELSE 0 END
-                            AS first,
-                        COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
-                    FROM iap_transactions WHERE bundle_id = $1 AND purchase_ms >= $2 AND purchase_ms < $3
-                    GROUP BY 1, 2, 3, 4, 5
-                    """, [app, from, to]))
-            let refunds = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT revoked_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
-                        COALESCE(currency, '') AS currency, COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
-                    FROM iap_transactions
-                    WHERE bundle_id = $1 AND revoked_ms IS NOT NULL AND revoked_ms >= $2 AND revoked_ms < $3
-                    GROUP BY 1, 2, 3, 4
-                    """, [app, from, to]))
-            let churns = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT t.expires_ms / \(day) AS day, t.product_id, COALESCE(t.storefront, '') AS storefront,
-                        COUNT(*) AS n
-                    FROM iap_transactions t
-                    WHERE t.bundle_id = $1 AND t.expires_ms IS NOT NULL AND t.expires_ms >= $2 AND t.expires_ms < $3
-                        AND t.revoked_ms IS NULL
-                        AND NOT EXISTS (
-                            SELECT 1 FROM iap_transactions l
-                            WHERE l.bundle_id = t.bundle_id AND l.original_transaction_id = t.original_transaction_id
-                                AND l.expires_ms > t.expires_ms)
-                    GROUP BY 1, 2, 3
-                    """, [app, from, moment]))
-            let actives = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT product_id, COALESCE(storefront, '') AS storefront,
-                        COUNT(DISTINCT original_transaction_id) AS n,
-                        COUNT(DISTINCT CASE WHEN trial = 1 THEN original_transaction_id END) AS trials
-                    FROM iap_transactions
-                    WHERE bundle_id = $1 AND expires_ms IS NOT NULL AND expires_ms > $2 AND purchase_ms <= $2
-                        AND revoked_ms IS NULL
-                    GROUP BY 1, 2
-                    """, [app, moment]))
-            let paying = try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT COUNT(DISTINCT o.customer_id) AS n
-                    FROM iap_transactions t
-                    JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
-                    WHERE t.bundle_id = $1 AND t.purchase_ms >= $2 AND t.purchase_ms < $3 AND t.price > 0
-                        AND t.revoked_ms IS NULL
-                    """, [app, from, to])
-            ).first?.integer("n")
+            let purchases = try await db.rows(statements.purchases)
+            let refunds = try await db.rows(statements.refunds)
+            let churns = try await db.rows(statements.churns)
+            let actives = try await db.rows(statements.actives)
+            let paying = try await db.rows(statements.paying).first?.integer("n")
             return (purchases, refunds, churns, actives, paying ?? 0)
         }
         return try Self.decoding {
