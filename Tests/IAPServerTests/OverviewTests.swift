@@ -171,6 +171,26 @@ struct OverviewTests {
                 #expect(lines.count == 31)
                 #expect(lines.contains("2026-11-02,1,1,0,0,0,9990,0,0"))
             }
+            // The customers, a page at a time, and found by any of their ids.
+            try await client.execute(uri: "/console/customers?limit=2", method: .get) { response in
+                let page = try object(response)
+                let customers = try #require(page["customers"] as? [[String: Any]])
+                #expect(customers.map { $0["customerId"] as? String } == ["c1", "c2"])
+                #expect(customers.first?["purchases"] as? Int == 2)
+                #expect(customers.first?["spent"] as? [String: Int] == ["USD": 9_990], "the refunded coins left out")
+                #expect(page["next"] as? String == "c2")
+            }
+            try await client.execute(uri: "/console/customers?after=c2", method: .get) { response in
+                let customers = try #require(try object(response)["customers"] as? [[String: Any]])
+                #expect(customers.map { $0["customerId"] as? String } == ["c3"])
+                #expect(customers.first?["storefront"] as? String == "DEU")
+            }
+            for (search, found) in [("s3b", ["c3"]), ("s3", ["c3"]), ("c2", ["c2"]), ("nobody", [])] {
+                try await client.execute(uri: "/console/customers?search=\(search)", method: .get) { response in
+                    let customers = try #require(try object(response)["customers"] as? [[String: Any]])
+                    #expect(customers.map { $0["customerId"] as? String } == found, "\(search)")
+                }
+            }
             for (query, code) in [
                 ("range=year", "invalidQuery"), ("end=yesterday", "invalidQuery"), ("format=xml", "invalidQuery"),
                 ("bundleId=com.example.other", "unknownApp"),

@@ -69,6 +69,12 @@ struct ConsoleRoutes: Sendable {
                 throw APIError.badRequest("invalidQuery", "'format' must be json or csv")
             }
         }
+        group.get("customers") { request, _ in
+            let query = request.uri.queryParameters
+            return try await service.customerList(
+                bundleID: query.get("bundleId"), search: query.get("search"), after: query.get("after"),
+                limit: try request.integerQuery("limit", in: 1...200) ?? 50)
+        }
         group.get("customers/:id") { request, context in
             let id = try context.parameters.require("id")
             let customer = try await service.customer(

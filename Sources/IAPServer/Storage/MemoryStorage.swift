@@ -149,6 +149,31 @@ public actor MemoryStorage: ServerStorage {
         }
     }
 
+    public func customers(bundleID: String, after: String?, only: [String]?, limit: Int) -> [CustomerSummary] {
+        let table = owners[bundleID] ?? [:]
+        let ids =
+            only
+            ?? Array(Set(table.values.map(\.customerID)).filter { $0 > (after ?? "") }.sorted().prefix(limit))
+        var summaries: [String: CustomerSummary] = [:]
+        for id in ids {
+            summaries[id] = CustomerSummary(
+                customerId: id, purchases: 0, spent: [:], storefront: nil, lastPurchase: nil)
+        }
+        for transaction in transactions.values where transaction.bundleID == bundleID {
+            guard let owner = table[transaction.originalTransactionID]?.customerID, var summary = summaries[owner]
+            else { continue }
+            let record = transaction.record
+            summary.purchases += 1
+            if record.revocation == nil, let currency = record.currency, let price = record.price, price > 0 {
+                summary.spent[currency, default: 0] += price
+            }
+            if let storefront = record.storefront { summary.storefront = max(summary.storefront ?? "", storefront) }
+            summary.lastPurchase = max(summary.lastPurchase ?? record.purchaseDate, record.purchaseDate)
+            summaries[owner] = summary
+        }
+        return summaries.values.filter { $0.purchases > 0 }.sorted { $0.customerId < $1.customerId }
+    }
+
     public func overview(_ query: OverviewQuery) -> Overview {
         let stored = transactions.values.filter { $0.bundleID == query.bundleID }
         var latestExpiry: [String: Date] = [:]
@@ -271,6 +296,11 @@ public actor MemoryStorage: ServerStorage {
         let table = owners[bundleID] ?? [:]
         if table.values.contains(where: { $0.customerID == id }) { return CustomerKey(bundleID: bundleID, id: id) }
         if let owner = table[id] { return CustomerKey(bundleID: bundleID, id: owner.customerID) }
+        if let transaction = transactions["\(bundleID)\u{0}\(id)"],
+            let owner = table[transaction.originalTransactionID]
+        {
+            return CustomerKey(bundleID: bundleID, id: owner.customerID)
+        }
         return nil
     }
 

@@ -150,3 +150,21 @@ extension Overview {
             : -((-milliseconds - 1) / OverviewLine.millisecondsPerDay) - 1
     }
 }
+
+/// One customer in the console's list: what they bought and spent (by currency, refunds left out), where, and when
+/// last.
+public struct CustomerSummary: Hashable, Sendable, Codable {
+    public var customerId: String
+    public var purchases: Int
+    public var spent: [String: Int64]
+    public var storefront: String?
+    public var lastPurchase: Date?
+
+    public init(customerId: String, purchases: Int, spent: [String: Int64], storefront: String?, lastPurchase: Date?) {
+        self.customerId = customerId
+        self.purchases = purchases
+        self.spent = spent
+        self.storefront = storefront
+        self.lastPurchase = lastPurchase
+    }
+}

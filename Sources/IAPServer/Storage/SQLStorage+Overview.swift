@@ -111,4 +111,55 @@ extension SQLStorage {
             return Overview(query, lines: lines, payingCustomers: Int(paying))
         }
     }
+
+    public func customers(bundleID: String, after: String?, only: [String]?, limit: Int) async throws(StorageError)
+        -> [CustomerSummary]
+    {
+        let app = SQLValue.text(bundleID)
+        let rows: [SQLRow] = try await read { db in
+            var ids = only ?? []
+            if only == nil {
+                ids = try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT DISTINCT customer_id FROM iap_owners WHERE bundle_id = $1 AND customer_id > $2
+                        ORDER BY customer_id LIMIT $3
+                        """, [app, .text(after ?? ""), .integer(Int64(limit))])
+                ).map { try $0.text("customer_id") }
+            }
+            guard !ids.isEmpty else { return [] }
+            let list = (0..<ids.count).map { "$\($0 + 2)" }.joined(separator: ", ")
+            return try await db.rows(
+                SQLStatement(
+                    """
+                    SELECT o.customer_id, COALESCE(t.currency, '') AS currency, COUNT(*) AS n,
+                        CAST(COALESCE(SUM(CASE WHEN t.revoked_ms IS NULL THEN t.price END), 0) AS BIGINT) AS spent,
+                        MAX(t.purchase_ms) AS last, MAX(COALESCE(t.storefront, '')) AS storefront
+                    FROM iap_owners o CROSS JOIN iap_transactions t
+                    WHERE o.bundle_id = $1 AND o.customer_id IN (\(list)) AND t.bundle_id = o.bundle_id
+                        AND t.original_transaction_id = o.original_transaction_id
+                    GROUP BY o.customer_id, COALESCE(t.currency, '')
+                    """, [app] + ids.map { SQLValue.text($0) }))
+        }
+        return try Self.decoding {
+            var summaries: [String: CustomerSummary] = [:]
+            for row in rows {
+                let id = try row.text("customer_id")
+                var summary =
+                    summaries[id]
+                    ?? CustomerSummary(customerId: id, purchases: 0, spent: [:], storefront: nil, lastPurchase: nil)
+                summary.purchases += Int(try row.integer("n"))
+                let currency = try row.text("currency")
+                let spent = try row.integer("spent")
+                if !currency.isEmpty, spent > 0 { summary.spent[currency, default: 0] += spent }
+                let storefront = try row.text("storefront")
+                if !storefront.isEmpty { summary.storefront = max(summary.storefront ?? "", storefront) }
+                if let last = try row.optionalInteger("last").map(Date.init(millisecondsSince1970:)) {
+                    summary.lastPurchase = max(summary.lastPurchase ?? last, last)
+                }
+                summaries[id] = summary
+            }
+            return summaries.values.sorted { $0.customerId < $1.customerId }
+        }
+    }
 }

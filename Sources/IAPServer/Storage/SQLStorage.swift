@@ -387,8 +387,8 @@ public final class SQLStorage: ServerStorage {
 
     // MARK: - Statements
 
-    /// The customer named `id`: by app account token (or made-up id) first, else by an original transaction id. Two
-    /// index lookups (an `OR` made SQLite scan the app's rows).
+    /// The customer named `id`: by app account token (or made-up id) first, else by an original transaction id, else
+    /// by a transaction id. Index lookups only (an `OR` made SQLite scan the app's rows).
     static func customerQuery(id: String, bundleID: String) -> SQLStatement {
         SQLStatement(
             """
@@ -399,6 +399,10 @@ public final class SQLStorage: ServerStorage {
             SELECT customer_id, 0 AS rank FROM iap_owners WHERE bundle_id = $1 AND customer_id = $2
             UNION ALL
             SELECT customer_id, 1 AS rank FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2
+            UNION ALL
+            SELECT o.customer_id, 2 AS rank FROM iap_transactions t CROSS JOIN iap_owners o
+            WHERE t.bundle_id = $1 AND t.transaction_id = $2 AND o.bundle_id = t.bundle_id
+                AND o.original_transaction_id = t.original_transaction_id
             ORDER BY rank LIMIT 1
             """,
             [.text(bundleID), .text(id)])

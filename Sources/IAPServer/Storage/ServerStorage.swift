@@ -79,6 +79,11 @@ public protocol ServerStorage: Sendable {
     /// subscriptions active at its moment, in total, by product, by storefront and by day.
     func overview(_ query: OverviewQuery) async throws(StorageError) -> Overview
 
+    /// An app's customers in id order, a page of at most `limit` after `after` (nil: from the first), or only those
+    /// named in `only`; each with what they bought and spent.
+    func customers(bundleID: String, after: String?, only: [String]?, limit: Int) async throws(StorageError)
+        -> [CustomerSummary]
+
     // MARK: The outbox
 
     /// Announces up to `limit` writes left unannounced by an announcer that ``EventAnnouncer/defers``, oldest first,
