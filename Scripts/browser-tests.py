@@ -213,6 +213,11 @@ def main():
         served = api("GET", "/console/customers/" + api("GET", "/simulator/accounts/ana")["appAccountToken"])
         if sorted(served["entitledProductIds"]) != sorted(api("GET", "/simulator/accounts/ana")["entitledProductIds"]):
             fail(f"the server's entitlements differ from the store's: {served['entitledProductIds']}")
+        listed = api("GET", "/console/customers")["customers"]
+        token = api("GET", "/simulator/accounts/ana")["appAccountToken"]
+        if token not in [c["customerId"] for c in listed]:
+            fail(f"customers: ana ({token}) is not in the server's list: {listed}")
+        WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, f"[data-open='{token}']"))
         driver.save_screenshot(os.path.join(SHOTS, "customers.png"))
         ok("customers: ana's entitlements, timeline and history as the server stores them, equal to the store's view")
 

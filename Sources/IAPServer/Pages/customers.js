@@ -91,6 +91,41 @@ document.addEventListener("DOMContentLoaded", () => {
       note);
   }
 
+  // Every customer the server stores, a page at a time: each opens their page.
+  const list = document.getElementById("list");
+  const listStatus = document.getElementById("list-status");
+  const rows = el("tbody", {});
+  let next = null;
+  function spent(byCurrency) {
+    const entries = Object.entries(byCurrency || {}).sort(([a], [b]) => a.localeCompare(b));
+    return entries.length ? entries.map(([currency, amount]) => `${currency} ${(amount / 1000).toFixed(2)}`).join(", ") : "nothing";
+  }
+  async function more() {
+    say(listStatus, "Loading…", "wait");
+    try {
+      const page = await api("GET", "/console/customers?limit=50" + (next ? "&after=" + encodeURIComponent(next) : ""));
+      for (const customer of page.customers) {
+        rows.append(el("tr", {},
+          el("th", { scope: "row" }, el("button", { type: "button", class: "link mono", "data-open": customer.customerId, onclick: () => lookUp(customer.customerId) }, customer.customerId)),
+          el("td", { "data-label": "Bought" }, customer.purchases),
+          el("td", { "data-label": "Spent" }, spent(customer.spent)),
+          el("td", { "data-label": "Storefront" }, customer.storefront || "-"),
+          el("td", { "data-label": "Last purchase" }, date(customer.lastPurchase))));
+      }
+      next = page.next || null;
+      const shown = rows.children.length;
+      fill(list, shown ? el("div", { class: "table-scroll" }, el("table", { class: "stack", id: "customers" },
+        el("caption", { class: "visually-hidden" }, "Customers, by id"),
+        el("thead", {}, el("tr", {}, ["Customer", "Bought", "Spent", "Storefront", "Last purchase"].map((t) => el("th", { scope: "col" }, t)))),
+        rows)) : el("p", {}, "No customer yet: nothing was bought."),
+      next ? el("button", { type: "button", class: "secondary spaced", id: "more", onclick: more }, "Show more") : null);
+      say(listStatus, shown ? `${shown} customer${shown === 1 ? "" : "s"} shown${next ? "; there are more" : ""}.` : "");
+    } catch (error) {
+      say(listStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+    }
+  }
+  more();
+
   document.getElementById("lookup-form").addEventListener("submit", (event) => {
     event.preventDefault();
     lookUp(input.value.trim());
@@ -110,8 +145,13 @@ document.addEventListener("DOMContentLoaded", () => {
           `${account.accountId} (${id})`));
       });
       fill(known, items.length ? el("ul", { class: "row" }, items) : el("p", {}, "No account has bought anything yet: buy in the store first."));
+      document.getElementById("known-panel").hidden = false;
     } catch (error) {
-      fill(known, el("p", {}, error.status === 404 ? "The simulator is off: type a customer's id." : error.message));
+      // The simulator is off (404): its accounts are not shown at all.
+      if (error.status !== 404) {
+        fill(known, el("p", {}, error.message));
+        document.getElementById("known-panel").hidden = false;
+      }
     }
     const wanted = new URLSearchParams(location.search).get("id");
     if (wanted) lookUp(wanted);
