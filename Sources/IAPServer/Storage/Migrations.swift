@@ -289,9 +289,27 @@ enum Migrations {
                     price = \(price), currency = \(field("currency")), storefront = \(field("storefront")),
                     trial = \(trial)
                 """,
-                "CREATE INDEX iap_transactions_purchased ON iap_transactions (bundle_id, purchase_ms)",
+                // Covering: the overview adds up a month of purchases from the index alone, never reading the rows
+                // (their documents make them large, and a month's are scattered over the table).
                 """
-                CREATE INDEX iap_transactions_expiring ON iap_transactions (bundle_id, expires_ms)
+                CREATE INDEX iap_transactions_purchased ON iap_transactions (bundle_id, purchase_ms, product_id,
+                    storefront, currency, price, expires_ms, revoked_ms, original_transaction_id, transaction_id)
+                """,
+                """
+                CREATE INDEX iap_transactions_expiring ON iap_transactions (bundle_id, expires_ms, product_id,
+                    storefront, revoked_ms, purchase_ms, trial, original_transaction_id)
+                WHERE expires_ms IS NOT NULL
+                """,
+                // Who owns each purchase, read from the index alone (paying customers: a month's purchases). Partial
+                // on a condition every row meets, so only a statement that names it uses it: a customer's read,
+                // given the choice, drove itself from this index by the app alone (QueryPlanTests).
+                """
+                CREATE INDEX iap_owners_owner ON iap_owners (bundle_id, original_transaction_id, customer_id, claimed)
+                WHERE claimed IN (0, 1)
+                """,
+                // Whether a subscription's period was its last: its later periods, by subscription.
+                """
+                CREATE INDEX iap_transactions_periods ON iap_transactions (bundle_id, original_transaction_id, expires_ms)
                 WHERE expires_ms IS NOT NULL
                 """,
                 """

@@ -43,7 +43,7 @@ extension SQLStorage {
                 AND NOT EXISTS (
                     SELECT 1 FROM iap_transactions l
                     WHERE l.bundle_id = t.bundle_id AND l.original_transaction_id = t.original_transaction_id
-                        AND l.expires_ms > t.expires_ms)
+                        AND l.expires_ms IS NOT NULL AND l.expires_ms > t.expires_ms)
             GROUP BY 1, 2, 3
             """, [app, from, moment])
         let actives = SQLStatement(
@@ -62,21 +62,34 @@ extension SQLStorage {
             FROM iap_transactions t
             JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
             WHERE t.bundle_id = $1 AND t.purchase_ms >= $2 AND t.purchase_ms < $3 AND t.price > 0
-                AND t.revoked_ms IS NULL
+                AND t.revoked_ms IS NULL AND o.claimed IN (0, 1)
             """, [app, from, to])
         return (purchases, refunds, churns, actives, paying)
     }
 
     public func overview(_ query: OverviewQuery) async throws(StorageError) -> Overview {
         let statements = Self.overviewStatements(query)
-        let (purchases, refunds, churns, actives, paying) = try await read { db in
-            let purchases = try await db.rows(statements.purchases)
-            let refunds = try await db.rows(statements.refunds)
-            let churns = try await db.rows(statements.churns)
-            let actives = try await db.rows(statements.actives)
-            let paying = try await db.rows(statements.paying).first?.integer("n")
-            return (purchases, refunds, churns, actives, paying ?? 0)
+        // Each statement on a reader of its own, at once: they read different indexes, and a month of an app with a
+        // million transactions takes each of them tens of milliseconds.
+        async let purchaseRows = read { db in try await db.rows(statements.purchases) }
+        async let refundRows = read { db in try await db.rows(statements.refunds) }
+        async let churnRows = read { db in try await db.rows(statements.churns) }
+        async let activeRows = read { db in try await db.rows(statements.actives) }
+        async let payingRows = read { db in try await db.rows(statements.paying) }
+        let purchases: [SQLRow]
+        let refunds: [SQLRow]
+        let churns: [SQLRow]
+        let actives: [SQLRow]
+        let payingRow: SQLRow?
+        do {
+            (purchases, refunds, churns, actives) = try await (purchaseRows, refundRows, churnRows, activeRows)
+            payingRow = try await payingRows.first
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError.unavailable(error)
         }
+        let paying = try Self.decoding { try payingRow?.integer("n") ?? 0 }
         return try Self.decoding {
             var lines: [OverviewLine] = []
             for row in purchases {
