@@ -1,7 +1,7 @@
 import Foundation
 import IAPCore
 
-/// The console's overview in SQL: grouped by day, product, storefront and currency in the database (each statement
+/// The console's reads in SQL (the overview, and the customers list further down). The overview: grouped by day, product, storefront and currency in the database (each statement
 /// reads one index range: purchases in the span, refunds in it, subscriptions expiring after its moment or in it), so
 /// the rows that come back are few however many transactions the app has.
 extension SQLStorage {
