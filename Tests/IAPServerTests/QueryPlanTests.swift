@@ -60,4 +60,40 @@ struct QueryPlanTests {
         try await storage.shutdown()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
+
+    /// The console's lists read index ranges of their app: the customers list by owner, and the notification log by
+    /// received moment (or, for a customer, by purchase), whatever filters are set.
+    @Test func consoleListsUseIndexesOnly() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
+        let database = try SQLiteDatabase(path: path)
+        let storage = try await SQLStorage(database: database)
+        let app = "com.example.app"
+        let moment = Date(timeIntervalSince1970: 86_400)
+        let statements: [(String, SQLStatement)] = [
+            ("customer page", SQLStorage.customerPageStatement(bundleID: app, after: "c1", limit: 50)),
+            ("customer summaries", SQLStorage.customerSummaryStatement(bundleID: app, ids: ["c1", "c2"])),
+            ("log", SQLStorage.notificationLogStatement(NotificationQuery(bundleID: app))),
+            (
+                "log filtered",
+                SQLStorage.notificationLogStatement(
+                    NotificationQuery(
+                        bundleID: app, type: "DID_RENEW", subtype: "BILLING_RECOVERY", effect: .recorded, from: moment,
+                        to: moment.addingTimeInterval(86_400), before: .init(receivedAt: moment, uuid: "u")))
+            ),
+            ("log of a customer", SQLStorage.notificationLogStatement(NotificationQuery(bundleID: app, customerID: "c1"))),
+        ]
+        for (name, query) in statements {
+            let details = try await database.read { db in
+                try await db.rows(SQLStatement("EXPLAIN QUERY PLAN " + query.text, query.binds)).map {
+                    try $0.text("detail")
+                }
+            }
+            let reads = details.filter { $0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH") }
+            #expect(!reads.isEmpty, "\(name): \(details)")
+            #expect(reads.allSatisfy { $0.hasPrefix("SEARCH") }, "\(name): \(details)")
+            #expect(reads.allSatisfy { $0.contains("bundle_id=?") }, "\(name): a search without the app: \(details)")
+        }
+        try await storage.shutdown()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
 }

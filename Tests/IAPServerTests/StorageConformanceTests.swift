@@ -133,6 +133,7 @@ struct StorageConformanceTests {
             "another app's notification with the same UUID is not a duplicate")
         #expect(
             !(try await storage.record(notification: ours, applying: PurchaseBatch(claimant: nil, transactions: []))))
+        ours.repeats = 1
         #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.one") == ours)
         #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.two") == theirs)
         #expect(try await storage.notification(uuid: "shared-uuid", bundleID: "com.example.three") == nil)
@@ -326,7 +327,11 @@ struct StorageConformanceTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(results.filter { $0 }.count == 1)
-        #expect(try await storage.notification(uuid: "n1", bundleID: Self.bundle) == note)
+        var repeated = note
+        repeated.repeats = 4
+        #expect(
+            try await storage.notification(uuid: "n1", bundleID: Self.bundle) == repeated,
+            "the four repeats are counted, not recorded")
         #expect(try await storage.counts() == StorageCounts(transactions: 1, notifications: 1, customers: 1))
         #expect(try await storage.customer(matching: "tok", bundleID: Self.bundle)?.id == "tok")
         try await storage.shutdown()

@@ -33,7 +33,8 @@ struct ConsoleRoutes: Sendable {
                 try await service.deliveries(
                     DeliveryQuery(
                         bundleID: query.get("bundleId"), customerID: query.get("customerId"), state: state,
-                        limit: limit)))
+                        eventType: try request.textQuery("type"), from: try request.dateQuery("from"),
+                        to: try request.dateQuery("to"), limit: limit)))
         }
         group.post("deliveries/:event/retry") { request, context in
             let event = try context.parameters.require("event")
@@ -50,14 +51,8 @@ struct ConsoleRoutes: Sendable {
                 }
                 range = known
             }
-            var end: Date?
-            if let text = query.get("end") {
-                guard let date = DateFormat.parse(text) else {
-                    throw APIError.badRequest("invalidQuery", "'end' must be an ISO 8601 date-time")
-                }
-                end = date
-            }
-            let overview = try await service.overview(bundleID: query.get("bundleId"), range: range, end: end)
+            let overview = try await service.overview(
+                bundleID: query.get("bundleId"), range: range, end: try request.dateQuery("end"))
             switch query.get("format") ?? "json" {
             case "json":
                 return try OverviewAnswer(overview: overview).response(from: request, context: context)
@@ -68,6 +63,19 @@ struct ConsoleRoutes: Sendable {
             default:
                 throw APIError.badRequest("invalidQuery", "'format' must be json or csv")
             }
+        }
+        group.get("notifications") { request, _ in
+            try await service.notificationLog(
+                bundleID: try request.textQuery("bundleId"), outcome: try request.textQuery("outcome"),
+                type: try request.textQuery("type"), subtype: try request.textQuery("subtype"),
+                from: try request.dateQuery("from"), to: try request.dateQuery("to"),
+                customer: try request.textQuery("customer"), before: try request.textQuery("before"),
+                limit: try request.integerQuery("limit", in: 1...200) ?? 50)
+        }
+        group.get("notifications/:uuid") { request, context in
+            let uuid = try context.parameters.require("uuid")
+            return try await service.notificationDetail(
+                uuid: uuid.removingPercentEncoding ?? uuid, bundleID: try request.textQuery("bundleId"))
         }
         group.get("customers") { request, _ in
             let query = request.uri.queryParameters

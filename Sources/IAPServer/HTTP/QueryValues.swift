@@ -1,3 +1,4 @@
+package import Foundation
 package import Hummingbird
 
 /// Query values read strictly: a value that is there but malformed is a 400 with the code `invalidQuery` naming the
@@ -21,5 +22,23 @@ extension Request {
         case "false": return false
         default: throw .badRequest("invalidQuery", "'\(name)' must be true or false")
         }
+    }
+
+    /// An ISO 8601 date-time, or nil when the parameter is absent.
+    package func dateQuery(_ name: String) throws(APIError) -> Date? {
+        guard let text = uri.queryParameters.get(name) else { return nil }
+        guard let date = DateFormat.parse(text) else {
+            throw .badRequest("invalidQuery", "'\(name)' must be an ISO 8601 date-time")
+        }
+        return date
+    }
+
+    /// A text value of at most `limit` bytes (an id, a type), or nil when the parameter is absent or empty.
+    package func textQuery(_ name: String, limit: Int = 200) throws(APIError) -> String? {
+        guard let text = uri.queryParameters.get(name), !text.isEmpty else { return nil }
+        guard text.utf8.count <= limit else {
+            throw .badRequest("invalidQuery", "'\(name)' must be at most \(limit) bytes")
+        }
+        return String(text)
     }
 }

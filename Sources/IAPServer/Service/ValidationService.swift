@@ -22,6 +22,8 @@ public struct ValidationService: Sendable {
     let announcer: EventAnnouncer?
     /// Wakes this instance's ``WebhookSender`` when a write stored events.
     public let outboxSignal = OutboxSignal()
+    /// The notifications this instance refused lately, for the console's log.
+    let refusedNotifications = RefusedNotifications()
 
     /// - Parameters:
     ///   - apps: the apps served (bundle ids must differ).
@@ -170,6 +172,20 @@ public struct ValidationService: Sendable {
     public func receiveNotification(signedPayload: String, body: String, receivedAt: Date? = nil)
         async throws(ServiceError) -> NotificationOutcome
     {
+        do {
+            return try await apply(signedPayload: signedPayload, body: body, receivedAt: receivedAt)
+        } catch {
+            // What the sender got wrong is kept for the console's log; an outage of this server's database is not.
+            if [.invalid, .notFound, .refused].contains(error.kind) {
+                refusedNotifications.add(body: body, receivedAt: wallClock(), error: error)
+            }
+            throw error
+        }
+    }
+
+    private func apply(signedPayload: String, body: String, receivedAt: Date?) async throws(ServiceError)
+        -> NotificationOutcome
+    {
         let app = try self.app(forDocument: signedPayload, as: NotificationPayload.self) {
             $0.data?.bundleID ?? $0.summary?.bundleID ?? $0.appData?.bundleID
         }
@@ -201,14 +217,17 @@ public struct ValidationService: Sendable {
         {
             renewals.append(stored)
         }
-        let notification = StoredNotification(
+        var notification = StoredNotification(
             uuid: uuid, bundleID: app.configuration.bundleID, type: type.rawValue, subtype: payload.subtype?.rawValue,
-            signedDate: signed, receivedAt: now, body: body)
+            signedDate: signed, receivedAt: now, body: body,
+            originalTransactionID: transactions.first?.originalTransactionID ?? renewals.first?.originalTransactionID,
+            effect: transactions.isEmpty && renewals.isEmpty ? .nothingToRecord : .recorded)
         var queued: [QueuedEvent] = []
         if type == .consumptionRequest, let transaction = transactions.first,
             let answer = try await consumptionAnswer(for: transaction, notification: notification, app: app)
         {
             queued.append(answer)
+            notification.effect = .answered
         }
         do {
             let applied = try await storage.record(

@@ -239,11 +239,7 @@ public actor MemoryStorage: ServerStorage {
 
     public func deliveries(_ query: DeliveryQuery) throws(StorageError) -> [DeliveryRecord] {
         outbox.values
-            .filter {
-                (query.bundleID == nil || $0.event.bundleID == query.bundleID)
-                    && (query.customerID == nil || $0.event.customerID == query.customerID)
-                    && (query.state == nil || $0.state == query.state)
-            }
+            .filter { query.admits($0.event, state: $0.state) }
             .sorted { ($1.sequence, $0.endpoint) < ($0.sequence, $1.endpoint) }
             .prefix(max(1, min(query.limit, 1_000)))
             .map {
@@ -283,11 +279,32 @@ public actor MemoryStorage: ServerStorage {
         queueing queued: [QueuedEvent]
     ) throws(StorageError) -> Bool {
         let key = "\(notification.bundleID)\u{0}\(notification.uuid)"
-        guard notifications[key] == nil else { return false }
+        guard notifications[key] == nil else {
+            notifications[key]?.repeats += 1
+            return false
+        }
         notifications[key] = notification
         _ = try apply(batch, announcing: announcer)
         for item in queued { store([item.event], endpoints: item.endpoints) }
         return true
+    }
+
+    public func notifications(_ query: NotificationQuery) throws(StorageError) -> [NotificationLogEntry] {
+        let table = owners[query.bundleID] ?? [:]
+        return notifications.values.filter { query.admits($0) }
+            .map { notification in
+                var listed = notification
+                listed.body = ""
+                return NotificationLogEntry(
+                    notification: listed,
+                    customerID: notification.originalTransactionID.flatMap { table[$0]?.customerID })
+            }
+            .filter { query.customerID == nil || $0.customerID == query.customerID }
+            .sorted {
+                ($0.notification.receivedAt.millisecondsSince1970, $0.notification.uuid)
+                    > ($1.notification.receivedAt.millisecondsSince1970, $1.notification.uuid)
+            }
+            .prefix(max(1, min(query.limit, 1_000))).map { $0 }
     }
 
     public func customer(matching id: String, bundleID: String) throws(StorageError) -> CustomerKey? {

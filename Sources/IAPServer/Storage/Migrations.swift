@@ -318,6 +318,23 @@ enum Migrations {
                 """,
             ]
         },
+        // The console's notification log: what each notification is about and what the server did with it (unknown,
+        // NULL, for those stored before), how many times it came again; indexed newest first per app and per
+        // purchase (a customer's notifications are those of the purchases they own).
+        Migration(name: "2026-11-27-notification-log") { _ in
+            [
+                "ALTER TABLE iap_notifications ADD COLUMN original_transaction_id TEXT",
+                "ALTER TABLE iap_notifications ADD COLUMN effect TEXT",
+                "ALTER TABLE iap_notifications ADD COLUMN repeats BIGINT NOT NULL DEFAULT 0",
+                """
+                CREATE INDEX iap_notifications_received ON iap_notifications (bundle_id, received_at, notification_uuid)
+                """,
+                """
+                CREATE INDEX iap_notifications_purchase ON iap_notifications (bundle_id, original_transaction_id,
+                    received_at) WHERE original_transaction_id IS NOT NULL
+                """,
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

@@ -220,12 +220,31 @@ public struct DeliveryQuery: Hashable, Sendable {
     public var bundleID: String?
     public var customerID: String?
     public var state: DeliveryState?
+    /// The event's type (`purchase`, `renewal`, ...).
+    public var eventType: String?
+    /// Events created at or after.
+    public var from: Date?
+    /// Events created before.
+    public var to: Date?
     public var limit: Int
 
-    public init(bundleID: String? = nil, customerID: String? = nil, state: DeliveryState? = nil, limit: Int = 100) {
+    public init(
+        bundleID: String? = nil, customerID: String? = nil, state: DeliveryState? = nil, eventType: String? = nil,
+        from: Date? = nil, to: Date? = nil, limit: Int = 100
+    ) {
         self.bundleID = bundleID
         self.customerID = customerID
         self.state = state
+        self.eventType = eventType
+        self.from = from
+        self.to = to
         self.limit = limit
+    }
+
+    /// Whether an event of a delivery in `state` passes the filters.
+    func admits(_ event: OutboxEvent, state: DeliveryState) -> Bool {
+        (bundleID == nil || event.bundleID == bundleID) && (customerID == nil || event.customerID == customerID)
+            && (self.state == nil || state == self.state) && (eventType == nil || event.type == eventType)
+            && (from.map { event.createdAt >= $0 } ?? true) && (to.map { event.createdAt < $0 } ?? true)
     }
 }

@@ -125,34 +125,41 @@ extension SQLStorage {
         }
     }
 
+    /// A page of an app's customer ids, in id order after `after` (one range of `iap_owners_customer`).
+    static func customerPageStatement(bundleID: String, after: String?, limit: Int) -> SQLStatement {
+        SQLStatement(
+            """
+            SELECT DISTINCT customer_id FROM iap_owners WHERE bundle_id = $1 AND customer_id > $2
+            ORDER BY customer_id LIMIT $3
+            """, [.text(bundleID), .text(after ?? ""), .integer(Int64(limit))])
+    }
+
+    /// What each of `ids` bought and spent, by currency: their purchases by owner key, their transactions by purchase.
+    static func customerSummaryStatement(bundleID: String, ids: [String]) -> SQLStatement {
+        let list = (0..<ids.count).map { "$\($0 + 2)" }.joined(separator: ", ")
+        return SQLStatement(
+            """
+            SELECT o.customer_id, COALESCE(t.currency, '') AS currency, COUNT(*) AS n,
+                CAST(COALESCE(SUM(CASE WHEN t.revoked_ms IS NULL THEN t.price END), 0) AS BIGINT) AS spent,
+                MAX(t.purchase_ms) AS last, MAX(COALESCE(t.storefront, '')) AS storefront
+            FROM iap_owners o CROSS JOIN iap_transactions t
+            WHERE o.bundle_id = $1 AND o.customer_id IN (\(list)) AND t.bundle_id = o.bundle_id
+                AND t.original_transaction_id = o.original_transaction_id
+            GROUP BY o.customer_id, COALESCE(t.currency, '')
+            """, [.text(bundleID)] + ids.map { SQLValue.text($0) })
+    }
+
     public func customers(bundleID: String, after: String?, only: [String]?, limit: Int) async throws(StorageError)
         -> [CustomerSummary]
     {
-        let app = SQLValue.text(bundleID)
         let rows: [SQLRow] = try await read { db in
             var ids = only ?? []
             if only == nil {
-                ids = try await db.rows(
-                    SQLStatement(
-                        """
-                        SELECT DISTINCT customer_id FROM iap_owners WHERE bundle_id = $1 AND customer_id > $2
-                        ORDER BY customer_id LIMIT $3
-                        """, [app, .text(after ?? ""), .integer(Int64(limit))])
-                ).map { try $0.text("customer_id") }
+                ids = try await db.rows(Self.customerPageStatement(bundleID: bundleID, after: after, limit: limit))
+                    .map { try $0.text("customer_id") }
             }
             guard !ids.isEmpty else { return [] }
-            let list = (0..<ids.count).map { "$\($0 + 2)" }.joined(separator: ", ")
-            return try await db.rows(
-                SQLStatement(
-                    """
-                    SELECT o.customer_id, COALESCE(t.currency, '') AS currency, COUNT(*) AS n,
-                        CAST(COALESCE(SUM(CASE WHEN t.revoked_ms IS NULL THEN t.price END), 0) AS BIGINT) AS spent,
-                        MAX(t.purchase_ms) AS last, MAX(COALESCE(t.storefront, '')) AS storefront
-                    FROM iap_owners o CROSS JOIN iap_transactions t
-                    WHERE o.bundle_id = $1 AND o.customer_id IN (\(list)) AND t.bundle_id = o.bundle_id
-                        AND t.original_transaction_id = o.original_transaction_id
-                    GROUP BY o.customer_id, COALESCE(t.currency, '')
-                    """, [app] + ids.map { SQLValue.text($0) }))
+            return try await db.rows(Self.customerSummaryStatement(bundleID: bundleID, ids: ids))
         }
         return try Self.decoding {
             var summaries: [String: CustomerSummary] = [:]
@@ -173,6 +180,82 @@ extension SQLStorage {
                 summaries[id] = summary
             }
             return summaries.values.sorted { $0.customerId < $1.customerId }
+        }
+    }
+}
+
+// MARK: - The notification log
+
+extension SQLStorage {
+    /// The columns a ``StoredNotification`` is read from, but its body (each after `table`: `n.`).
+    static func notificationColumns(_ table: String = "") -> String {
+        [
+            "notification_uuid", "bundle_id", "notification_type", "subtype", "signed_date", "received_at",
+            "original_transaction_id", "effect", "repeats",
+        ].map { table + $0 }.joined(separator: ", ")
+    }
+
+    /// A notification from a row of ``notificationColumns``.
+    static func notification(_ row: SQLRow, body: String) throws(SQLRowError) -> StoredNotification {
+        StoredNotification(
+            uuid: try row.text("notification_uuid"), bundleID: try row.text("bundle_id"),
+            type: try row.text("notification_type"), subtype: try row.optionalText("subtype"),
+            signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+            receivedAt: Date(millisecondsSince1970: try row.integer("received_at")), body: body,
+            originalTransactionID: try row.optionalText("original_transaction_id"),
+            effect: try row.optionalText("effect").flatMap(NotificationEffect.init(rawValue:)),
+            repeats: Int(try row.integer("repeats")))
+    }
+
+    /// The log's statement: one range of `iap_notifications_received` (newest first, from the cursor), or, for a
+    /// customer, of `iap_notifications_purchase` for each purchase they own.
+    static func notificationLogStatement(_ query: NotificationQuery) -> SQLStatement {
+        var binds: [SQLValue] = [.text(query.bundleID)]
+        var conditions = ["n.bundle_id = $1"]
+        func bind(_ value: SQLValue) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+        for (column, value) in [
+            ("n.notification_type", query.type), ("n.subtype", query.subtype), ("n.effect", query.effect?.rawValue),
+        ] {
+            guard let value else { continue }
+            conditions.append("\(column) = \(bind(.text(value)))")
+        }
+        if let from = query.from { conditions.append("n.received_at >= \(bind(.integer(from.millisecondsSince1970)))") }
+        if let to = query.to { conditions.append("n.received_at < \(bind(.integer(to.millisecondsSince1970)))") }
+        if let cursor = query.before {
+            let moment = bind(.integer(cursor.receivedAt.millisecondsSince1970))
+            let uuid = bind(.text(cursor.uuid))
+            conditions.append(
+                "(n.received_at < \(moment) OR (n.received_at = \(moment) AND n.notification_uuid < \(uuid)))")
+        }
+        if let customer = query.customerID {
+            conditions.append(
+                """
+                n.original_transaction_id IN (
+                    SELECT c.original_transaction_id FROM iap_owners c
+                    WHERE c.bundle_id = $1 AND c.customer_id = \(bind(.text(customer))))
+                """)
+        }
+        return SQLStatement(
+            """
+            SELECT \(notificationColumns("n.")), o.customer_id
+            FROM iap_notifications n
+            LEFT JOIN iap_owners o ON o.bundle_id = n.bundle_id AND o.original_transaction_id = n.original_transaction_id
+            WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY n.received_at DESC, n.notification_uuid DESC
+            LIMIT \(max(1, min(query.limit, 1_000)))
+            """, binds)
+    }
+
+    public func notifications(_ query: NotificationQuery) async throws(StorageError) -> [NotificationLogEntry] {
+        let rows = try await read { db in try await db.rows(Self.notificationLogStatement(query)) }
+        return try Self.decoding {
+            try rows.map {
+                NotificationLogEntry(
+                    notification: try Self.notification($0, body: ""), customerID: try $0.optionalText("customer_id"))
+            }
         }
     }
 }

@@ -446,10 +446,16 @@ extension SQLStorage {
         var binds: [SQLValue] = []
         for (column, value) in [
             ("d.bundle_id", query.bundleID), ("d.customer_id", query.customerID), ("d.state", query.state?.rawValue),
+            ("e.event_type", query.eventType),
         ] {
             guard let value else { continue }
             binds.append(.text(value))
             conditions.append("\(column) = $\(binds.count)")
+        }
+        for (comparison, moment) in [(">=", query.from), ("<", query.to)] {
+            guard let moment else { continue }
+            binds.append(.integer(moment.millisecondsSince1970))
+            conditions.append("e.created_at \(comparison) $\(binds.count)")
         }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let (deliveries, attempts): ([SQLRow], [SQLRow]) = try await read { db in

@@ -186,17 +186,19 @@ public final class SQLStorage: ServerStorage {
                 SQLStatement(
                     """
                     INSERT INTO iap_notifications (notification_uuid, bundle_id, notification_type, subtype,
-                        signed_date, received_at, body)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7)
-                    ON CONFLICT (bundle_id, notification_uuid) DO NOTHING
-                    RETURNING notification_uuid
+                        signed_date, received_at, body, original_transaction_id, effect)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                    ON CONFLICT (bundle_id, notification_uuid) DO UPDATE SET repeats = iap_notifications.repeats + 1
+                    RETURNING repeats
                     """,
                     [
                         .text(notification.uuid), .text(notification.bundleID), .text(notification.type),
                         SQLValue(notification.subtype), .integer(notification.signedDate.millisecondsSince1970),
                         .integer(notification.receivedAt.millisecondsSince1970), .text(notification.body),
+                        SQLValue(notification.originalTransactionID), SQLValue(notification.effect?.rawValue),
                     ]))
-            guard !inserted.isEmpty else { return (false, commit: false) }
+            // A repeat only counts itself.
+            guard try inserted.first?.integer("repeats") == 0 else { return (false, commit: true) }
             var owners: [String] = []
             var ownerOf: [String: String] = [:]
             for row in rows.transactions {
@@ -331,23 +333,12 @@ public final class SQLStorage: ServerStorage {
             try await db.rows(
                 SQLStatement(
                     """
-                    SELECT notification_uuid, bundle_id, notification_type, subtype, signed_date, received_at, body
+                    SELECT \(Self.notificationColumns()), body
                     FROM iap_notifications WHERE bundle_id = $1 AND notification_uuid = $2
                     """,
                     [.text(bundleID), .text(uuid)]))
         }
-        return try Self.decoding {
-            try rows.first.map { row in
-                StoredNotification(
-                    uuid: try row.text("notification_uuid"),
-                    bundleID: try row.text("bundle_id"),
-                    type: try row.text("notification_type"),
-                    subtype: try row.optionalText("subtype"),
-                    signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
-                    receivedAt: Date(millisecondsSince1970: try row.integer("received_at")),
-                    body: try row.text("body"))
-            }
-        }
+        return try Self.decoding { try rows.first.map { try Self.notification($0, body: try $0.text("body")) } }
     }
 
     public func counts() async throws(StorageError) -> StorageCounts {

@@ -84,6 +84,9 @@ public protocol ServerStorage: Sendable {
     func customers(bundleID: String, after: String?, only: [String]?, limit: Int) async throws(StorageError)
         -> [CustomerSummary]
 
+    /// The notification log: one app's recorded notifications, newest first, narrowed by the query's filters.
+    func notifications(_ query: NotificationQuery) async throws(StorageError) -> [NotificationLogEntry]
+
     // MARK: The outbox
 
     /// Announces up to `limit` writes left unannounced by an announcer that ``EventAnnouncer/defers``, oldest first,

@@ -75,9 +75,16 @@ public struct StoredNotification: Hashable, Sendable {
     public var receivedAt: Date
     /// The request body exactly as it arrived (`{"signedPayload": ...}`).
     public var body: String
+    /// The original transaction the notification is about, when it carries a transaction.
+    public var originalTransactionID: String?
+    /// What the server did with it (nil for notifications stored before the log kept it).
+    public var effect: NotificationEffect?
+    /// How many times the App Store sent it again after the first (each a duplicate, recorded once).
+    public var repeats: Int
 
     public init(
-        uuid: String, bundleID: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date, body: String
+        uuid: String, bundleID: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date, body: String,
+        originalTransactionID: String? = nil, effect: NotificationEffect? = nil, repeats: Int = 0
     ) {
         self.uuid = uuid
         self.bundleID = bundleID
@@ -86,6 +93,9 @@ public struct StoredNotification: Hashable, Sendable {
         self.signedDate = signedDate
         self.receivedAt = receivedAt
         self.body = body
+        self.originalTransactionID = originalTransactionID
+        self.effect = effect
+        self.repeats = repeats
     }
 }
 
