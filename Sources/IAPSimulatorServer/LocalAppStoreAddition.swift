@@ -110,7 +110,7 @@ public final class LocalAppStoreAddition: ServerAddition {
         pages: [
             .init(path: "/store", label: "Store", file: "store.html", order: 10),
             .init(path: "/manager", label: "Manager", file: "manager.html", order: 20),
-        ])
+        ], feature: "simulator")
 
     public func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
     {

@@ -46,12 +46,14 @@ struct NotificationLogTests {
             Self.note("o1", type: "TEST", minute: 6, effect: .nothingToRecord, app: "com.example.other"),
         ]
         for note in notes {
-            #expect(try await storage.record(notification: note, applying: PurchaseBatch(claimant: nil, transactions: [])))
+            #expect(
+                try await storage.record(notification: note, applying: PurchaseBatch(claimant: nil, transactions: [])))
         }
         // The App Store sends n4 twice more: recorded once, counted.
         for _ in 0..<2 {
             #expect(
-                !(try await storage.record(notification: notes[3], applying: PurchaseBatch(claimant: nil, transactions: []))))
+                !(try await storage.record(
+                    notification: notes[3], applying: PurchaseBatch(claimant: nil, transactions: []))))
         }
         func uuids(_ query: NotificationQuery) async throws -> [String] {
             try await storage.notifications(query).map(\.notification.uuid)
@@ -77,7 +79,9 @@ struct NotificationLogTests {
         repeat {
             let page = try await storage.notifications(NotificationQuery(bundleID: Self.app, before: cursor, limit: 2))
             seen += page.map(\.notification.uuid)
-            cursor = page.count == 2 ? page.last.map { .init(receivedAt: $0.notification.receivedAt, uuid: $0.notification.uuid) } : nil
+            cursor =
+                page.count == 2
+                ? page.last.map { .init(receivedAt: $0.notification.receivedAt, uuid: $0.notification.uuid) } : nil
         } while cursor != nil
         #expect(seen == ["n5", "n4", "n3", "n2", "n1"])
         let stored = try #require(try await storage.notification(uuid: "n5", bundleID: Self.app))
@@ -111,7 +115,8 @@ struct NotificationLogTests {
         #expect(sent.count == 2)
         for notification in sent {
             _ = try await service.receiveNotification(
-                signedPayload: notification.signedPayload, body: String(decoding: notification.requestBody, as: UTF8.self))
+                signedPayload: notification.signedPayload,
+                body: String(decoding: notification.requestBody, as: UTF8.self))
         }
         // A forgery: the first notification with its signature's last characters changed.
         let forged = String(sent[0].signedPayload.dropLast(4)) + "AAAA"
@@ -140,7 +145,8 @@ struct NotificationLogTests {
                 #expect(page["refusedOnly"] as? Bool == true)
             }
             try await client.execute(
-                uri: "/console/notifications?customer=00000000-0000-4000-8000-000000000301&type=SUBSCRIBED", method: .get
+                uri: "/console/notifications?customer=00000000-0000-4000-8000-000000000301&type=SUBSCRIBED",
+                method: .get
             ) { response in
                 let items = try #require(try object(response)["items"] as? [[String: Any]])
                 #expect(items.count == 1)
@@ -160,7 +166,10 @@ struct NotificationLogTests {
                 let answer = try object(response)
                 #expect(answer["code"] as? String == "notificationNotFound")
             }
-            for query in ["outcome=lost", "from=yesterday", "before=nonsense", "limit=0", "type=\(String(repeating: "x", count: 300))"] {
+            for query in [
+                "outcome=lost", "from=yesterday", "before=nonsense", "limit=0",
+                "type=\(String(repeating: "x", count: 300))",
+            ] {
                 try await client.execute(uri: "/console/notifications?\(query)", method: .get) { response in
                     #expect(response.status == .badRequest, "\(query)")
                     let answer = try object(response)

@@ -80,7 +80,10 @@ struct QueryPlanTests {
                         bundleID: app, type: "DID_RENEW", subtype: "BILLING_RECOVERY", effect: .recorded, from: moment,
                         to: moment.addingTimeInterval(86_400), before: .init(receivedAt: moment, uuid: "u")))
             ),
-            ("log of a customer", SQLStorage.notificationLogStatement(NotificationQuery(bundleID: app, customerID: "c1"))),
+            (
+                "log of a customer",
+                SQLStorage.notificationLogStatement(NotificationQuery(bundleID: app, customerID: "c1"))
+            ),
         ]
         for (name, query) in statements {
             let details = try await database.read { db in

@@ -77,6 +77,9 @@ struct ConsoleRoutes: Sendable {
             return try await service.notificationDetail(
                 uuid: uuid.removingPercentEncoding ?? uuid, bundleID: try request.textQuery("bundleId"))
         }
+        group.get("names") { request, _ in
+            try service.catalogNames(bundleID: try request.textQuery("bundleId"))
+        }
         group.get("customers") { request, _ in
             let query = request.uri.queryParameters
             return try await service.customerList(

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import IAPCatalog
 
 /// A page of an app's customers as `/console/customers` answers it; `next` continues the list.
 struct CustomerList: ResponseEncodable {
@@ -29,5 +30,28 @@ extension ValidationService {
         } catch {
             throw .storage(error)
         }
+    }
+}
+
+/// `GET /console/names`: what the pages call an app's products and subscription groups instead of their ids (from
+/// the app's catalog, in the catalog's locale; empty without a catalog).
+struct CatalogNames: ResponseEncodable {
+    var bundleId: String
+    var products: [String: String]
+    var groups: [String: String]
+}
+
+extension ValidationService {
+    func catalogNames(bundleID: String?) throws(ServiceError) -> CatalogNames {
+        let configuration = try app(bundleID: bundleID).configuration
+        let catalog = configuration.catalog
+        let locale = catalog?.settings.locale ?? "en_US"
+        return CatalogNames(
+            bundleId: configuration.bundleID,
+            products: Dictionary(
+                (catalog?.products ?? []).map { ($0.id, $0.displayName(for: locale)) }, uniquingKeysWith: { a, _ in a }),
+            groups: Dictionary(
+                (catalog?.subscriptionGroups ?? []).map { ($0.id, $0.name.isEmpty ? $0.id : $0.name) },
+                uniquingKeysWith: { a, _ in a }))
     }
 }

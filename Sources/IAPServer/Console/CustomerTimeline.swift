@@ -38,7 +38,7 @@ struct CustomerTimeline: Encodable {
         for moment in sorted.suffix(Self.maximumMoments) {
             guard let snapshot = engine.snapshot(of: history, at: moment) else { continue }
             let entitled = snapshot.entitledProductIDs
-            guard entitled != previous || stretches.isEmpty else { continue }
+            guard entitled != previous else { continue }
             stretches.append(
                 Stretch(
                     from: moment, entitledProductIds: entitled.sorted(),
@@ -68,6 +68,10 @@ struct CustomerView: ResponseEncodable {
 
     var customerId: String
     var bundleId: String
+    /// The service's moment the view is of (the store's clock when simulated): the page says dates relative to it.
+    var now: Date
+    /// What they bought and spent (by currency, refunds left out), their storefront and last purchase.
+    var summary: CustomerSummary?
     var entitledProductIds: [String]
     var entitlements: EntitlementSnapshot
     /// The newest ``shownTransactions``; the rest are at `/v1/customers/{id}/transactions`.
@@ -77,6 +81,10 @@ struct CustomerView: ResponseEncodable {
     var timeline: CustomerTimeline
     /// The newest webhook deliveries of the customer's events (none when the app has no webhooks).
     var deliveries: [DeliveryList.Item]
+    /// The newest notifications about their purchases (``shownNotifications``; the log has every one).
+    var notifications: [NotificationLogPage.Item]
+
+    static let shownNotifications = 20
 
     static let shownTransactions = 100
 }
@@ -90,8 +98,19 @@ extension ValidationService {
         let snapshot = try await snapshot(of: customer, digest, app: app)
         let newest = try await transactions(
             of: customer, after: nil, limit: CustomerView.shownTransactions + 1, newestFirst: true)
+        let summary: CustomerSummary?
+        do {
+            summary = try await storage.customers(
+                bundleID: customer.bundleID, after: nil, only: [customer.id], limit: 1
+            ).first
+        } catch {
+            throw .storage(error)
+        }
+        let notifications = try await notificationLog(
+            bundleID: customer.bundleID, outcome: nil, type: nil, subtype: nil, from: nil, to: nil,
+            customer: customer.id, before: nil, limit: CustomerView.shownNotifications)
         return CustomerView(
-            customerId: customer.id, bundleId: customer.bundleID,
+            customerId: customer.id, bundleId: customer.bundleID, now: now, summary: summary,
             entitledProductIds: snapshot.entitledProductIDs.sorted(),
             entitlements: snapshot,
             transactions: newest.prefix(CustomerView.shownTransactions).map(\.record).sorted {
@@ -109,6 +128,7 @@ extension ValidationService {
             deliveries: DeliveryList(
                 try await deliveries(
                     DeliveryQuery(bundleID: customer.bundleID, customerID: customer.id, limit: 50))
-            ).deliveries)
+            ).deliveries,
+            notifications: notifications.items)
     }
 }

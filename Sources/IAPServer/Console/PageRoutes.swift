@@ -25,12 +25,16 @@ public struct PageSet: Sendable {
     }
 
     public let pages: [Page]
+    /// What serving this set turns on, named for the pages' scripts (`simulator`): each page's `<body>` lists the
+    /// features on in `data-features`, so a script never asks a route that is not there.
+    public let feature: String?
     /// Every file of the folder, by name; empty when the resources are missing.
     let files: [String: Data]
 
     /// The files of `folder` (a resource folder of the module that serves them) and the pages among them.
-    public init(folder: URL?, pages: [Page]) {
+    public init(folder: URL?, pages: [Page], feature: String? = nil) {
         self.pages = pages
+        self.feature = feature
         var files: [String: Data] = [:]
         if let folder, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) {
             for name in names {
@@ -40,8 +44,8 @@ public struct PageSet: Sendable {
         self.files = files
     }
 
-    /// The validation server's pages: home, the overview, the document inspector, the customers, and the shared layout, style and
-    /// script.
+    /// The validation server's pages: home, the overview, the log, the document inspector, the customers, and the shared
+    /// layout, style and script.
     public static let server = PageSet(
         folder: Bundle.module.url(forResource: "Pages", withExtension: nil),
         pages: [
@@ -49,6 +53,7 @@ public struct PageSet: Sendable {
             Page(path: "/overview", label: "Overview", file: "overview.html", order: 5),
             Page(path: "/inspector", label: "Inspector", file: "inspector.html", order: 30),
             Page(path: "/customers", label: "Customers", file: "customers.html", order: 40),
+            Page(path: "/log", label: "Log", file: "log.html", order: 50),
         ])
 }
 
@@ -69,7 +74,10 @@ struct PageRoutes: Sendable {
     let assets: [String: Asset]
 
     init(sets: [PageSet]) {
-        let pages = sets.flatMap(\.pages).sorted { $0.order < $1.order }
+        var pages = sets.flatMap(\.pages).sorted { $0.order < $1.order }
+        let features = sets.compactMap(\.feature)
+        // Without the local App Store, the home page's tour has nothing to show: the overview is the first page.
+        if features.isEmpty { pages.removeAll { $0.path == "/" } }
         let files = sets.reduce(into: [String: Data]()) { files, set in files.merge(set.files) { old, _ in old } }
         let layout = files["layout.html"].map { String(decoding: $0, as: UTF8.self) } ?? ""
         var assets: [String: Asset] = [:]
@@ -77,8 +85,10 @@ struct PageRoutes: Sendable {
             var data = file
             if let page = pages.first(where: { $0.file == name }) {
                 data = Data(
-                    Self.laidOut(String(decoding: data, as: UTF8.self), path: page.path, pages: pages, layout: layout)
-                        .utf8)
+                    Self.laidOut(
+                        String(decoding: data, as: UTF8.self), path: page.path, pages: pages, layout: layout,
+                        features: features
+                    ).utf8)
             }
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             assets[name] = Asset(
@@ -90,7 +100,9 @@ struct PageRoutes: Sendable {
 
     /// A page fragment (a first line `<!-- title: ...; script: ... -->`, then its `<main>`) put in the layout, with
     /// the navigation marking the page's own link.
-    static func laidOut(_ fragment: String, path: String, pages: [PageSet.Page], layout: String) -> String {
+    static func laidOut(
+        _ fragment: String, path: String, pages: [PageSet.Page], layout: String, features: [String] = []
+    ) -> String {
         let header = fragment.prefix { $0 != "\n" }
         var fields: [String: String] = [:]
         for part in header.dropFirst(4).dropLast(3).split(separator: ";") {
@@ -104,6 +116,7 @@ struct PageRoutes: Sendable {
         return layout.replacingOccurrences(of: "{{title}}", with: fields["title"] ?? "IAPKit")
             .replacingOccurrences(of: "{{script}}", with: fields["script"] ?? "common.js")
             .replacingOccurrences(of: "{{nav}}", with: navigation)
+            .replacingOccurrences(of: "{{features}}", with: features.joined(separator: " "))
             .replacingOccurrences(of: "{{main}}", with: String(fragment.dropFirst(header.count + 1)))
     }
 
@@ -119,6 +132,9 @@ struct PageRoutes: Sendable {
     func add(to router: Router<ServerRequestContext>) {
         for page in pages {
             router.get(RouterPath(page.path)) { request, _ in try serve(page.file, request) }
+        }
+        if !pages.contains(where: { $0.path == "/" }), let first = pages.first {
+            router.get("/") { request, _ in try serve(first.file, request) }
         }
         router.get("/assets/:file") { request, context in
             let file = try context.parameters.require("file")

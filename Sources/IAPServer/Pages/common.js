@@ -65,8 +65,88 @@ const IAPKit = (() => {
     return value.toISOString().replace("T", " ").slice(0, 16) + " UTC";
   }
 
-  /** Writes a message into a status line (a live region), styled good, bad or wait. */
+  /** "in 3 days", "2 hours ago", "now": how far `iso` is from `now` (the store's clock, else this computer's). */
+  function relative(iso, now) {
+    const moment = new Date(iso).getTime();
+    const base = now ? new Date(now).getTime() : Date.now();
+    if (Number.isNaN(moment) || Number.isNaN(base)) return "";
+    const seconds = Math.round((moment - base) / 1000);
+    const size = Math.abs(seconds);
+    if (size < 60) return "now";
+    const units = [["year", 365 * 86400], ["month", 30 * 86400], ["day", 86400], ["hour", 3600], ["minute", 60]];
+    const [unit, length] = units.find(([, length]) => size >= length);
+    const count = Math.floor(size / length);
+    const text = `${count} ${unit}${count === 1 ? "" : "s"}`;
+    return seconds > 0 ? "in " + text : text + " ago";
+  }
+
+  /** A date with how far it is from `now`: "2026-12-01 09:30 UTC (24 days ago)". */
+  function when(iso, now) {
+    if (!iso) return "-";
+    const distance = relative(iso, now);
+    return date(iso) + (distance ? ` (${distance})` : "");
+  }
+
+  /** Whether `iso` is before `now` (the store's clock, else this computer's). */
+  function isPast(iso, now) {
+    return Boolean(iso) && new Date(iso).getTime() <= (now ? new Date(now).getTime() : Date.now());
+  }
+
+  /** A subscription state said in words, with the badge tone it gets. */
+  function subscriptionState(state) {
+    return {
+      subscribed: { text: "Active", tone: "good" },
+      inGracePeriod: { text: "Payment failed, access kept (grace period)", tone: "wait" },
+      inBillingRetry: { text: "Payment failed, no access (Apple retries billing)", tone: "bad" },
+      expired: { text: "Expired", tone: "info" },
+      revoked: { text: "Refunded or revoked", tone: "bad" },
+    }[state] || { text: String(state), tone: "info" };
+  }
+
+  /** An amount in milli-units of its currency, as Apple signs prices: "USD 9.99". */
+  function money(amount, currency) {
+    return `${currency} ${(amount / 1000).toFixed(2)}`;
+  }
+
+  /** The store's clock (`/simulator/clock`) when the simulator is on, else null (dates are then said against this
+   * computer's clock). */
+  async function storeNow() {
+    if (!simulatorOn()) return null;
+    try { return (await api("GET", "/simulator/clock")).now; } catch { return null; }
+  }
+
+  /** Whether this server runs the local App Store: its pages and routes exist only then, and no page asks them
+   * otherwise (the layout lists what is on in the body's `data-features`). */
+  function simulatorOn() {
+    return (document.body.dataset.features || "").split(" ").includes("simulator");
+  }
+
+  /** The names of an app's products and subscription groups (`/console/names`), fetched once per app. */
+  const nameBooks = {};
+  async function names(bundleId) {
+    const key = bundleId || "";
+    if (!nameBooks[key]) {
+      nameBooks[key] = api("GET", "/console/names" + (bundleId ? "?bundleId=" + encodeURIComponent(bundleId) : ""))
+        .catch(() => ({ products: {}, groups: {} }));
+    }
+    const book = await nameBooks[key];
+    return {
+      product: (id) => (id && book.products[id]) || id,
+      group: (id) => (id && book.groups[id]) || id,
+    };
+  }
+
+  /**
+   * Writes a message into a status line (a live region), styled good, bad or wait. A status line that belongs to an
+   * action (`data-action`) is the only one that speaks: the others are cleared, so no old message stays beside a new
+   * one.
+   */
   function say(node, text, tone) {
+    if (text && node.hasAttribute("data-action")) {
+      for (const other of document.querySelectorAll(".status[data-action]")) {
+        if (other !== node) { other.className = "status"; other.textContent = ""; }
+      }
+    }
     node.className = "status" + (tone ? " " + tone : "");
     node.textContent = text;
   }
@@ -95,13 +175,13 @@ const IAPKit = (() => {
   /** Keeps the header's clock showing the simulated time, when the simulator is on. */
   async function startClock() {
     const node = document.getElementById("clock");
-    if (!node) return;
+    if (!node || !simulatorOn()) return;
     const tick = async () => {
       try {
         const answer = await api("GET", "/simulator/clock");
         node.textContent = "Store clock: " + date(answer.now);
       } catch (error) {
-        node.textContent = error.status === 404 ? "Simulator off" : "";
+        node.textContent = "";
       }
     };
     await tick();
@@ -110,5 +190,5 @@ const IAPKit = (() => {
 
   document.addEventListener("DOMContentLoaded", startClock);
 
-  return { api, el, fill, date, say };
+  return { api, el, fill, date, say, relative, when, isPast, subscriptionState, money, names, storeNow, simulatorOn };
 })();

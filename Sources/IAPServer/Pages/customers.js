@@ -12,26 +12,47 @@ document.addEventListener("DOMContentLoaded", () => {
     say(status, "Looking up…", "wait");
     try {
       const customer = await api("GET", "/console/customers/" + encodeURIComponent(id));
+      const book = await IAPKit.names(customer.bundleId);
       say(status, `Customer ${customer.customerId} of ${customer.bundleId}.`, "good");
-      fill(result, render(customer));
+      fill(result, render(customer, book));
+      document.getElementById("customer-title").focus();
     } catch (error) {
       fill(result);
       say(status, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
     }
   }
 
-  function render(customer) {
+  function render(customer, book) {
+    const { when, subscriptionState, money } = IAPKit;
+    const now = customer.now;
+    const product = (id) => book.product(id);
     const owned = customer.entitledProductIds;
-    const groups = (customer.entitlements.subscriptionGroups || []).map((group) =>
-      el("li", {}, `${group.groupID || group.key}: ${group.currentProductID || "-"}, ${group.state}` +
-        (group.expiresDate ? `, until ${date(group.expiresDate)}` : "") +
-        (group.willAutoRenew === false ? ", auto-renew off" : "")));
+    const summary = customer.summary;
+    const groups = (customer.entitlements.subscriptionGroups || []).map((group) => {
+      const state = subscriptionState(group.state);
+      const ends = group.expiresDate ? (IAPKit.isPast(group.expiresDate, now) ? "ended " : group.willAutoRenew === false ? "ends " : "renews ") + when(group.expiresDate, now) : null;
+      return el("li", {}, `${book.group(group.groupID) || group.key}: ${product(group.currentProductID) || "nothing"} `,
+        el("span", { class: "badge " + state.tone }, state.text),
+        ends ? ", " + ends : "", group.willAutoRenew === false && !IAPKit.isPast(group.expiresDate, now) ? " (auto-renew off)" : "");
+    });
     const consumables = (customer.entitlements.consumables || []).map((item) =>
-      el("li", {}, `${item.productID}: ${item.balance} left (${item.purchased} bought, ${item.consumed} used, ${item.refunded} refunded)`));
+      el("li", {}, `${product(item.productID)}: ${item.balance} left (${item.purchased} bought, ${item.consumed} used, ${item.refunded} refunded)`));
+    const spent = summary && Object.keys(summary.spent).length
+      ? Object.entries(summary.spent).sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => money(amount, currency)).join(", ")
+      : "nothing";
     return [
+      el("section", { class: "panel", "aria-labelledby": "customer-title" },
+        el("h2", { id: "customer-title", tabindex: "-1" }, "Customer ", el("span", { class: "mono" }, customer.customerId)),
+        el("dl", { class: "fields", id: "customer-facts" },
+          el("dt", {}, "App"), el("dd", {}, customer.bundleId),
+          el("dt", {}, "Storefront"), el("dd", {}, (summary && summary.storefront) || "unknown"),
+          el("dt", {}, "Lifetime spend"), el("dd", { id: "lifetime-spend" }, spent + " (refunds left out, never converted)"),
+          el("dt", {}, "Purchases"), el("dd", {}, String(summary ? summary.purchases : 0)),
+          el("dt", {}, "Last purchase"), el("dd", {}, summary && summary.lastPurchase ? when(summary.lastPurchase, now) : "none"),
+          el("dt", {}, "As of"), el("dd", {}, IAPKit.date(now) + (IAPKit.simulatorOn() ? " (the store's clock)" : "")))),
       el("section", { class: "panel", "aria-labelledby": "owns-title" },
         el("h2", { id: "owns-title" }, "Owns now"),
-        el("p", { id: "owned" }, owned.length ? owned.map((id) => el("span", { class: "badge good" }, id)).flatMap((badge) => [badge, " "]) : "Nothing."),
+        el("p", { id: "owned" }, owned.length ? owned.map((id) => el("span", { class: "badge good" }, product(id))).flatMap((badge) => [badge, " "]) : "Nothing."),
         groups.length ? [el("h3", {}, "Subscriptions"), el("ul", {}, groups)] : null,
         consumables.length ? [el("h3", {}, "Consumables"), el("ul", {}, consumables)] : null),
       el("section", { class: "panel", "aria-labelledby": "timeline-title" },
@@ -39,27 +60,41 @@ document.addEventListener("DOMContentLoaded", () => {
         customer.timeline.truncated ? el("p", {}, "Only the recent moments are shown.") : null,
         customer.timeline.stretches.length ? el("ol", { id: "timeline" }, customer.timeline.stretches.map((stretch) =>
           el("li", {},
-            el("strong", {}, date(stretch.from)), ": ",
-            stretch.entitledProductIds.length ? "owns " + stretch.entitledProductIds.join(", ") : "owns nothing",
-            stretch.gained.length ? el("span", { class: "badge good" }, "gained " + stretch.gained.join(", ")) : null, " ",
-            stretch.lost.length ? el("span", { class: "badge bad" }, "lost " + stretch.lost.join(", ")) : null)))
+            el("strong", {}, when(stretch.from, now)), ": ",
+            stretch.entitledProductIds.length ? "owns " + stretch.entitledProductIds.map(product).join(", ") : "owns nothing",
+            stretch.gained.length ? [" ", el("span", { class: "badge good" }, "gained " + stretch.gained.map(product).join(", "))] : null,
+            stretch.lost.length ? [" ", el("span", { class: "badge bad" }, "lost " + stretch.lost.map(product).join(", "))] : null)))
           : el("p", {}, "No purchase yet.")),
       el("section", { class: "panel", "aria-labelledby": "history-title" },
         el("h2", { id: "history-title" }, "Stored transactions"),
         customer.moreTransactions ? el("p", {}, "The newest " + customer.transactions.length +
           " are shown; the API lists every one (GET /v1/customers/{id}/transactions).") : null,
-        el("div", { class: "table-scroll" }, el("table", {},
+        el("div", { class: "table-scroll" }, el("table", { class: "stack", id: "transactions" },
           el("caption", { class: "visually-hidden" }, "Stored transactions, newest first"),
-          el("thead", {}, el("tr", {}, ["Product", "Transaction", "Bought", "Expires", "Revoked", "From"].map((t) => el("th", { scope: "col" }, t)))),
+          el("thead", {}, el("tr", {}, ["Product", "Transaction", "Bought", "Expires", "Refunded", "From"].map((t) => el("th", { scope: "col" }, t)))),
           el("tbody", {}, customer.transactions.map((transaction) => el("tr", {},
-            el("td", {}, transaction.productId),
-            el("td", { class: "mono" }, transaction.transactionId),
-            el("td", {}, date(transaction.purchaseDate)),
-            el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
-            el("td", {}, transaction.revocationDate ? date(transaction.revocationDate) + (transaction.revocationReason ? ` (${transaction.revocationReason})` : "") : "-"),
-            el("td", {}, transaction.source + (transaction.ownership === "familyShared" ? ", family" : "")))))))),
+            el("th", { scope: "row" }, product(transaction.productId)),
+            el("td", { "data-label": "Transaction", class: "mono" }, transaction.transactionId),
+            el("td", { "data-label": "Bought" }, when(transaction.purchaseDate, now)),
+            el("td", { "data-label": "Expires" }, transaction.expiresDate ? (IAPKit.isPast(transaction.expiresDate, now) ? "ended " : "") + when(transaction.expiresDate, now) : "never"),
+            el("td", { "data-label": "Refunded" }, transaction.revocationDate ? when(transaction.revocationDate, now) + (transaction.revocationReason ? ` (${transaction.revocationReason})` : "") : "no"),
+            el("td", { "data-label": "From" }, sourceWords(transaction.source) + (transaction.ownership === "familyShared" ? ", shared by family" : "")))))))),
+      el("section", { class: "panel", "aria-labelledby": "customer-notifications-title" },
+        el("h2", { id: "customer-notifications-title" }, "Notifications about their purchases"),
+        customer.notifications.length ? el("ul", { id: "customer-notifications" }, customer.notifications.map((item) => el("li", {},
+          when(item.receivedAt, now), ": ", el("span", { class: "mono" }, item.notificationType + (item.subtype ? " / " + item.subtype : "")), ". ", item.summary)))
+          : el("p", {}, "None recorded."),
+        el("p", {}, el("a", { href: "/log?customer=" + encodeURIComponent(customer.customerId) }, "Every notification of this customer in the log"))),
       customer.deliveries.length ? deliveries(customer) : null,
     ];
+  }
+
+  /** Where a stored transaction came from, in words. */
+  function sourceWords(source) {
+    return {
+      signedTransaction: "a signed transaction", receipt: "a receipt", simulator: "the local App Store",
+      manual: "entered by hand",
+    }[source] || source;
   }
 
   // The customer's events as their app's backend received them (or has yet to): each with its attempts, and a retry.
@@ -78,15 +113,16 @@ document.addEventListener("DOMContentLoaded", () => {
     const last = (delivery) => delivery.attempts[delivery.attempts.length - 1];
     return el("section", { class: "panel", "aria-labelledby": "deliveries-title" },
       el("h2", { id: "deliveries-title" }, "Webhook deliveries"),
-      el("div", { class: "table-scroll" }, el("table", { id: "deliveries" },
+      el("div", { class: "table-scroll" }, el("table", { class: "stack", id: "deliveries" },
         el("caption", { class: "visually-hidden" }, "Events sent to the app's webhooks, newest first"),
-        el("thead", {}, el("tr", {}, ["Event", "State", "Attempts", "Last answer", "Created", ""].map((t) => el("th", { scope: "col" }, t)))),
+        el("thead", {}, el("tr", {}, ["Event", "Delivery", "Attempts", "Last answer", "Created", ""].map((t) => el("th", { scope: "col" }, t)))),
         el("tbody", {}, customer.deliveries.map((delivery) => el("tr", {},
-          el("td", {}, delivery.type),
-          el("td", {}, el("span", { class: "badge " + (delivery.state === "delivered" ? "good" : delivery.state === "failed" ? "bad" : "") }, delivery.state)),
-          el("td", {}, String(delivery.attempts.length)),
-          el("td", {}, last(delivery) ? (last(delivery).status ? "HTTP " + last(delivery).status : last(delivery).error || "-") : "-"),
-          el("td", {}, date(delivery.createdAt)),
+          el("th", { scope: "row", class: "mono" }, delivery.type),
+          el("td", { "data-label": "Delivery" }, el("span", { class: "badge " + (delivery.state === "delivered" ? "good" : delivery.state === "failed" ? "bad" : "wait") },
+            { pending: "Pending", delivered: "Delivered", failed: "Failed, gave up" }[delivery.state] || delivery.state)),
+          el("td", { "data-label": "Attempts" }, String(delivery.attempts.length)),
+          el("td", { "data-label": "Last answer" }, last(delivery) ? (last(delivery).status ? "HTTP " + last(delivery).status : last(delivery).error || "-") : "not tried yet"),
+          el("td", { "data-label": "Created" }, IAPKit.when(delivery.createdAt, null)),
           el("td", {}, el("button", { type: "button", class: "secondary", "aria-label": `Send ${delivery.type} again`, onclick: () => retry(delivery) }, "Retry"))))))),
       note);
   }
@@ -96,11 +132,13 @@ document.addEventListener("DOMContentLoaded", () => {
   const listStatus = document.getElementById("list-status");
   const rows = el("tbody", {});
   let next = null;
+  let now = null;
   function spent(byCurrency) {
     const entries = Object.entries(byCurrency || {}).sort(([a], [b]) => a.localeCompare(b));
-    return entries.length ? entries.map(([currency, amount]) => `${currency} ${(amount / 1000).toFixed(2)}`).join(", ") : "nothing";
+    return entries.length ? entries.map(([currency, amount]) => IAPKit.money(amount, currency)).join(", ") : "nothing";
   }
   async function more() {
+    if (now === null) now = await IAPKit.storeNow();
     say(listStatus, "Loading…", "wait");
     try {
       const page = await api("GET", "/console/customers?limit=50" + (next ? "&after=" + encodeURIComponent(next) : ""));
@@ -110,7 +148,7 @@ document.addEventListener("DOMContentLoaded", () => {
           el("td", { "data-label": "Bought" }, customer.purchases),
           el("td", { "data-label": "Spent" }, spent(customer.spent)),
           el("td", { "data-label": "Storefront" }, customer.storefront || "-"),
-          el("td", { "data-label": "Last purchase" }, date(customer.lastPurchase))));
+          el("td", { "data-label": "Last purchase" }, IAPKit.when(customer.lastPurchase, now))));
       }
       next = page.next || null;
       const shown = rows.children.length;
@@ -135,6 +173,9 @@ document.addEventListener("DOMContentLoaded", () => {
   // transaction id of their first purchase.
   (async () => {
     const known = document.getElementById("known");
+    const wanted = new URLSearchParams(location.search).get("id");
+    if (wanted) lookUp(wanted);
+    if (!IAPKit.simulatorOn()) return;
     try {
       const state = await api("GET", "/simulator");
       const accounts = await Promise.all(state.accounts.slice(0, 50).map((id) =>
@@ -147,13 +188,8 @@ document.addEventListener("DOMContentLoaded", () => {
       fill(known, items.length ? el("ul", { class: "row" }, items) : el("p", {}, "No account has bought anything yet: buy in the store first."));
       document.getElementById("known-panel").hidden = false;
     } catch (error) {
-      // The simulator is off (404): its accounts are not shown at all.
-      if (error.status !== 404) {
-        fill(known, el("p", {}, error.message));
-        document.getElementById("known-panel").hidden = false;
-      }
+      fill(known, el("p", {}, error.message));
+      document.getElementById("known-panel").hidden = false;
     }
-    const wanted = new URLSearchParams(location.search).get("id");
-    if (wanted) lookUp(wanted);
   })();
 });

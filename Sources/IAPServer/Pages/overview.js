@@ -67,17 +67,17 @@ document.addEventListener("DOMContentLoaded", () => {
       el("h2", { id: id + "-heading" }, title), picture, legend, table);
   }
 
-  function breakdown(id, title, label, slices) {
-    const names = Object.keys(slices).sort();
+  function breakdown(id, title, label, slices, name = (key) => key) {
+    const names = Object.keys(slices).sort((a, b) => name(a).localeCompare(name(b)));
     return el("section", { class: "panel", "aria-labelledby": id },
       el("h2", { id }, title),
       names.length ? el("div", { class: "table-scroll" }, el("table", { class: "stack" },
         el("caption", { class: "visually-hidden" }, title),
         el("thead", {}, el("tr", {}, [label, "Bought", "New subscriptions", "Active now", "Churned", "Revenue", "Refunded"].map((t) => el("th", { scope: "col" }, t)))),
-        el("tbody", {}, names.map((name) => {
-          const f = slices[name];
+        el("tbody", {}, names.map((key) => {
+          const f = slices[key];
           return el("tr", {},
-            el("th", { scope: "row" }, name),
+            el("th", { scope: "row" }, name(key) === key ? key : [name(key), " ", el("span", { class: "mono muted" }, key)]),
             el("td", { "data-label": "Bought" }, f.purchases),
             el("td", { "data-label": "New subscriptions" }, f.newSubscriptions),
             el("td", { "data-label": "Active now" }, f.activeSubscriptions ?? 0),
@@ -88,7 +88,7 @@ document.addEventListener("DOMContentLoaded", () => {
         : el("p", {}, "Nothing in this span."));
   }
 
-  function render(overview, query) {
+  function render(overview, query, book) {
     const t = overview.totals;
     const currencies = [...new Set(overview.days.flatMap((d) => Object.keys(d.figures.revenue)))].sort();
     const facts = [
@@ -117,7 +117,7 @@ document.addEventListener("DOMContentLoaded", () => {
         { label: "New", style: "solid", value: (d) => d.figures.newSubscriptions, text: (d) => d.figures.newSubscriptions },
         { label: "Churned", style: "hatched", value: (d) => d.figures.churned, text: (d) => d.figures.churned },
       ]),
-      breakdown("products-title", "By product", "Product", overview.products),
+      breakdown("products-title", "By product", "Product", overview.products, book.product),
       breakdown("storefronts-title", "By storefront", "Storefront", overview.storefronts),
     ];
   }
@@ -127,7 +127,7 @@ document.addEventListener("DOMContentLoaded", () => {
     say(status, "Loading…", "wait");
     try {
       const overview = await api("GET", "/console/overview?" + query);
-      fill(result, render(overview, query));
+      fill(result, render(overview, query, await IAPKit.names(overview.bundleId)));
       say(status, "");
     } catch (error) {
       fill(result);

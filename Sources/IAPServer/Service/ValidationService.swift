@@ -177,7 +177,7 @@ public struct ValidationService: Sendable {
         } catch {
             // What the sender got wrong is kept for the console's log; an outage of this server's database is not.
             if [.invalid, .notFound, .refused].contains(error.kind) {
-                refusedNotifications.add(body: body, receivedAt: wallClock(), error: error)
+                refusedNotifications.add(body: body, receivedAt: receivedAt ?? clock(), error: error)
             }
             throw error
         }

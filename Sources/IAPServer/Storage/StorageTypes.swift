@@ -83,7 +83,8 @@ public struct StoredNotification: Hashable, Sendable {
     public var repeats: Int
 
     public init(
-        uuid: String, bundleID: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date, body: String,
+        uuid: String, bundleID: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date,
+        body: String,
         originalTransactionID: String? = nil, effect: NotificationEffect? = nil, repeats: Int = 0
     ) {
         self.uuid = uuid

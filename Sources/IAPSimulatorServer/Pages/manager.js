@@ -4,7 +4,7 @@
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
-  const { api, el, fill, date, say } = IAPKit;
+  const { api, el, fill, date, say, when, subscriptionState } = IAPKit;
   const nodes = {
     now: document.getElementById("now"),
     pending: document.getElementById("pending"),
@@ -13,7 +13,11 @@ document.addEventListener("DOMContentLoaded", () => {
     changes: document.getElementById("changes"),
     clockStatus: document.getElementById("clock-status"),
     actionStatus: document.getElementById("action-status"),
+    pendingStatus: document.getElementById("pending-status"),
   };
+  let book = { product: (id) => id, group: (id) => id };
+  // The message of the last account action, shown in that account's section (null: none).
+  let message = null;
   const rendered = {};      // section -> the JSON it was last drawn from
   let notifications = [];   // every notification so far, oldest first
   let nextNotification = 0;
@@ -31,16 +35,19 @@ document.addEventListener("DOMContentLoaded", () => {
 
   async function refresh() {
     const state = await api("GET", "/simulator");
+    book = await IAPKit.names(state.bundleId);
     now = state.now;
     nodes.now.textContent = date(now);
     clock = await api("GET", "/simulator/clock");
     draw("clock", [clock.paused, clock.speed], renderClock);
     const accounts = await Promise.all(state.accounts.slice(0, 50).map((id) => api("GET", path(id))));
     await loadNotifications();
-    draw("pending", state.pendingPurchases, () => renderPending(state.pendingPurchases));
+    draw("pending", [state.pendingPurchases, state.pendingPurchases.map((item) => IAPKit.relative(item.requestedAt, now))],
+      () => renderPending(state.pendingPurchases));
     // Keyed on what is shown, not on the clock (which moves at every refresh): the section redraws, and a control
     // loses its focus, only when a transaction, a subscription or an account setting changed.
-    draw("accounts", [accounts, accounts.map((account) => account.transactions.map((t) => transactionState(t).text))],
+    draw("accounts", [accounts, message, accounts.map((account) => account.transactions.map((t) => transactionState(t).text)),
+      accounts.map((account) => account.subscriptions.map((s) => IAPKit.relative(s.expiresDate, now)))],
       () => renderAccounts(accounts));
     draw("notifications", notifications.length + ":" + notifications.map((n) => n.serverAnswers.length).join(),
       renderNotifications);
@@ -81,26 +88,26 @@ document.addEventListener("DOMContentLoaded", () => {
 
   function renderPending(pending) {
     if (!pending.length) return fill(nodes.pending, el("p", {}, "Nothing waits: an Ask to Buy purchase or an interrupted one appears here."));
-    fill(nodes.pending, el("div", { class: "table-scroll" }, el("table", {},
+    fill(nodes.pending, el("div", { class: "table-scroll" }, el("table", { class: "stack" },
       el("caption", { class: "visually-hidden" }, "Purchases waiting"),
       el("thead", {}, el("tr", {}, ["Account", "Product", "Why", "Asked", "Decide"].map((t) => el("th", { scope: "col" }, t)))),
       el("tbody", {}, pending.map((item) => el("tr", { "data-pending": item.id },
-        el("td", {}, item.accountId),
-        el("td", {}, item.productId),
-        el("td", {}, item.reason === "askToBuy" ? "Ask to Buy: a parent decides" : "Interrupted: the customer must act"),
-        el("td", {}, date(item.requestedAt)),
-        el("td", {}, el("div", { class: "row" },
-          el("button", { type: "button", "data-approve": item.id, onclick: () => act(`Approved ${item.productId} for ${item.accountId}`, "POST", `/simulator/pending/${encodeURIComponent(item.id)}/approve`) },
+        el("th", { scope: "row" }, item.accountId),
+        el("td", { "data-label": "Product" }, book.product(item.productId)),
+        el("td", { "data-label": "Why" }, item.reason === "askToBuy" ? "Ask to Buy: a parent decides" : "Interrupted: the customer must act"),
+        el("td", { "data-label": "Asked" }, when(item.requestedAt, now)),
+        el("td", { "data-label": "Decide" }, el("div", { class: "row" },
+          el("button", { type: "button", "data-approve": item.id, onclick: () => decide(`Approved ${book.product(item.productId)} for ${item.accountId}`, `/simulator/pending/${encodeURIComponent(item.id)}/approve`) },
             item.reason === "askToBuy" ? "Approve" : "Complete"),
-          el("button", { type: "button", class: "secondary", "data-decline": item.id, onclick: () => act(`Declined ${item.productId} for ${item.accountId}`, "POST", `/simulator/pending/${encodeURIComponent(item.id)}/decline`) },
+          el("button", { type: "button", class: "secondary", "data-decline": item.id, onclick: () => decide(`Declined ${book.product(item.productId)} for ${item.accountId}`, `/simulator/pending/${encodeURIComponent(item.id)}/decline`) },
             item.reason === "askToBuy" ? "Decline" : "Abandon"))),
       ))))));
   }
 
   function transactionState(transaction) {
-    if (transaction.revocationDate) return { text: "refunded " + date(transaction.revocationDate), tone: "bad" };
-    if (transaction.expiresDate && now && new Date(transaction.expiresDate) <= new Date(now)) return { text: "expired", tone: "info" };
-    return { text: transaction.expiresDate ? "active" : "owned", tone: "good" };
+    if (transaction.revocationDate) return { text: "Refunded " + IAPKit.relative(transaction.revocationDate, now), tone: "bad" };
+    if (transaction.expiresDate && IAPKit.isPast(transaction.expiresDate, now)) return { text: "Period over", tone: "info" };
+    return { text: transaction.expiresDate ? "Current period" : "Owned", tone: "good" };
   }
 
   function renderAccounts(accounts) {
@@ -108,11 +115,12 @@ document.addEventListener("DOMContentLoaded", () => {
     fill(nodes.accounts, accounts.map((account) => {
       const id = "account-" + account.accountId.replace(/[^A-Za-z0-9_-]/g, "_");
       const subscriptions = account.subscriptions.map((subscription) => el("li", { "data-group": subscription.groupId },
-        `${subscription.groupName || subscription.groupId}: ${subscription.productId}, ${subscription.state}, `,
-        `${subscription.willAutoRenew ? "renews" : "ends"} ${date(subscription.expiresDate)} `,
+        `${subscription.groupName || book.group(subscription.groupId)}: ${book.product(subscription.productId)} `,
+        el("span", { class: "badge " + subscriptionState(subscription.state).tone }, subscriptionState(subscription.state).text), ", ",
+        `${IAPKit.isPast(subscription.expiresDate, now) ? "ended" : subscription.willAutoRenew ? "renews" : "ends"} ${when(subscription.expiresDate, now)} `,
         el("button", {
           type: "button", class: "secondary", "data-auto-renew": account.accountId + "/" + subscription.groupId,
-          onclick: () => act(`Auto-renew ${subscription.willAutoRenew ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/auto-renew",
+          onclick: () => act(account.accountId, `Auto-renew ${subscription.willAutoRenew ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/auto-renew",
             { groupId: subscription.groupId, enabled: !subscription.willAutoRenew }),
         }, subscription.willAutoRenew ? "Auto-renew off" : "Auto-renew on"), " ",
         subscription.state === "subscribed" && subscription.willAutoRenew ? el("button", {
@@ -134,36 +142,38 @@ document.addEventListener("DOMContentLoaded", () => {
         const state = transactionState(transaction);
         const target = "/simulator/transactions/" + encodeURIComponent(transaction.transactionId);
         return el("tr", { "data-transaction": transaction.transactionId },
-          el("td", {}, transaction.productId),
-          el("td", { class: "mono" }, transaction.transactionId),
-          el("td", {}, date(transaction.purchaseDate)),
-          el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
-          el("td", {}, el("span", { class: "badge " + state.tone }, state.text)),
-          el("td", {}, el("div", { class: "row" },
+          el("th", { scope: "row" }, book.product(transaction.productId)),
+          el("td", { "data-label": "Transaction", class: "mono" }, transaction.transactionId),
+          el("td", { "data-label": "Bought" }, when(transaction.purchaseDate, now)),
+          el("td", { "data-label": "Expires" }, transaction.expiresDate ? when(transaction.expiresDate, now) : "never"),
+          el("td", { "data-label": "State" }, el("span", { class: "badge " + state.tone }, state.text)),
+          el("td", { "data-label": "Actions" }, el("div", { class: "row" },
             transaction.revocationDate ? null : el("button", { type: "button", "data-refund": transaction.transactionId,
-              onclick: () => act(`Refunded ${transaction.productId} (${transaction.transactionId})`, "POST", target + "/refund", {}) }, "Refund"),
+              onclick: () => act(account.accountId, `Refunded ${book.product(transaction.productId)} (${transaction.transactionId})`, "POST", target + "/refund", {}) }, "Refund"),
             transaction.revocationDate ? null : el("button", { type: "button", class: "secondary", "data-refund-request": transaction.transactionId,
-              onclick: () => act(`Refund requested for ${transaction.transactionId}`, "POST", target + "/refund-request", {}) }, "Request refund"),
+              onclick: () => act(account.accountId, `Refund requested for ${book.product(transaction.productId)} (${transaction.transactionId})`, "POST", target + "/refund-request", {}) }, "Request refund"),
             el("button", { type: "button", class: "secondary", "data-delete": transaction.transactionId,
-              onclick: () => act(`Deleted ${transaction.transactionId}`, "DELETE", target) }, "Delete"))));
+              onclick: () => act(account.accountId, `Deleted ${book.product(transaction.productId)} (${transaction.transactionId})`, "DELETE", target) }, "Delete"))));
       });
       return el("section", { class: "panel", "aria-labelledby": id, "data-account": account.accountId },
         el("h2", { id }, account.accountId),
         el("div", { class: "row" },
           el("button", { type: "button", class: "secondary", "data-billing": account.accountId,
-            onclick: () => act(`Billing issue ${account.billingFails ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/billing-issue",
+            onclick: () => act(account.accountId, `Billing issue ${account.billingFails ? "off" : "on"} for ${account.accountId}`, "POST", path(account.accountId) + "/billing-issue",
               { failing: !account.billingFails }) }, account.billingFails ? "Card works again" : "Card fails"),
           account.familyId
             ? el("button", { type: "button", class: "secondary", "data-leave-family": account.accountId,
-              onclick: () => act(`${account.accountId} left family ${account.familyId}: shared purchases revoked`, "DELETE", path(account.accountId) + "/family") },
+              onclick: () => act(account.accountId, `${account.accountId} left family ${account.familyId}: shared purchases revoked`, "DELETE", path(account.accountId) + "/family") },
               `Leave family ${account.familyId} (revoke sharing)`)
             : el("button", { type: "button", class: "secondary", "data-join-family": account.accountId,
-              onclick: () => act(`${account.accountId} joined family "family"`, "PUT", path(account.accountId) + "/family", { familyId: "family" }) },
+              onclick: () => act(account.accountId, `${account.accountId} joined family "family"`, "PUT", path(account.accountId) + "/family", { familyId: "family" }) },
               "Join the family"),
           el("button", { type: "button", class: "secondary", "data-clear": account.accountId,
-            onclick: () => act(`Cleared ${account.accountId}'s transactions`, "POST", path(account.accountId) + "/clear", {}) }, "Clear transactions")),
-        subscriptions.length ? el("ul", {}, subscriptions) : null,
-        rows.length ? el("div", { class: "table-scroll" }, el("table", {},
+            onclick: () => act(account.accountId, `Cleared ${account.accountId}'s transactions`, "POST", path(account.accountId) + "/clear", {}) }, "Clear transactions")),
+        message && message.account === account.accountId
+          ? el("p", { class: "status " + message.tone, role: "status", "data-account-status": account.accountId }, message.text) : null,
+        subscriptions.length ? el("ul", { class: "subscriptions" }, subscriptions) : null,
+        rows.length ? el("div", { class: "table-scroll" }, el("table", { class: "stack" },
           el("caption", { class: "visually-hidden" }, account.accountId + "'s transactions, newest first"),
           el("thead", {}, el("tr", {}, ["Product", "Transaction", "Bought", "Expires", "State", "Actions"].map((t) => el("th", { scope: "col" }, t)))),
           el("tbody", {}, rows))) : el("p", {}, "No transactions."));
@@ -173,33 +183,55 @@ document.addEventListener("DOMContentLoaded", () => {
   function renderNotifications() {
     const latest = notifications.slice(-50).reverse();
     if (!latest.length) return fill(nodes.notifications, el("p", {}, "None yet."));
-    fill(nodes.notifications, el("table", {},
+    fill(nodes.notifications, el("table", { class: "stack" },
       el("caption", { class: "visually-hidden" }, "The latest notifications, newest first"),
       el("thead", {}, el("tr", {}, ["Signed", "Type", "Account", "Transaction", "Server answered"].map((t) => el("th", { scope: "col" }, t)))),
       el("tbody", {}, latest.map((item) => {
         const answer = item.serverAnswers[item.serverAnswers.length - 1];
         return el("tr", { "data-notification": item.notificationUUID },
-          el("td", {}, date(item.signedDate)),
-          el("td", {}, item.notificationType + (item.subtype ? " / " + item.subtype : "")),
-          el("td", {}, item.accountId || "-"),
-          el("td", { class: "mono" }, item.transactionId || "-"),
-          el("td", {}, answer ? el("span", { class: "badge " + (answer.result === "SUCCESS" ? "good" : "bad") }, answer.result === "SUCCESS" ? "200 recorded" : answer.result) : el("span", { class: "badge wait" }, "not yet")));
+          el("th", { scope: "row" }, when(item.signedDate, now)),
+          el("td", { "data-label": "Type", class: "mono" }, item.notificationType + (item.subtype ? " / " + item.subtype : "")),
+          el("td", { "data-label": "Account" }, item.accountId || "-"),
+          el("td", { "data-label": "Transaction", class: "mono" }, item.transactionId || "-"),
+          el("td", { "data-label": "Server answered" }, answer ? el("span", { class: "badge " + (answer.result === "SUCCESS" ? "good" : "bad") }, answer.result === "SUCCESS" ? "200 recorded" : answer.result) : el("span", { class: "badge wait" }, "not yet")));
       }))));
   }
 
-  /** Runs one move, says what it did, then refreshes everything. */
-  async function act(done, method, target, body) {
+  /** Runs one move on an account, says what it did in that account's section (and nowhere else), then refreshes. */
+  async function act(account, done, method, target, body) {
+    clearMessages();
     try {
       await api(method, target, body);
-      say(nodes.actionStatus, done + ".", "good");
+      message = { account, text: done + ".", tone: "good" };
     } catch (error) {
-      say(nodes.actionStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+      message = { account, text: `${error.code ? error.code + ": " : ""}${error.message}`, tone: "bad" };
+    }
+    await refresh();
+    // Also read out: the section's line is redrawn, and a screen reader may not announce a new node.
+    say(nodes.actionStatus, message.text, message.tone);
+  }
+
+  /** Approves or declines what waits, saying so beside the list. */
+  async function decide(done, target) {
+    clearMessages();
+    try {
+      await api("POST", target);
+      say(nodes.pendingStatus, done + ".", "good");
+    } catch (error) {
+      say(nodes.pendingStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
     }
     await refresh();
   }
 
+  /** Forgets every earlier action's message: a status line speaks only for the latest action. */
+  function clearMessages() {
+    message = null;
+    for (const node of [nodes.actionStatus, nodes.pendingStatus, nodes.clockStatus]) say(node, "");
+  }
+
   /** Moves the clock, then lists what the move sent. */
   async function move(target, body) {
+    clearMessages();
     const before = notifications.length;
     try {
       const answer = await api("POST", target, body);
@@ -216,7 +248,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const sent = notifications.slice(before);
     fill(nodes.changes, el("h3", {}, "What the move changed"),
       sent.length ? el("ul", { id: "changes-list" }, sent.map((item) =>
-        el("li", {}, `${date(item.signedDate)}: ${item.notificationType}${item.subtype ? " / " + item.subtype : ""} for ${item.accountId || "the app"}`)))
+        el("li", {}, `${when(item.signedDate, now)}: ${item.notificationType}${item.subtype ? " / " + item.subtype : ""} for ${item.accountId || "the app"}`)))
         : el("p", { id: "changes-list" }, "Nothing came due: no renewal, expiry or retry in that time."));
   }
 

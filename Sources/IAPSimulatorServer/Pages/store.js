@@ -2,9 +2,10 @@
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
-  const { api, el, fill, date, say } = IAPKit;
+  const { api, el, fill, date, say, when, subscriptionState } = IAPKit;
   const accountSelect = document.getElementById("account");
   const accountStatus = document.getElementById("account-status");
+  const newAccountStatus = document.getElementById("new-account-status");
   const shop = document.getElementById("shop");
   const productsNode = document.getElementById("products");
   const subscriptionsNode = document.getElementById("subscriptions");
@@ -57,6 +58,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const state = await api("GET", "/simulator");
     storeNow = state.now;
     view = await api("GET", path(account));
+    // The products again: whether an introductory offer is still open depends on what the account bought since.
+    products = (await api("GET", path(account) + "/products")).products;
     pending = state.pendingPurchases.filter((item) => item.accountId === account);
     for (const product of products) {
       const waiting = pending.find((item) => item.productId === product.id);
@@ -84,8 +87,9 @@ document.addEventListener("DOMContentLoaded", () => {
 
   /** Redraws when what is shown changed (not at every refresh: a redraw loses the keyboard focus). */
   function render() {
-    const key = JSON.stringify([view, pending.map((item) => item.id), states, products.length,
-      view.transactions.map((t) => Boolean(t.expiresDate && storeNow && new Date(t.expiresDate) <= new Date(storeNow)))]);
+    const key = JSON.stringify([view, pending.map((item) => item.id), states, products,
+      view.transactions.map((t) => IAPKit.relative(t.expiresDate || t.purchaseDate, storeNow)),
+      view.subscriptions.map((s) => IAPKit.relative(s.expiresDate, storeNow))]);
     if (key === drawn) return;
     drawn = key;
     renderDevices();
@@ -106,7 +110,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const meta = [];
     if (product.kind === "consumable") meta.push(`You have bought ${count || 0}`);
     if (product.subscriptionPeriod) meta.push(`Every ${period(product.subscriptionPeriod)}`);
-    if (product.isEligibleForIntroductoryOffer) meta.push("Introductory offer available");
+    if (product.isEligibleForIntroductoryOffer && product.introductoryOffer) meta.push(offerWords(product.introductoryOffer));
     if (product.isFamilyShareable) meta.push("Family Sharing");
     const label = product.kind === "consumable" ? "Buy" : isOwned ? "Owned" : "Buy";
     return el("article", { class: "card", "data-product": product.id, "aria-labelledby": "name-" + cssId(product.id) },
@@ -156,29 +160,41 @@ document.addEventListener("DOMContentLoaded", () => {
       return;
     }
     const name = (id) => (products.find((p) => p.id === id) || { displayName: id }).displayName;
-    const tones = { subscribed: "good", inGracePeriod: "wait", inBillingRetry: "bad", expired: "bad", revoked: "bad" };
     fill(subscriptionsNode, view.subscriptions.map((subscription) => {
       const facts = [];
       const change = subscription.renewsToProductId && subscription.renewsToProductId !== subscription.productId;
+      const state = subscriptionState(subscription.state);
+      const over = IAPKit.isPast(subscription.expiresDate, storeNow);
       facts.push(el("dt", {}, "Plan"), el("dd", {}, name(subscription.productId), " ",
-        el("span", { class: "badge " + (tones[subscription.state] || "info") }, subscription.state)));
-      facts.push(el("dt", {}, subscription.willAutoRenew ? "Renews" : "Ends"), el("dd", {}, date(subscription.expiresDate)));
+        el("span", { class: "badge " + state.tone, "data-subscription-state": subscription.groupId }, state.text)));
+      facts.push(el("dt", {}, over ? "Period ended" : subscription.willAutoRenew ? "Renews" : "Ends"),
+        el("dd", { "data-renews": subscription.groupId }, when(subscription.expiresDate, storeNow)));
       if (change) facts.push(el("dt", {}, "Next period"), el("dd", {}, name(subscription.renewsToProductId), " (pending change)"));
-      if (subscription.gracePeriodExpiresDate) facts.push(el("dt", {}, "Grace period until"), el("dd", {}, date(subscription.gracePeriodExpiresDate)));
+      if (subscription.gracePeriodExpiresDate) {
+        facts.push(el("dt", {}, IAPKit.isPast(subscription.gracePeriodExpiresDate, storeNow) ? "Grace period ended" : "Grace period until"),
+          el("dd", {}, when(subscription.gracePeriodExpiresDate, storeNow)));
+      }
       if (subscription.isFamilyShared) facts.push(el("dt", {}, "Shared"), el("dd", {}, "through Family Sharing"));
+      const note = messages[subscription.groupId];
       const toggle = el("button", {
         type: "button", class: "secondary", "data-auto-renew": subscription.groupId,
         onclick: async () => {
+          clearMessages();
           try {
             view = await api("POST", path(account) + "/auto-renew", { groupId: subscription.groupId, enabled: !subscription.willAutoRenew });
-            render();
-          } catch (error) { say(accountStatus, error.message, "bad"); }
+            messages[subscription.groupId] = { text: subscription.willAutoRenew ? "Auto-renew is off: the plan ends with this period." : "Auto-renew is on again.", tone: "good" };
+          } catch (error) {
+            messages[subscription.groupId] = { text: error.message, tone: "bad" };
+          }
+          drawn = null;
+          render();
         },
       }, subscription.willAutoRenew ? "Turn off auto-renew" : "Turn on auto-renew");
       return el("div", { class: "card", "data-group": subscription.groupId },
         el("div", { class: "name" }, subscription.groupName || subscription.groupId),
         el("dl", { class: "fields" }, facts),
-        subscription.state === "subscribed" || subscription.state === "inGracePeriod" ? el("div", { class: "actions" }, toggle) : null);
+        subscription.state === "subscribed" || subscription.state === "inGracePeriod" ? el("div", { class: "actions" }, toggle) : null,
+        note ? el("p", { class: "status " + note.tone, role: "status", "data-group-status": subscription.groupId }, note.text) : null);
     }));
   }
 
@@ -189,14 +205,14 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     const name = (id) => (products.find((p) => p.id === id) || { displayName: id }).displayName;
     const rows = [...view.transactions].reverse().map((transaction) => el("tr", { "data-transaction": transaction.transactionId },
-      el("td", {}, name(transaction.productId)),
-      el("td", {}, date(transaction.purchaseDate)),
-      el("td", {}, transaction.expiresDate ? date(transaction.expiresDate) : "-"),
-      el("td", {}, transaction.revocationDate ? el("span", { class: "badge bad" }, "refunded " + date(transaction.revocationDate))
-        : transaction.expiresDate && storeNow && new Date(transaction.expiresDate) <= new Date(storeNow) ? el("span", { class: "badge info" }, "period over")
-        : el("span", { class: "badge good" }, transaction.expiresDate ? "current" : "ok")),
-      el("td", { class: "mono" }, transaction.transactionId)));
-    fill(purchasesNode, el("table", {},
+      el("th", { scope: "row" }, name(transaction.productId)),
+      el("td", { "data-label": "Bought" }, when(transaction.purchaseDate, storeNow)),
+      el("td", { "data-label": "Expires" }, transaction.expiresDate ? when(transaction.expiresDate, storeNow) : "never"),
+      el("td", { "data-label": "State" }, transaction.revocationDate ? el("span", { class: "badge bad" }, "Refunded " + IAPKit.relative(transaction.revocationDate, storeNow))
+        : transaction.expiresDate && IAPKit.isPast(transaction.expiresDate, storeNow) ? el("span", { class: "badge info" }, "Period over")
+        : el("span", { class: "badge good" }, transaction.expiresDate ? "Current period" : "Owned")),
+      el("td", { "data-label": "Transaction", class: "mono" }, transaction.transactionId)));
+    fill(purchasesNode, el("table", { class: "stack" },
       el("caption", { class: "visually-hidden" }, "Purchases, newest first"),
       el("thead", {}, el("tr", {}, ["Product", "Bought", "Expires", "State", "Transaction"].map((title) => el("th", { scope: "col" }, title)))),
       el("tbody", {}, rows)));
@@ -237,10 +253,32 @@ document.addEventListener("DOMContentLoaded", () => {
     return count === 1 ? units[match[2]] : `${count} ${units[match[2]]}s`;
   }
 
+  /** An introductory offer in words: "Introductory offer: 1 week free". */
+  function offerWords(offer) {
+    const periods = offer.numberOfPeriods || 1;
+    const length = offer.period ? (periods === 1 ? period(offer.period) : `${periods} × ${period(offer.period)}`) : "";
+    if (offer.paymentMode === "freeTrial") return `Introductory offer: ${length ? length + " " : ""}free`;
+    const each = offer.paymentMode === "payAsYouGo" ? " a period" : "";
+    return `Introductory offer${offer.price !== undefined ? ": " + offer.price + each : ""}${length ? " for " + length : ""}`;
+  }
+
+  // Messages of the last action taken on a subscription, by group (shown in its card).
+  const messages = {};
+
+  /** Forgets every earlier action's message: a status line speaks only for the latest action. */
+  function clearMessages() {
+    for (const key of Object.keys(messages)) delete messages[key];
+    for (const node of [accountStatus, newAccountStatus]) say(node, "");
+  }
+
   function cssId(text) { return text.replace(/[^A-Za-z0-9_-]/g, "_"); }
 
-  accountSelect.addEventListener("change", () => choose(accountSelect.value).catch((error) => say(accountStatus, error.message, "bad")));
+  accountSelect.addEventListener("change", () => {
+    clearMessages();
+    choose(accountSelect.value).catch((error) => say(accountStatus, error.message, "bad"));
+  });
   document.getElementById("add-device").addEventListener("click", async () => {
+    clearMessages();
     if (!account) return say(accountStatus, "Choose an account first.", "bad");
     try {
       const added = await api("POST", path(account) + "/devices");
@@ -250,6 +288,7 @@ document.addEventListener("DOMContentLoaded", () => {
     } catch (error) { say(accountStatus, error.message, "bad"); }
   });
   document.getElementById("restore").addEventListener("click", async () => {
+    clearMessages();
     if (!account) return say(accountStatus, "Choose an account first.", "bad");
     try {
       const restored = await api("POST", path(account) + "/sync");
@@ -259,6 +298,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   document.getElementById("new-account").addEventListener("submit", async (event) => {
     event.preventDefault();
+    clearMessages();
+    const form = event.target;
     const id = document.getElementById("new-id").value.trim();
     try {
       await api("POST", "/simulator/accounts", {
@@ -268,9 +309,10 @@ document.addEventListener("DOMContentLoaded", () => {
         storefront: document.getElementById("new-storefront").value,
         askToBuy: document.getElementById("new-ask").checked,
       });
-      say(accountStatus, `Account ${id} made, with one device.`, "good");
+      form.reset();
+      say(newAccountStatus, `Account ${id} made, with one device: it is buying now.`, "good");
       await loadAccounts(id);
-    } catch (error) { say(accountStatus, error.message, "bad"); }
+    } catch (error) { say(newAccountStatus, error.message, "bad"); }
   });
 
   loadAccounts().catch((error) => say(accountStatus,
