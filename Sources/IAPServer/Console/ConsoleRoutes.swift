@@ -88,8 +88,11 @@ struct ConsoleRoutes: Sendable {
         }
         group.get("customers/:id") { request, context in
             let id = try context.parameters.require("id")
-            let customer = try await service.customer(
-                id.removingPercentEncoding ?? id, bundleID: request.uri.queryParameters.get("bundleId"))
+            let search = id.removingPercentEncoding ?? id
+            let app = try service.app(bundleID: try request.textQuery("bundleId")).configuration.bundleID
+            guard let customer = try await service.consoleCustomer(search, bundleID: app) else {
+                throw ServiceError(.notFound, "customerNotFound", "no customer of \(app) is known as '\(search)'")
+            }
             return try await service.customerView(customer)
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 import IAPCatalog
+import IAPServerAPI
+import IAPSignedData
 
 /// A page of an app's customers as `/console/customers` answers it; `next` continues the list.
 struct CustomerList: ResponseEncodable {
@@ -18,8 +20,7 @@ extension ValidationService {
         let app = try self.app(bundleID: bundleID).configuration.bundleID
         var only: [String]?
         if let search = search?.trimmingCharacters(in: .whitespaces), !search.isEmpty {
-            let key = (try? Self.normalizedToken(search)) ?? search
-            only = try await customer(matching: key, bundleID: app).map { [$0.id] } ?? []
+            only = try await consoleCustomer(search, bundleID: app).map { [$0.id] } ?? []
         }
         do {
             let customers =
@@ -30,6 +31,31 @@ extension ValidationService {
         } catch {
             throw .storage(error)
         }
+    }
+}
+
+extension ValidationService {
+    /// The customer the console's search names: by any id stored here (app user id or alias, app account token,
+    /// transaction or original transaction id), else by an order id from a customer's emailed receipt, which only
+    /// Apple can resolve: the app's App Store Server API key looks the order up, and the customer is whoever owns its
+    /// first transaction here. Nil when neither finds one.
+    func consoleCustomer(_ search: String, bundleID: String) async throws(ServiceError) -> CustomerKey? {
+        let key = (try? Self.normalizedToken(search)) ?? search
+        if let found = try await customer(matching: key, bundleID: bundleID) { return found }
+        guard let client = try app(bundleID: bundleID).configuration.serverAPI,
+            search.utf8.count <= 64, search.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        else { return nil }
+        let order: OrderLookup
+        do { order = try await client.lookUpOrder(search) } catch {
+            throw ServiceError(
+                .upstreamFailed, "orderLookupFailed",
+                "'\(search)' is no id stored here, and Apple's order lookup answered \(error.code): \(error.reason)")
+        }
+        for transaction in order.transactions {
+            guard let original = transaction.originalTransactionID else { continue }
+            if let found = try await customer(matching: original, bundleID: bundleID) { return found }
+        }
+        return nil
     }
 }
 
