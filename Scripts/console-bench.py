@@ -45,7 +45,7 @@ APP = "com.example.florist"
 REFERENCE = 978_307_200
 now = time.time()
 random.seed(7)
-rows, owners = [], []
+rows, owners, notes = [], [], []
 next_id = 3_000_000_000_000_000
 
 
@@ -69,13 +69,16 @@ def transaction(original, product, bought, expires=None, price=0, refunded=None,
         record["offer"] = {"kind": "introductory", "isFreeTrial": True}
     record = {key: value for key, value in record.items() if value is not None}
     ms = lambda seconds: int(seconds * 1000) if seconds else None  # noqa: E731
+    first = 1 if expires and tid == original else 0
     rows.append((tid, original, APP, product, ms(bought), "doc-" + tid, None, json.dumps(record), ms(bought),
-                 ms(expires), ms(refunded), price, "USD" if price else None, "USA", 1 if trial else 0))
+                 ms(expires), ms(refunded), price, "USD" if price else None, "USA", 1 if trial else 0,
+                 ms(bought) // 86_400_000, first, owner))
     return tid
 
 
 for index in range(customers):
     customer = f"{index:08d}-0000-4000-8000-000000000000"
+    owner = customer
     for _ in range(random.randint(0, 14)):
         bought = now - random.uniform(0, 365 * 86_400)
         refunded = bought + 86_400 if random.random() < 0.02 else None
@@ -87,10 +90,14 @@ for index in range(customers):
         original = transaction(None, "com.example.florist.vip.silver", start, expires=start + 7 * 86_400, trial=True)
         owners.append((APP, original, customer, 1))
         period = start + 7 * 86_400
+        notes.append((original, "SUBSCRIBED", "INITIAL_BUY", start))
         while period < now and random.random() < 0.93:
             transaction(original, "com.example.florist.vip.silver", period, expires=period + 30 * 86_400,
                         price=4_990)
+            notes.append((original, "DID_RENEW", None, period))
             period += 30 * 86_400
+        if period < now:
+            notes.append((original, "EXPIRED", "VOLUNTARY", period))
 
 connection = sqlite3.connect(database)
 connection.execute("PRAGMA journal_mode = WAL")
@@ -99,15 +106,20 @@ with connection:
     connection.executemany(
         """INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id, signed_date,
             document, app_account_token, record, purchase_ms, expires_ms, revoked_ms, price, currency, storefront,
-            trial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14])
-         for r in rows])
+            trial, purchase_day, first_period, customer_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
     connection.executemany(
         "INSERT INTO iap_owners (bundle_id, original_transaction_id, customer_id, claimed) VALUES (?, ?, ?, ?)",
         owners)
+    # A notification for each subscription's start, renewal and end, as Apple sends them.
+    connection.executemany(
+        """INSERT INTO iap_notifications (bundle_id, notification_uuid, notification_type, subtype, signed_date,
+            received_at, body, original_transaction_id, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'recorded')""",
+        [(APP, f"{index:08x}-0000-4000-8000-{index:012x}", kind, subtype, int(at * 1000), int(at * 1000) + 500,
+          '{"signedPayload":"generated"}', original) for index, (original, kind, subtype, at) in enumerate(notes)])
 connection.execute("ANALYZE")
 connection.close()
-print(f"{customers} customers, {len(rows)} transactions, {len(owners)} purchases owned "
+print(f"{customers} customers, {len(rows)} transactions, {len(owners)} purchases owned, {len(notes)} notifications "
       f"(inserted in {time.time() - began:.0f} s; {os.path.getsize(database) >> 20} MB)")
 
 # 3. The console's reads, timed.
@@ -124,6 +136,15 @@ reads = [
     ("customers, search by transaction id", f"/console/customers?search={rows[len(rows) // 2][0]}"),
     ("customers, search by app account token", f"/console/customers?search={middle}"),
     ("a customer's page", f"/console/customers/{heavy}"),
+    ("log, newest notifications (50)", "/console/notifications"),
+    ("log, an older page", f"/console/notifications?before={int((now - 200 * 86_400) * 1000)}.f"),
+    ("log, one type (EXPIRED)", "/console/notifications?type=EXPIRED"),
+    ("log, a type and a subtype", "/console/notifications?type=SUBSCRIBED&subtype=INITIAL_BUY"),
+    ("log, a week's range", "/console/notifications?from="
+     + time.strftime("%Y-%m-%dT00:00:00Z", time.gmtime(now - 100 * 86_400))
+     + "&to=" + time.strftime("%Y-%m-%dT00:00:00Z", time.gmtime(now - 93 * 86_400))),
+    ("log of one customer", f"/console/notifications?customer={heavy}"),
+    ("the log page (HTML)", "/log"),
     ("the overview page (HTML)", "/overview"),
 ]
 print(f"\n| console read, {customers:,} customers, {len(rows):,} transactions, {runs} runs | median | slowest |")

@@ -114,8 +114,10 @@ struct OverviewTests {
         guard let database = try await StorageConformanceTests.database(backend) else { return }
         let storage = try await SQLStorage(database: database)
         try await Self.record(into: storage)
-        let migration = try #require(Migrations.all.first { $0.name == "2026-11-27-overview" })
-        let backfill = try #require(migration.statements(database.engine).first { $0.hasPrefix("UPDATE") })
+        let backfills = try ["2026-11-27-overview", "2026-11-27-console-speed"].map { name in
+            let migration = try #require(Migrations.all.first { $0.name == name })
+            return try #require(migration.statements(database.engine).first { $0.hasPrefix("UPDATE") })
+        }
         func run(_ statement: String) async throws {
             try await database.transaction { db in
                 try await db.run(SQLStatement(statement))
@@ -125,10 +127,10 @@ struct OverviewTests {
         try await run(
             """
             UPDATE iap_transactions SET purchase_ms = NULL, expires_ms = NULL, revoked_ms = NULL, price = NULL,
-                currency = NULL, storefront = NULL, trial = 0
+                currency = NULL, storefront = NULL, trial = 0, purchase_day = NULL, first_period = 0, customer_id = NULL
             """)
         #expect(try await storage.overview(Self.twoWeeks).totals.purchases == 0)
-        try await run(backfill)
+        for backfill in backfills { try await run(backfill) }
         Self.checkTwoWeeks(try await storage.overview(Self.twoWeeks))
         try await storage.shutdown()
     }
@@ -202,5 +204,56 @@ struct OverviewTests {
                 }
             }
         }
+    }
+}
+
+/// Each transaction row carries the customer who owns its purchase (paying customers are counted by it): it follows
+/// the owner table through a claim of a purchase the server had given a made-up owner, a transfer and a login.
+@Suite("Console overview: owners on rows")
+struct OverviewOwnerTests {
+    typealias Backend = StorageConformanceTests.Backend
+
+    @Test(arguments: [Backend.sqlite, .postgres]) func everyRowCarriesItsPurchasesOwner(_ backend: Backend)
+        async throws
+    {
+        guard let database = try await StorageConformanceTests.database(backend) else { return }
+        let storage = try await SQLStorage(database: database)
+        let app = OverviewTests.app
+        func mismatches() async throws -> Int64 {
+            let statement = SQLStatement(
+                """
+                SELECT COUNT(*) AS n FROM iap_transactions t
+                LEFT JOIN iap_owners o ON o.bundle_id = t.bundle_id
+                    AND o.original_transaction_id = t.original_transaction_id
+                WHERE o.customer_id IS NULL OR t.customer_id IS NULL OR t.customer_id <> o.customer_id
+                """)
+            let rows: [SQLRow] = try await database.read { db in try await db.rows(statement) }
+            return try rows.first?.integer("n") ?? -1
+        }
+        func paying() async throws -> Int { try await storage.overview(OverviewTests.twoWeeks).payingCustomers }
+        // A notification first: the server makes the owner up (the original transaction id).
+        let first = OverviewTests.transaction("m1", product: "p.monthly", bought: 1, expires: 31, price: 9_990)
+        _ = try await storage.record(PurchaseBatch(claimant: nil, transactions: [first]))
+        let renewal = OverviewTests.transaction(
+            "m2", original: "m1", product: "p.monthly", bought: 2, expires: 32, price: 9_990)
+        _ = try await storage.record(PurchaseBatch(claimant: nil, transactions: [renewal]))
+        #expect(try await mismatches() == 0)
+        // The app posts it for its user: the made-up owner gives way, and both rows follow.
+        _ = try await storage.record(PurchaseBatch(claimant: "user-a", transactions: [renewal]))
+        #expect(try await mismatches() == 0)
+        #expect(
+            try await storage.customers(bundleID: app, after: nil, only: nil, limit: 10).map(\.customerId) == ["user-a"]
+        )
+        // Another user restores it under the transfer policy.
+        _ = try await storage.record(PurchaseBatch(claimant: "user-b", transactions: [renewal], policy: .transfer))
+        #expect(try await mismatches() == 0)
+        // A second purchase by an anonymous customer, who then logs in as user-b: merged.
+        let coins = OverviewTests.transaction("k9", product: "p.coins", bought: 3, price: 1_990)
+        _ = try await storage.record(PurchaseBatch(claimant: "anon-1", transactions: [coins]))
+        #expect(try await paying() == 2)
+        _ = try await storage.logIn(CustomerKey(bundleID: app, id: "anon-1"), as: "user-b", announcing: nil)
+        #expect(try await mismatches() == 0)
+        #expect(try await paying() == 1, "user-b alone paid, for both")
+        try await storage.shutdown()
     }
 }

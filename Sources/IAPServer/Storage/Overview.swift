@@ -5,14 +5,19 @@ import IAPCore
 /// counted active at (the end of the span, or now when the span runs past it).
 public struct OverviewQuery: Hashable, Sendable {
     public var bundleID: String
+    /// The start of the span's first UTC day.
     public var from: Date
+    /// The end of the span's last UTC day.
     public var to: Date
     public var now: Date
 
+    /// The span is whole UTC days: from the start of `from`'s day to the end of the day before `to` (a `to` at
+    /// midnight ends the day before it; any later moment ends its own day).
     public init(bundleID: String, from: Date, to: Date, now: Date) {
+        let day = OverviewLine.millisecondsPerDay
         self.bundleID = bundleID
-        self.from = from
-        self.to = to
+        self.from = Date(millisecondsSince1970: Overview.day(of: from) * day)
+        self.to = Date(millisecondsSince1970: (Overview.day(of: to.addingTimeInterval(-0.001)) + 1) * day)
         self.now = now
     }
 
@@ -143,6 +148,10 @@ extension Overview {
     }
 
     /// Days since 1970 (UTC) of a moment.
+    /// The UTC day a moment in milliseconds falls on, as SQL divides (towards zero: the same for any moment after
+    /// 1970), for the day stored with each transaction.
+    static func day(ofMilliseconds milliseconds: Int64) -> Int64 { milliseconds / OverviewLine.millisecondsPerDay }
+
     static func day(of date: Date) -> Int64 {
         let milliseconds = date.millisecondsSince1970
         return milliseconds >= 0

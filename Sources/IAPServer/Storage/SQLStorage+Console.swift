@@ -15,16 +15,18 @@ extension SQLStorage {
         let moment = SQLValue.integer(query.moment.millisecondsSince1970)
         let app = SQLValue.text(query.bundleID)
         let day = OverviewLine.millisecondsPerDay
+        // Purchases by the UTC day stored with each row: the span's whole days, grouped in the index's own order (no
+        // sort), counted from the index alone.
+        let firstDay = SQLValue.integer(Overview.day(of: query.from))
+        let lastDay = SQLValue.integer(Overview.day(of: query.to))
         let purchases = SQLStatement(
             """
-            SELECT purchase_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
-                COALESCE(currency, '') AS currency,
-                CASE WHEN expires_ms IS NOT NULL AND transaction_id = original_transaction_id THEN 1 ELSE 0 END
-                    AS first,
+            SELECT purchase_day AS day, product_id, COALESCE(storefront, '') AS storefront,
+                COALESCE(currency, '') AS currency, first_period AS first,
                 COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
-            FROM iap_transactions WHERE bundle_id = $1 AND purchase_ms >= $2 AND purchase_ms < $3
-            GROUP BY 1, 2, 3, 4, 5
-            """, [app, from, to])
+            FROM iap_transactions WHERE bundle_id = $1 AND purchase_day >= $2 AND purchase_day < $3
+            GROUP BY purchase_day, product_id, storefront, currency, first_period
+            """, [app, firstDay, lastDay])
         let refunds = SQLStatement(
             """
             SELECT revoked_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
@@ -58,12 +60,9 @@ extension SQLStorage {
             """, [app, moment])
         let paying = SQLStatement(
             """
-            SELECT COUNT(DISTINCT o.customer_id) AS n
-            FROM iap_transactions t
-            JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = t.original_transaction_id
-            WHERE t.bundle_id = $1 AND t.purchase_ms >= $2 AND t.purchase_ms < $3 AND t.price > 0
-                AND t.revoked_ms IS NULL AND o.claimed IN (0, 1)
-            """, [app, from, to])
+            SELECT COUNT(DISTINCT customer_id) AS n FROM iap_transactions
+            WHERE bundle_id = $1 AND purchase_day >= $2 AND purchase_day < $3 AND price > 0 AND revoked_ms IS NULL
+            """, [app, firstDay, lastDay])
         return (purchases, refunds, churns, actives, paying)
     }
 

@@ -32,6 +32,7 @@ extension SQLStorage {
                     RETURNING original_transaction_id
                     """, [.text(bundleID), .text(source.id), .text(target)])
             ).map { try $0.text("original_transaction_id") }.sorted()
+            for original in moved { try await Self.setOwner(of: original, bundleID: bundleID, to: target, db: db) }
             // Consumptions follow (one recorded under the same key by both stays once).
             try await db.run(
                 SQLStatement(
@@ -89,5 +90,6 @@ extension SQLStorage {
                 UPDATE iap_owners SET customer_id = $3, claimed = 1
                 WHERE bundle_id = $1 AND original_transaction_id = $2
                 """, [.text(bundleID), .text(original), .text(customer)]))
+        try await setOwner(of: original, bundleID: bundleID, to: customer, db: db)
     }
 }

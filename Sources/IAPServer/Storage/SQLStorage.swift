@@ -482,7 +482,8 @@ public final class SQLStorage: ServerStorage {
     private static func own(_ transaction: StoredTransaction, claimant: String?, db: any SQLStatementRunner)
         async throws -> String
     {
-        let customer = claimant ?? PurchaseBatch.implicitOwner(of: transaction)
+        let implicit = PurchaseBatch.implicitOwner(of: transaction)
+        let customer = claimant ?? implicit
         // One statement: the row is always touched, and RETURNING answers the owner after the rule was applied.
         let rows = try await db.rows(
             SQLStatement(
@@ -500,17 +501,41 @@ public final class SQLStorage: ServerStorage {
                     .text(transaction.bundleID), .text(transaction.originalTransactionID), .text(customer),
                     .integer(claimant == nil ? 0 : 1),
                 ]))
-        return try rows.first?.text("customer_id") ?? customer
+        let owner = try rows.first?.text("customer_id") ?? customer
+        // A claim may have just taken the purchase from the owner the server made up: its stored rows follow.
+        if claimant != nil, owner == customer, customer != implicit {
+            try await Self.setOwner(
+                of: transaction.originalTransactionID, bundleID: transaction.bundleID, to: owner, db: db)
+        }
+        return owner
     }
 
-    /// The columns the console's overview adds up, from a record (see the `2026-11-27-overview` migration).
+    /// Keeps the owner each stored transaction row carries (the console counts paying customers by it) equal to the
+    /// owner table's, after a purchase changed hands.
+    static func setOwner(of original: String, bundleID: String, to customer: String, db: any SQLStatementRunner)
+        async throws
+    {
+        try await db.run(
+            SQLStatement(
+                """
+                UPDATE iap_transactions SET customer_id = $3
+                WHERE bundle_id = $1 AND original_transaction_id = $2 AND customer_id <> $3
+                """, [.text(bundleID), .text(original), .text(customer)]))
+    }
+
+    /// The columns the console's overview adds up, from a record (see the `2026-11-27-overview` and
+    /// `2026-11-27-console-speed` migrations): the moments, price, currency, storefront, free trial, UTC day and
+    /// whether it is a subscription's first period.
     static func overviewColumns(_ record: PurchaseRecord) -> [SQLValue] {
-        [
-            .integer(record.purchaseDate.millisecondsSince1970),
+        let purchased = record.purchaseDate.millisecondsSince1970
+        let first = record.expiresDate != nil && record.transactionID == record.originalTransactionID
+        return [
+            .integer(purchased),
             record.expiresDate.map { .integer($0.millisecondsSince1970) } ?? .null,
             record.revocation.map { .integer($0.date.millisecondsSince1970) } ?? .null,
             record.price.map { .integer($0) } ?? .null, SQLValue(record.currency), SQLValue(record.storefront),
             .integer(record.offer?.isFreeTrial == true ? 1 : 0),
+            .integer(Overview.day(ofMilliseconds: purchased)), .integer(first ? 1 : 0),
         ]
     }
 
@@ -521,14 +546,17 @@ public final class SQLStorage: ServerStorage {
                     """
                     INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
                         signed_date, document, app_account_token, record, announce_at, announce_moment,
-                        purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                        purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial, purchase_day,
+                        first_period, customer_id)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+                        (SELECT customer_id FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2))
                     ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
                         original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id, signed_date = excluded.signed_date,
                         document = excluded.document, app_account_token = excluded.app_account_token,
                         record = excluded.record, purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms,
                         revoked_ms = excluded.revoked_ms, price = excluded.price, currency = excluded.currency,
-                        storefront = excluded.storefront, trial = excluded.trial
+                        storefront = excluded.storefront, trial = excluded.trial, purchase_day = excluded.purchase_day,
+                        first_period = excluded.first_period, customer_id = excluded.customer_id
                     WHERE excluded.signed_date > iap_transactions.signed_date
                         OR (excluded.signed_date = iap_transactions.signed_date
                             AND excluded.document > iap_transactions.document)
