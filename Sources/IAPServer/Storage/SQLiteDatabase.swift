@@ -26,7 +26,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Readers not in use, and whether the database was closed (readers handed back afterwards are closed).
     private let idleReaders = Mutex<(connections: [SQLiteConnection], closed: Bool)>(([], false))
     /// How many idle readers are kept open; more are opened while reads overlap, and closed when handed back.
-    private let keptReaders = 4
+    private let keptReaders = 8
 
     /// Opens (creating when missing) the database at `path`; `":memory:"` opens a private in-memory database, read and
     /// written through one connection.
