@@ -116,8 +116,8 @@ struct OverviewTests {
         try await Self.record(into: storage)
         let backfills = try ["2026-11-27-overview", "2026-11-27-console-speed"].map { name in
             let migration = try #require(Migrations.all.first { $0.name == name })
-            return try #require(migration.statements(database.engine).first { $0.hasPrefix("UPDATE") })
-        }
+            return migration.statements(database.engine).filter { $0.hasPrefix("UPDATE") }
+        }.joined()
         func run(_ statement: String) async throws {
             try await database.transaction { db in
                 try await db.run(SQLStatement(statement))
@@ -127,7 +127,8 @@ struct OverviewTests {
         try await run(
             """
             UPDATE iap_transactions SET purchase_ms = NULL, expires_ms = NULL, revoked_ms = NULL, price = NULL,
-                currency = NULL, storefront = NULL, trial = 0, purchase_day = NULL, first_period = 0, customer_id = NULL
+                currency = NULL, storefront = NULL, trial = 0, purchase_day = NULL, first_period = 0, customer_id = NULL,
+                superseded = 0
             """)
         #expect(try await storage.overview(Self.twoWeeks).totals.purchases == 0)
         for backfill in backfills { try await run(backfill) }
@@ -204,6 +205,30 @@ struct OverviewTests {
                 }
             }
         }
+    }
+}
+
+extension OverviewTests {
+    /// A period counts as churned only when no later period of its subscription is stored, whatever order they
+    /// arrive in.
+    @Test(arguments: Backend.allCases) func churnIsTheLastPeriodWhateverTheOrderWritten(_ backend: Backend)
+        async throws
+    {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        let second = Self.transaction("r2", original: "r1", product: "p.monthly", bought: 5, expires: 10, price: 990)
+        let first = Self.transaction("r1", product: "p.monthly", bought: 0, expires: 5, price: 990)
+        let third = Self.transaction("r3", original: "r1", product: "p.monthly", bought: 10, expires: 15, price: 990)
+        let query = OverviewQuery(bundleID: Self.app, from: Self.start, to: Self.day(20), now: Self.day(20))
+        _ = try await storage.record(PurchaseBatch(claimant: "c", transactions: [second]))
+        _ = try await storage.record(PurchaseBatch(claimant: "c", transactions: [first]))
+        var overview = try await storage.overview(query)
+        #expect(overview.totals.churned == 1, "the second period ended, the first was followed")
+        #expect(overview.days[10].figures.churned == 1)
+        _ = try await storage.record(PurchaseBatch(claimant: "c", transactions: [third]))
+        overview = try await storage.overview(query)
+        #expect(overview.totals.churned == 1 && overview.days[15].figures.churned == 1, "now the third ended")
+        #expect(overview.totals.newSubscriptions == 1 && overview.totals.purchases == 3)
+        try await storage.shutdown()
     }
 }
 

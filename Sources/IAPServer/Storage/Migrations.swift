@@ -319,9 +319,9 @@ enum Migrations {
             ]
         },
         // The overview's month within 200 ms at a million transactions: each transaction row keeps its UTC day, whether
-        // it is a subscription's first period, and the customer who owns it (kept with the owner table: a claim, a
-        // transfer or a login that moves a purchase updates its rows too), so purchases group in the index's order and
-        // paying customers are counted from the index alone, without a lookup of the owner per purchase.
+        // it is a subscription's first period, the customer who owns it (kept with the owner table: a claim, a
+        // transfer or a login that moves a purchase updates its rows too) and whether a later period followed it, so
+        // purchases group in the index's order, and paying customers and churn are counted from indexes alone.
         Migration(name: "2026-11-27-console-speed") { _ in
             [
                 "ALTER TABLE iap_transactions ADD COLUMN customer_id TEXT",
@@ -342,6 +342,23 @@ enum Migrations {
                     storefront, currency, first_period, price, purchase_ms, revoked_ms, customer_id)
                 """,
                 "DROP INDEX iap_owners_owner",
+                // Whether a later period of the same subscription is stored: churn is the periods ending in a span
+                // that nothing followed, read from the expiry index alone instead of a look for a later period each.
+                "ALTER TABLE iap_transactions ADD COLUMN superseded BIGINT NOT NULL DEFAULT 0",
+                """
+                UPDATE iap_transactions SET superseded = 1
+                WHERE expires_ms IS NOT NULL AND EXISTS (
+                    SELECT 1 FROM iap_transactions l
+                    WHERE l.bundle_id = iap_transactions.bundle_id
+                        AND l.original_transaction_id = iap_transactions.original_transaction_id
+                        AND l.expires_ms > iap_transactions.expires_ms)
+                """,
+                "DROP INDEX iap_transactions_expiring",
+                """
+                CREATE INDEX iap_transactions_expiring ON iap_transactions (bundle_id, expires_ms, product_id,
+                    storefront, revoked_ms, superseded, purchase_ms, trial, original_transaction_id)
+                WHERE expires_ms IS NOT NULL
+                """,
             ]
         },
         // The console's notification log: what each notification is about and what the server did with it (unknown,

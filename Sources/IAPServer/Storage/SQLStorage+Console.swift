@@ -37,15 +37,10 @@ extension SQLStorage {
             """, [app, from, to])
         let churns = SQLStatement(
             """
-            SELECT t.expires_ms / \(day) AS day, t.product_id, COALESCE(t.storefront, '') AS storefront,
-                COUNT(*) AS n
-            FROM iap_transactions t
-            WHERE t.bundle_id = $1 AND t.expires_ms IS NOT NULL AND t.expires_ms >= $2 AND t.expires_ms < $3
-                AND t.revoked_ms IS NULL
-                AND NOT EXISTS (
-                    SELECT 1 FROM iap_transactions l
-                    WHERE l.bundle_id = t.bundle_id AND l.original_transaction_id = t.original_transaction_id
-                        AND l.expires_ms IS NOT NULL AND l.expires_ms > t.expires_ms)
+            SELECT expires_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront, COUNT(*) AS n
+            FROM iap_transactions
+            WHERE bundle_id = $1 AND expires_ms IS NOT NULL AND expires_ms >= $2 AND expires_ms < $3
+                AND revoked_ms IS NULL AND superseded = 0
             GROUP BY 1, 2, 3
             """, [app, from, moment])
         let actives = SQLStatement(

@@ -547,16 +547,21 @@ public final class SQLStorage: ServerStorage {
                     INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
                         signed_date, document, app_account_token, record, announce_at, announce_moment,
                         purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial, purchase_day,
-                        first_period, customer_id)
+                        first_period, customer_id, superseded)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-                        (SELECT customer_id FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2))
+                        (SELECT customer_id FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2),
+                        CASE WHEN EXISTS (
+                            SELECT 1 FROM iap_transactions l
+                            WHERE l.bundle_id = $3 AND l.original_transaction_id = $2 AND l.expires_ms > $12)
+                        THEN 1 ELSE 0 END)
                     ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
                         original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id, signed_date = excluded.signed_date,
                         document = excluded.document, app_account_token = excluded.app_account_token,
                         record = excluded.record, purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms,
                         revoked_ms = excluded.revoked_ms, price = excluded.price, currency = excluded.currency,
                         storefront = excluded.storefront, trial = excluded.trial, purchase_day = excluded.purchase_day,
-                        first_period = excluded.first_period, customer_id = excluded.customer_id
+                        first_period = excluded.first_period, customer_id = excluded.customer_id,
+                        superseded = excluded.superseded
                     WHERE excluded.signed_date > iap_transactions.signed_date
                         OR (excluded.signed_date = iap_transactions.signed_date
                             AND excluded.document > iap_transactions.document)
@@ -569,6 +574,20 @@ public final class SQLStorage: ServerStorage {
                         rows.announce.map { .integer($0.at) } ?? .null,
                         rows.announce.map { .integer($0.moment) } ?? .null,
                     ] + Self.overviewColumns(transaction.record)))
+            // A new period supersedes the earlier ones of its subscription (they no longer count as churned).
+            if let expires = transaction.record.expiresDate {
+                try await db.run(
+                    SQLStatement(
+                        """
+                        UPDATE iap_transactions SET superseded = 1
+                        WHERE bundle_id = $1 AND original_transaction_id = $2 AND expires_ms IS NOT NULL
+                            AND expires_ms < $3 AND superseded = 0
+                        """,
+                        [
+                            .text(transaction.bundleID), .text(transaction.originalTransactionID),
+                            .integer(expires.millisecondsSince1970),
+                        ]))
+            }
         }
         for (renewal, json) in rows.renewals {
             try await db.run(
