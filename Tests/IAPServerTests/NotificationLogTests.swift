@@ -167,7 +167,7 @@ struct NotificationLogTests {
                 #expect(answer["code"] as? String == "notificationNotFound")
             }
             for query in [
-                "outcome=lost", "from=yesterday", "before=nonsense", "limit=0",
+                "outcome=lost", "from=yesterday", "before=nonsense", "limit=0", "type=%00", "customer=a%01b",
                 "type=\(String(repeating: "x", count: 300))",
             ] {
                 try await client.execute(uri: "/console/notifications?\(query)", method: .get) { response in

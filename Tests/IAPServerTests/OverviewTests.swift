@@ -272,13 +272,22 @@ struct OverviewOwnerTests {
         // Another user restores it under the transfer policy.
         _ = try await storage.record(PurchaseBatch(claimant: "user-b", transactions: [renewal], policy: .transfer))
         #expect(try await mismatches() == 0)
+        // A purchase without a token notified first (owner made up), then a later period posted with the app's token
+        // as the claimant: the earlier row follows too, though the token is the posted transaction's own owner.
+        let plain = OverviewTests.transaction("t1", product: "p.monthly", bought: 4, expires: 34, price: 990)
+        _ = try await storage.record(PurchaseBatch(claimant: nil, transactions: [plain]))
+        var tokened = OverviewTests.transaction(
+            "t2", original: "t1", product: "p.monthly", bought: 5, expires: 35, price: 990)
+        tokened.appAccountToken = "00000000-0000-4000-8000-0000000000c1"
+        _ = try await storage.record(PurchaseBatch(claimant: tokened.appAccountToken, transactions: [tokened]))
+        #expect(try await mismatches() == 0)
         // A second purchase by an anonymous customer, who then logs in as user-b: merged.
         let coins = OverviewTests.transaction("k9", product: "p.coins", bought: 3, price: 1_990)
         _ = try await storage.record(PurchaseBatch(claimant: "anon-1", transactions: [coins]))
-        #expect(try await paying() == 2)
+        #expect(try await paying() == 3, "user-b, the token's customer and anon-1")
         _ = try await storage.logIn(CustomerKey(bundleID: app, id: "anon-1"), as: "user-b", announcing: nil)
         #expect(try await mismatches() == 0)
-        #expect(try await paying() == 1, "user-b alone paid, for both")
+        #expect(try await paying() == 2, "user-b paid for both, and the token's customer")
         try await storage.shutdown()
     }
 }

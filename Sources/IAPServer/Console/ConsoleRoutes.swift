@@ -83,7 +83,8 @@ struct ConsoleRoutes: Sendable {
         group.get("customers") { request, _ in
             let query = request.uri.queryParameters
             return try await service.customerList(
-                bundleID: query.get("bundleId"), search: query.get("search"), after: query.get("after"),
+                bundleID: try request.textQuery("bundleId"), search: try request.textQuery("search", limit: 1_024),
+                after: try request.textQuery("after", limit: 1_024),
                 limit: try request.integerQuery("limit", in: 1...200) ?? 50)
         }
         group.get("customers/:id") { request, context in

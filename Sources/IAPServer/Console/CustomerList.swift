@@ -40,6 +40,11 @@ extension ValidationService {
     /// Apple can resolve: the app's App Store Server API key looks the order up, and the customer is whoever owns its
     /// first transaction here. Nil when neither finds one.
     func consoleCustomer(_ search: String, bundleID: String) async throws(ServiceError) -> CustomerKey? {
+        guard search.utf8.count <= 1_024,
+            !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw .badRequest("invalidCustomerId", "a customer id is at most 1,024 bytes, without control characters")
+        }
         let key = (try? Self.normalizedToken(search)) ?? search
         if let found = try await customer(matching: key, bundleID: bundleID) { return found }
         guard let client = try app(bundleID: bundleID).configuration.serverAPI,

@@ -146,7 +146,7 @@ extension ValidationService {
         }
         var customerID: String?
         if let customer {
-            customerID = try await self.customer(matching: customer, bundleID: app)?.id
+            customerID = try await consoleCustomer(customer, bundleID: app)?.id
             guard customerID != nil else { return NotificationLogPage(items: [], refusedOnly: false) }
         }
         let entries: [NotificationLogEntry]

@@ -33,11 +33,14 @@ extension Request {
         return date
     }
 
-    /// A text value of at most `limit` bytes (an id, a type), or nil when the parameter is absent or empty.
+    /// A text value of at most `limit` bytes without control characters (an id, a type), or nil when the parameter is
+    /// absent or empty.
     package func textQuery(_ name: String, limit: Int = 200) throws(APIError) -> String? {
         guard let text = uri.queryParameters.get(name), !text.isEmpty else { return nil }
-        guard text.utf8.count <= limit else {
-            throw .badRequest("invalidQuery", "'\(name)' must be at most \(limit) bytes")
+        guard text.utf8.count <= limit,
+            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw .badRequest("invalidQuery", "'\(name)' must be at most \(limit) bytes, without control characters")
         }
         return String(text)
     }

@@ -64,7 +64,8 @@ document.addEventListener("DOMContentLoaded", () => {
             stretch.entitledProductIds.length ? "owns " + stretch.entitledProductIds.map(product).join(", ") : "owns nothing",
             stretch.gained.length ? [" ", el("span", { class: "badge good" }, "gained " + stretch.gained.map(product).join(", "))] : null,
             stretch.lost.length ? [" ", el("span", { class: "badge bad" }, "lost " + stretch.lost.map(product).join(", "))] : null)))
-          : el("p", {}, "No purchase yet.")),
+          : el("p", {}, customer.transactions.length
+            ? "Nothing they bought grants access over time (consumables only)." : "No purchase yet.")),
       el("section", { class: "panel", "aria-labelledby": "history-title" },
         el("h2", { id: "history-title" }, "Stored transactions"),
         customer.moreTransactions ? el("p", {}, "The newest " + customer.transactions.length +

@@ -47,15 +47,26 @@ document.addEventListener("DOMContentLoaded", async () => {
   const detail = document.getElementById("notification-detail");
   const notificationRows = el("tbody", {});
   let nextNotifications = null;
+  let applied = null;   // the filters of the list shown: older pages continue it, whatever the form says now
+  let loading = false;  // an older page on its way: another click waits for it
+  let generation = 0;   // a new list drops what an earlier one still brings
 
   async function loadNotifications(more) {
-    if (!more) { notificationRows.replaceChildren(); nextNotifications = null; fill(detail); }
-    const parameters = query(notificationForm);
+    if (more && loading) return;
+    if (!more) {
+      notificationRows.replaceChildren(); nextNotifications = null; fill(detail);
+      applied = query(notificationForm);
+      generation += 1;
+    }
+    const mine = generation;
+    loading = true;
+    const parameters = new URLSearchParams(applied);
     parameters.set("limit", "50");
     if (more && nextNotifications) parameters.set("before", nextNotifications);
     say(notificationStatus, "Loading…", "wait");
     try {
       const page = await api("GET", "/console/notifications?" + parameters);
+      if (mine !== generation) return;
       for (const item of page.items) notificationRows.append(notificationRow(item));
       nextNotifications = page.next || null;
       const shown = notificationRows.children.length;
@@ -68,6 +79,8 @@ document.addEventListener("DOMContentLoaded", async () => {
         (page.refusedOnly ? " (refusals are kept in memory by this instance: the last 100)." : ".") : "");
     } catch (error) {
       say(notificationStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
+    } finally {
+      loading = false;
     }
   }
 

@@ -342,6 +342,9 @@ enum Migrations {
                     storefront, currency, first_period, price, purchase_ms, revoked_ms, customer_id)
                 """,
                 "DROP INDEX iap_owners_owner",
+                // Set by the owner upsert when a claim just took the purchase from the owner the server made up, so
+                // the write knows its other rows must follow without asking.
+                "ALTER TABLE iap_owners ADD COLUMN moved BIGINT NOT NULL DEFAULT 0",
                 // Whether a later period of the same subscription is stored: churn is the periods ending in a span
                 // that nothing followed, read from the expiry index alone instead of a look for a later period each.
                 "ALTER TABLE iap_transactions ADD COLUMN superseded BIGINT NOT NULL DEFAULT 0",

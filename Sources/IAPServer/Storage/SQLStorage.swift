@@ -482,8 +482,7 @@ public final class SQLStorage: ServerStorage {
     private static func own(_ transaction: StoredTransaction, claimant: String?, db: any SQLStatementRunner)
         async throws -> String
     {
-        let implicit = PurchaseBatch.implicitOwner(of: transaction)
-        let customer = claimant ?? implicit
+        let customer = claimant ?? PurchaseBatch.implicitOwner(of: transaction)
         // One statement: the row is always touched, and RETURNING answers the owner after the rule was applied.
         let rows = try await db.rows(
             SQLStatement(
@@ -494,16 +493,18 @@ public final class SQLStorage: ServerStorage {
                     customer_id = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
                         THEN excluded.customer_id ELSE iap_owners.customer_id END,
                     claimed = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
-                        THEN 1 ELSE iap_owners.claimed END
-                RETURNING customer_id
+                        THEN 1 ELSE iap_owners.claimed END,
+                    moved = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
+                        AND iap_owners.customer_id <> excluded.customer_id THEN 1 ELSE 0 END
+                RETURNING customer_id, moved
                 """,
                 [
                     .text(transaction.bundleID), .text(transaction.originalTransactionID), .text(customer),
                     .integer(claimant == nil ? 0 : 1),
                 ]))
         let owner = try rows.first?.text("customer_id") ?? customer
-        // A claim may have just taken the purchase from the owner the server made up: its stored rows follow.
-        if claimant != nil, owner == customer, customer != implicit {
+        // A claim just took the purchase from the owner the server made up: its stored rows follow.
+        if try rows.first?.integer("moved") == 1 {
             try await Self.setOwner(
                 of: transaction.originalTransactionID, bundleID: transaction.bundleID, to: owner, db: db)
         }
@@ -519,7 +520,7 @@ public final class SQLStorage: ServerStorage {
             SQLStatement(
                 """
                 UPDATE iap_transactions SET customer_id = $3
-                WHERE bundle_id = $1 AND original_transaction_id = $2 AND customer_id <> $3
+                WHERE bundle_id = $1 AND original_transaction_id = $2 AND (customer_id IS NULL OR customer_id <> $3)
                 """, [.text(bundleID), .text(original), .text(customer)]))
     }
 

@@ -219,6 +219,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   async function buy(product) {
+    clearMessages();
     states[product.id] = { text: "Purchase in progress…", tone: "wait", since: new Date(0).toISOString() };
     render();
     try {
@@ -267,7 +268,11 @@ document.addEventListener("DOMContentLoaded", () => {
 
   /** Forgets every earlier action's message: a status line speaks only for the latest action. */
   function clearMessages() {
-    for (const key of Object.keys(messages)) delete messages[key];
+    if (Object.keys(messages).length) {
+      for (const key of Object.keys(messages)) delete messages[key];
+      drawn = null;  // the cards that showed one are drawn again without it
+      if (view) render();
+    }
     for (const node of [accountStatus, newAccountStatus]) say(node, "");
   }
 
