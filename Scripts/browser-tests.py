@@ -404,6 +404,8 @@ def main():
         click(driver, "#notification-log [data-open]")
         wait_text(driver, "#notification-opened", '"notificationType": "DID_RENEW"')
         wait_text(driver, "#notification-opened", "passed")
+        driver.execute_script("window.scrollTo(0, document.getElementById('notifications').offsetTop - 60)")
+        driver.save_screenshot(os.path.join(SHOTS, "log.png"))
         Select(driver.find_element(By.ID, "n-type")).select_by_value("")
         Select(driver.find_element(By.ID, "n-outcome")).select_by_value("refused")
         click(driver, "#n-apply")
@@ -414,7 +416,6 @@ def main():
         click(driver, "#e-apply")
         WebDriverWait(driver, 20).until(lambda d: "initialPurchase" not in text_of(d, "#events"))
         wait_text(driver, "#event-log", "renewal")
-        driver.save_screenshot(os.path.join(SHOTS, "log.png"))
         ok("log: notifications with what the server did, filtered, one decoded with its checks; a forged one refused "
            "and listed; events to the webhook filtered by type")
 

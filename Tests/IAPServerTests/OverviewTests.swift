@@ -232,6 +232,35 @@ extension OverviewTests {
     }
 }
 
+extension OverviewTests {
+    /// A subscription is counted active once at a moment, whichever of its periods holds it: a renewal charged before
+    /// the period ended overlaps it, and a refunded last period leaves the one before it.
+    @Test(arguments: Backend.allCases) func anActiveSubscriptionCountsOnce(_ backend: Backend) async throws {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        let early = [
+            Self.transaction("e1", product: "p.monthly", bought: 0, expires: 10, price: 990),
+            Self.transaction("e2", original: "e1", product: "p.monthly", bought: 9, expires: 40, price: 990),
+        ]
+        let refunded = [
+            Self.transaction("q1", product: "p.yearly", bought: 0, expires: 12, price: 990, trial: true),
+            Self.transaction(
+                "q2", original: "q1", product: "p.yearly", bought: 11, expires: 50, price: 990, refunded: 11.5),
+        ]
+        for transaction in early + refunded {
+            _ = try await storage.record(PurchaseBatch(claimant: "c", transactions: [transaction]))
+        }
+        func active(at day: Double) async throws -> (Int, Int) {
+            let overview = try await storage.overview(
+                OverviewQuery(bundleID: Self.app, from: Self.start, to: Self.day(60), now: Self.day(day)))
+            return (overview.totals.activeSubscriptions ?? 0, overview.totals.activeTrials ?? 0)
+        }
+        #expect(try await active(at: 9.5) == (2, 1), "e1 and e2 overlap: once; q1's trial")
+        #expect(try await active(at: 11.8) == (2, 1), "q2 refunded: q1 still holds the moment")
+        #expect(try await active(at: 20) == (1, 0), "e2 only")
+        try await storage.shutdown()
+    }
+}
+
 /// Each transaction row carries the customer who owns its purchase (paying customers are counted by it): it follows
 /// the owner table through a claim of a purchase the server had given a made-up owner, a transfer and a login.
 @Suite("Console overview: owners on rows")

@@ -51,7 +51,8 @@ struct QueryPlanTests {
                     try $0.text("detail")
                 }
             }
-            let reads = details.filter { $0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH") }
+            // `held` is the active subscriptions' union, read once as it is made: not a table.
+            let reads = details.filter { ($0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH")) && $0 != "SCAN held" }
             #expect(!reads.isEmpty, "\(name): \(details)")
             #expect(reads.allSatisfy { $0.hasPrefix("SEARCH") }, "\(name): \(details)")
             #expect(

@@ -43,15 +43,33 @@ extension SQLStorage {
                 AND revoked_ms IS NULL AND superseded = 0
             GROUP BY 1, 2, 3
             """, [app, from, moment])
+        // A subscription is active at the moment when one of its periods holds it. Its latest period (not superseded)
+        // is one row per subscription, so those are counted as rows; only a subscription whose latest period does not
+        // hold the moment (a moment in the past, a renewal charged early, a refunded last period) is looked at
+        // further, and counted once.
+        let holds = "expires_ms IS NOT NULL AND expires_ms > $2 AND purchase_ms <= $2 AND revoked_ms IS NULL"
         let actives = SQLStatement(
             """
-            SELECT product_id, COALESCE(storefront, '') AS storefront,
-                COUNT(DISTINCT original_transaction_id) AS n,
-                COUNT(DISTINCT CASE WHEN trial = 1 THEN original_transaction_id END) AS trials
-            FROM iap_transactions
-            WHERE bundle_id = $1 AND expires_ms IS NOT NULL AND expires_ms > $2 AND purchase_ms <= $2
-                AND revoked_ms IS NULL
-            GROUP BY 1, 2
+            SELECT product_id, storefront, CAST(SUM(n) AS BIGINT) AS n, CAST(SUM(trials) AS BIGINT) AS trials FROM (
+                SELECT product_id, COALESCE(storefront, '') AS storefront, COUNT(*) AS n,
+                    COUNT(CASE WHEN trial = 1 THEN 1 END) AS trials
+                FROM iap_transactions
+                WHERE bundle_id = $1 AND \(holds) AND superseded = 0
+                GROUP BY 1, 2
+                UNION ALL
+                SELECT t.product_id, COALESCE(t.storefront, '') AS storefront,
+                    COUNT(DISTINCT t.original_transaction_id) AS n,
+                    COUNT(DISTINCT CASE WHEN t.trial = 1 THEN t.original_transaction_id END) AS trials
+                FROM iap_transactions t
+                WHERE t.bundle_id = $1 AND t.\(holds.replacingOccurrences(of: " AND ", with: " AND t."))
+                    AND t.superseded = 1
+                    AND NOT EXISTS (
+                        SELECT 1 FROM iap_transactions l
+                        WHERE l.bundle_id = t.bundle_id AND l.original_transaction_id = t.original_transaction_id
+                            AND l.superseded = 0 AND l.\(holds.replacingOccurrences(of: " AND ", with: " AND l.")))
+                GROUP BY 1, 2
+            ) AS held
+            GROUP BY product_id, storefront
             """, [app, moment])
         let paying = SQLStatement(
             """
