@@ -532,8 +532,22 @@ def main_simulator_off():
             fail(f"the header shows a store clock with the simulator off: {driver.find_element(By.ID, 'clock').text}")
         ok("simulator off: the admin token asked for and given, the overview is the first page, no store in the "
            "navigation")
+        # Two apps served: the overview offers a choice, and the other app's overview is its own (empty).
+        chooser = driver.find_element(By.ID, "app")
+        if not chooser.is_displayed() or len(Select(chooser).options) != 2:
+            fail("simulator off: two apps are served, but the overview offers no choice of app")
+        florist = driver.find_element(By.ID, "totals").text
+        Select(chooser).select_by_value("com.example.shop")
+        click(driver, "#show")
+        # The overview is drawn anew: an element read a moment ago may be gone.
+        WebDriverWait(driver, 20, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
+            lambda d: "com.example.shop" in d.find_element(By.ID, "totals-title").text
+            and "Purchases\n0" in d.find_element(By.ID, "totals").text)
+        if "Purchases\n0" in florist:
+            fail(f"simulator off: the second app's overview is not its own: {florist!r}")
+        ok("simulator off: two apps, the overview of each chosen by name")
 
-        customers = api("GET", "/console/customers")["customers"]
+        customers = api("GET", "/console/customers?bundleId=com.example.florist")["customers"]
         if not customers:
             fail("simulator off: the first run's customers are not listed")
         driver.get(BASE + "/customers")

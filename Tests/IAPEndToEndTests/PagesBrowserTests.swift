@@ -46,16 +46,20 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(name).png").path))
         }
 
-        // The same database serving the florist as a configured app, the simulator off, behind an admin token.
+        // The same database serving the florist and a second app, the simulator off, behind an admin token.
         let token = "pages-admin-token-0123456789"
         let settings: [String: Any] = [
-            "apps": ["florist"],
+            "apps": ["florist", "shop"],
             "app": [
                 "florist": [
                     "bundleId": "com.example.florist", "environments": ["Sandbox"],
                     "roots": [folder.appendingPathComponent("roots/jws-root.der").path],
                     "catalog": Self.package.appendingPathComponent("Examples/Florist/Florist.storekit").path,
-                ]
+                ],
+                "shop": [
+                    "bundleId": "com.example.shop", "environments": ["Sandbox"],
+                    "roots": [folder.appendingPathComponent("roots/jws-root.der").path],
+                ],
             ],
             "simulator": ["enabled": false], "adminToken": token, "database": ["url": database],
         ]

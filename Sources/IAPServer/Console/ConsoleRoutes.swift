@@ -81,8 +81,7 @@ struct ConsoleRoutes: Sendable {
             try service.catalogNames(bundleID: try request.textQuery("bundleId"))
         }
         group.get("customers") { request, _ in
-            let query = request.uri.queryParameters
-            return try await service.customerList(
+            try await service.customerList(
                 bundleID: try request.textQuery("bundleId"), search: try request.textQuery("search", limit: 1_024),
                 after: try request.textQuery("after", limit: 1_024),
                 limit: try request.integerQuery("limit", in: 1...200) ?? 50)

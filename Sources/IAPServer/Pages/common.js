@@ -121,6 +121,20 @@ const IAPKit = (() => {
     return (document.body.dataset.features || "").split(" ").includes("simulator");
   }
 
+  /**
+   * Fills an app chooser (`<select>` inside a `<label>`) with the apps this server serves (`/health`); the label is
+   * shown only when there is more than one to choose from. Resolves once filled.
+   */
+  async function chooseApp(select) {
+    let apps = [];
+    try { apps = (await api("GET", "/health")).apps || []; } catch { apps = []; }
+    fill(select, apps.map((id) => el("option", { value: id }, id)));
+    const wanted = new URLSearchParams(location.search).get("bundleId");
+    if (wanted && apps.includes(wanted)) select.value = wanted;
+    const label = select.closest("label");
+    if (label) label.hidden = apps.length < 2;
+  }
+
   /** The names of an app's products and subscription groups (`/console/names`), fetched once per app. */
   const nameBooks = {};
   async function names(bundleId) {
@@ -190,5 +204,5 @@ const IAPKit = (() => {
 
   document.addEventListener("DOMContentLoaded", startClock);
 
-  return { api, el, fill, date, say, relative, when, isPast, subscriptionState, money, names, storeNow, simulatorOn };
+  return { api, el, fill, date, say, relative, when, isPast, subscriptionState, money, names, storeNow, simulatorOn, chooseApp };
 })();

@@ -11,7 +11,7 @@ document.addEventListener("DOMContentLoaded", () => {
     input.value = id;
     say(status, "Looking up…", "wait");
     try {
-      const customer = await api("GET", "/console/customers/" + encodeURIComponent(id));
+      const customer = await api("GET", "/console/customers/" + encodeURIComponent(id) + appQuery("?"));
       const book = await IAPKit.names(customer.bundleId);
       say(status, `Customer ${customer.customerId} of ${customer.bundleId}.`, "good");
       fill(result, render(customer, book));
@@ -85,7 +85,7 @@ document.addEventListener("DOMContentLoaded", () => {
         customer.notifications.length ? el("ul", { id: "customer-notifications" }, customer.notifications.map((item) => el("li", {},
           when(item.receivedAt, now), ": ", el("span", { class: "mono" }, item.notificationType + (item.subtype ? " / " + item.subtype : "")), ". ", item.summary)))
           : el("p", {}, "None recorded."),
-        el("p", {}, el("a", { href: "/log?customer=" + encodeURIComponent(customer.customerId) }, "Every notification of this customer in the log"))),
+        el("p", {}, el("a", { href: "/log?customer=" + encodeURIComponent(customer.customerId) + "&bundleId=" + encodeURIComponent(customer.bundleId) }, "Every notification of this customer in the log"))),
       customer.deliveries.length ? deliveries(customer) : null,
     ];
   }
@@ -142,7 +142,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (now === null) now = await IAPKit.storeNow();
     say(listStatus, "Loading…", "wait");
     try {
-      const page = await api("GET", "/console/customers?limit=50" + (next ? "&after=" + encodeURIComponent(next) : ""));
+      const page = await api("GET", "/console/customers?limit=50" + (next ? "&after=" + encodeURIComponent(next) : "") + appQuery("&"));
       for (const customer of page.customers) {
         rows.append(el("tr", {},
           el("th", { scope: "row" }, el("button", { type: "button", class: "link mono", "data-open": customer.customerId, onclick: () => lookUp(customer.customerId) }, customer.customerId)),
@@ -163,7 +163,17 @@ document.addEventListener("DOMContentLoaded", () => {
       say(listStatus, `${error.code ? error.code + ": " : ""}${error.message}`, "bad");
     }
   }
-  more();
+  // The app whose customers are shown (a chooser when the server serves several).
+  const appSelect = document.getElementById("app");
+  function appQuery(separator) {
+    return appSelect.value ? separator + "bundleId=" + encodeURIComponent(appSelect.value) : "";
+  }
+  appSelect.addEventListener("change", () => { rows.replaceChildren(); next = null; fill(result); more(); });
+  IAPKit.chooseApp(appSelect).then(() => {
+    more();
+    const wanted = new URLSearchParams(location.search).get("id");
+    if (wanted) lookUp(wanted);
+  });
 
   document.getElementById("lookup-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -174,8 +184,6 @@ document.addEventListener("DOMContentLoaded", () => {
   // transaction id of their first purchase.
   (async () => {
     const known = document.getElementById("known");
-    const wanted = new URLSearchParams(location.search).get("id");
-    if (wanted) lookUp(wanted);
     if (!IAPKit.simulatorOn()) return;
     try {
       const state = await api("GET", "/simulator");

@@ -36,8 +36,8 @@ document.addEventListener("DOMContentLoaded", async () => {
     }
   }
 
-  const customerLink = (id) => id
-    ? el("a", { href: "/customers?id=" + encodeURIComponent(id), class: "mono" }, id)
+  const customerLink = (id, bundleId) => id
+    ? el("a", { href: "/customers?id=" + encodeURIComponent(id) + (bundleId ? "&bundleId=" + encodeURIComponent(bundleId) : ""), class: "mono" }, id)
     : el("span", { class: "muted" }, "none");
 
   // Notifications received.
@@ -90,7 +90,7 @@ document.addEventListener("DOMContentLoaded", async () => {
       el("td", { "data-label": "Received" }, when(item.receivedAt, now)),
       el("td", { "data-label": "Type" }, el("span", { class: "mono" }, item.notificationType || "unknown"),
         item.subtype ? [" ", el("span", { class: "mono muted" }, item.subtype)] : null),
-      el("td", { "data-label": "Customer" }, customerLink(item.customerId)),
+      el("td", { "data-label": "Customer" }, customerLink(item.customerId, item.bundleId)),
       el("td", { "data-label": "What the server did" },
         el("span", { class: "badge " + (outcomeTone[outcome] || "info") }, outcomeWords[outcome] || "Not kept"), " ",
         el("span", {}, item.summary + (item.code ? ` (${item.code})` : ""))),
@@ -105,7 +105,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   async function open(item) {
     fill(detail, el("p", { class: "status wait" }, "Decoding…"));
     try {
-      const stored = await api("GET", "/console/notifications/" + encodeURIComponent(item.notificationUUID));
+      const stored = await api("GET", "/console/notifications/" + encodeURIComponent(item.notificationUUID) +
+        "?bundleId=" + encodeURIComponent(item.bundleId));
       const inspection = await api("POST", "/console/inspect", { document: stored.body });
       fill(detail, el("section", { class: "detail", "aria-labelledby": "detail-title", id: "notification-opened" },
         el("h3", { id: "detail-title", tabindex: "-1" }, `${item.notificationType}${item.subtype ? " / " + item.subtype : ""}, received ${when(item.receivedAt, now)}`),
@@ -143,7 +144,7 @@ document.addEventListener("DOMContentLoaded", async () => {
         el("tbody", {}, answer.deliveries.map((delivery) => el("tr", { "data-event": delivery.eventId },
           el("td", { "data-label": "Created" }, when(delivery.createdAt, null)),
           el("td", { "data-label": "Event" }, el("span", { class: "mono" }, delivery.type)),
-          el("td", { "data-label": "Customer" }, customerLink(delivery.customerId)),
+          el("td", { "data-label": "Customer" }, customerLink(delivery.customerId, delivery.bundleId)),
           el("td", { "data-label": "Delivery" }, el("span", { class: "badge " + deliveryTone[delivery.state] }, deliveryWords[delivery.state] || delivery.state),
             delivery.state === "pending" && delivery.nextAttemptAt ? ` next try ${when(delivery.nextAttemptAt, null)}` : ""),
           el("td", { "data-label": "Attempts" }, String(delivery.attempts.length)),
@@ -168,6 +169,7 @@ document.addEventListener("DOMContentLoaded", async () => {
     }
   }
 
+  await Promise.all([IAPKit.chooseApp(document.getElementById("n-app")), IAPKit.chooseApp(document.getElementById("e-app"))]);
   prefill(notificationForm, "");
   prefill(eventForm, "event-");
   notificationForm.addEventListener("submit", (event) => { event.preventDefault(); loadNotifications(false); });

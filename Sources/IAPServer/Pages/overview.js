@@ -123,7 +123,8 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   async function show() {
-    const query = "range=" + encodeURIComponent(range.value);
+    const app = document.getElementById("app").value;
+    const query = "range=" + encodeURIComponent(range.value) + (app ? "&bundleId=" + encodeURIComponent(app) : "");
     say(status, "Loading…", "wait");
     try {
       const overview = await api("GET", "/console/overview?" + query);
@@ -139,5 +140,5 @@ document.addEventListener("DOMContentLoaded", () => {
     event.preventDefault();
     show();
   });
-  show();
+  IAPKit.chooseApp(document.getElementById("app")).then(show);
 });
