@@ -41,7 +41,7 @@ extension ValidationService {
     /// first transaction here. Nil when neither finds one.
     func consoleCustomer(_ search: String, bundleID: String) async throws(ServiceError) -> CustomerKey? {
         guard search.utf8.count <= 1_024,
-            !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            !search.hasControlCharacters
         else {
             throw .badRequest("invalidCustomerId", "a customer id is at most 1,024 bytes, without control characters")
         }

@@ -38,10 +38,18 @@ extension Request {
     package func textQuery(_ name: String, limit: Int = 200) throws(APIError) -> String? {
         guard let text = uri.queryParameters.get(name), !text.isEmpty else { return nil }
         guard text.utf8.count <= limit,
-            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            !text.hasControlCharacters
         else {
             throw .badRequest("invalidQuery", "'\(name)' must be at most \(limit) bytes, without control characters")
         }
         return String(text)
+    }
+}
+
+extension StringProtocol {
+    /// Whether any character is a control character (a NUL among them, which PostgreSQL refuses in text): ids and
+    /// filters a client sends are refused with one.
+    package var hasControlCharacters: Bool {
+        unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 }
