@@ -15,7 +15,7 @@ case "$action" in
     data="$(mktemp -d /tmp/iapkit-pg.XXXXXX)"
     [ "$(id -u)" = 0 ] && chown postgres "$data"
     as_postgres "$bin/initdb -D $data -A trust -U postgres >/dev/null"
-    as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off\" >/dev/null"
+    as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off ${PGEXTRA:-}\" >/dev/null"
     as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"
     echo "$data postgres://postgres@127.0.0.1:$port/iapkit_test?sslmode=disable"
     ;;

@@ -17,13 +17,28 @@ import Testing
     typealias F = FloristCatalog
 
     /// Waits (bounded) until the model shows what `condition` asks for.
-    static func until(_ model: StoreModel, _ condition: @MainActor (StoreModel) -> Bool) async throws {
-        for _ in 0..<1000 {
+    /// Refreshes `model` until `condition` holds: at least 200 times and for up to 60 s of wall-clock time, so a
+    /// loaded machine (slow refreshes) does not run out of tries before the state arrives.
+    static func until(
+        _ model: StoreModel, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @MainActor (StoreModel) -> Bool
+    ) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        var tries = 0
+        while tries < 200 || clock.now < deadline {
             await model.refresh()
             if await condition(model) { return }
+            tries += 1
             try await Task.sleep(for: .milliseconds(5))
         }
-        Issue.record("the model never showed the expected state")
+        let groups = await model.subscriptionGroups.map { "\($0.name): \($0.status?.currentProductID ?? "none")" }
+        let entitled = await model.entitled.sorted()
+        let error = await model.errorMessage ?? "none"
+        let message =
+            "the model never showed the expected state after \(tries) refreshes; entitled: \(entitled), "
+            + "groups: \(groups), error: \(error)"
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
     }
 
     @Test(arguments: ModeKind.allCases)
