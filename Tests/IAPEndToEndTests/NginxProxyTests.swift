@@ -14,7 +14,7 @@ import Testing
     static let site = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("deploy/nginx/iapkit.conf")
     /// The paths a deployment serves on its public name (everything else is the operator's).
-    static let publicPrefixes = ["/v1/", "/verifyReceipt", "/sandbox/verifyReceipt", "/health", "/openapi.yaml"]
+    static let publicPrefixes = ["/v1/", "/verifyReceipt", "/sandbox/verifyReceipt", "/health", "/ready", "/openapi.yaml"]
 
     /// A free loopback port (bound, read and released).
     static func freePort() throws -> Int {

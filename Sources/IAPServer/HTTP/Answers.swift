@@ -90,6 +90,13 @@ enum Answers {
     struct Health: ResponseEncodable {
         var status: String
         var apps: [String]
-        var storage: StorageCounts
+        /// `reachable` or `unreachable`.
+        var database: String
+        /// Absent while the database is unreachable.
+        var storage: StorageCounts?
+    }
+
+    struct Ready: ResponseEncodable {
+        var ready: Bool
     }
 }

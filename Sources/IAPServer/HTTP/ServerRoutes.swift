@@ -12,7 +12,8 @@ struct ServerRoutes: Sendable {
 
     func add(to router: Router<ServerRequestContext>) {
         let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
-        router.get("/health") { _, _ in try await health() }
+        router.get("/health") { _, _ in await health() }
+        router.get("/ready") { _, _ in try await ready() }
         let signing = AnswerSigningMiddleware(
             signer: configuration.answerSigner, bodyLimit: configuration.maximumBodySize)
         let documents = router.group("v1").add(middleware: AccessKeyMiddleware(ring: ring, required: false))
@@ -67,10 +68,22 @@ struct ServerRoutes: Sendable {
 
     // MARK: - Handlers (each returns its answer; the context's encoder writes it, ErrorMiddleware any refusal)
 
-    func health() async throws -> Answers.Health {
-        let counts: StorageCounts
-        do { counts = try await service.storage.counts() } catch { throw APIError.storage(error) }
-        return Answers.Health(status: "ok", apps: service.bundleIDs, storage: counts)
+    /// Liveness: this process serves requests (200 whatever the database does). The counts come when the database
+    /// answers; `database` says whether it did.
+    func health() async -> Answers.Health {
+        let counts = try? await service.storage.counts()
+        return Answers.Health(
+            status: "ok", apps: service.bundleIDs, database: counts == nil ? "unreachable" : "reachable",
+            storage: counts)
+    }
+
+    /// Readiness: whether this instance can reach its database now; 503 `storageUnavailable` when it cannot, so a
+    /// load balancer sends requests elsewhere.
+    func ready() async throws -> Answers.Ready {
+        guard await service.storage.reachable() else {
+            throw APIError(503, "storageUnavailable", "the database is unavailable; try again shortly")
+        }
+        return Answers.Ready(ready: true)
     }
 
     /// The caller of a route behind a required key (the middleware refused a request without one).

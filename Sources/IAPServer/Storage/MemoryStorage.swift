@@ -398,6 +398,8 @@ public actor MemoryStorage: ServerStorage {
 
     public func shutdown() throws(StorageError) {}
 
+    public func reachable() async -> Bool { true }
+
     // MARK: - The rules
 
     private func conflict(in batch: PurchaseBatch) -> RecordOutcome? {

@@ -11,6 +11,9 @@ public final class PostgresDatabase: SQLDatabase {
     private let runner: Task<Void, Never>
     private let logger: Logger
     private let prepared = PreparedStatements()
+    private let reachability = Reachability()
+    /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 2 by default).
+    let connectTimeout: Duration
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`; TLS is off by
     /// default for loopback hosts and preferred otherwise).
@@ -19,8 +22,19 @@ public final class PostgresDatabase: SQLDatabase {
             configuration: try Self.configuration(url: url, maximumConnections: maximumConnections),
             backgroundLogger: logger)
         self.logger = logger
+        connectTimeout = try Self.connectTimeout(url: url)
         let client = self.client
         runner = Task { await client.run() }
+    }
+
+    /// The URL's `connect_timeout` (whole seconds, 1 to 600; 2 when absent).
+    static func connectTimeout(url text: String) throws -> Duration {
+        guard let value = URLComponents(string: text)?.queryItems?.first(where: { $0.name == "connect_timeout" })?.value
+        else { return .seconds(2) }
+        guard let seconds = Int(value), (1...600).contains(seconds) else {
+            throw StorageError(code: "badDatabaseURL", reason: "connect_timeout '\(value)' is not 1 to 600 seconds")
+        }
+        return .seconds(seconds)
     }
 
     /// The pool configuration a URL describes; throws a message naming what is wrong.
@@ -51,6 +65,7 @@ public final class PostgresDatabase: SQLDatabase {
             host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
             database: database.isEmpty ? nil : database, tls: tls)
         configuration.options.maximumConnections = pool.flatMap { Int($0) } ?? maximumConnections
+        configuration.options.connectTimeout = try connectTimeout(url: text)
         // Every statement is an index lookup written for its plan: plan each prepared one once, never again per
         // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
         configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
@@ -60,7 +75,7 @@ public final class PostgresDatabase: SQLDatabase {
     public func transaction<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws -> R {
-        try await client.withConnection { connection in
+        try await withConnection { connection in
             let runner = PostgresRunner(connection: connection, logger: logger, prepared: prepared)
             try await runner.run(SQLStatement("BEGIN"))
             do {
@@ -75,16 +90,103 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
-        try await client.withConnection { connection in
+        try await withConnection { connection in
             try await body(PostgresRunner(connection: connection, logger: logger, prepared: prepared))
         }
     }
 
     /// Runs one statement outside any transaction (PostgreSQL refuses some inside one, such as `CREATE DATABASE`).
     public func execute(_ statement: SQLStatement) async throws {
-        try await client.withConnection { connection in
+        try await withConnection { connection in
             try await PostgresRunner(connection: connection, logger: logger, prepared: prepared).run(statement)
         }
+    }
+
+    /// Whether the database answers `SELECT 1` within the connect timeout; false at once while it is known down
+    /// (the probe is asking it).
+    public func reachable() async -> Bool {
+        reachability.isDown ? false : await answers()
+    }
+
+    private func answers() async -> Bool {
+        do {
+            try await withConnection(probing: true) { connection in
+                _ = try await PostgresRunner(connection: connection, logger: logger, prepared: prepared)
+                    .rows(SQLStatement("SELECT 1"))
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Runs `body` on a leased connection, failing fast while the database is known unreachable, and waiting at most
+    /// the connect timeout for a connection. A connection that cannot be had or breaks marks the database
+    /// unreachable; from then on a probe asks it every quarter second, and statements fail at once (`storageUnavailable`,
+    /// 503) until it answers. The pool reconnects by itself: no restart is needed.
+    private func withConnection<R: Sendable>(
+        probing: Bool = false, _ body: (PostgresConnection) async throws -> R
+    ) async throws -> R {
+        if !probing, reachability.isDown { throw DatabaseUnreachable(reason: "the database is not answering") }
+        do {
+            return try await withoutActuallyEscaping(body) { body in
+                let work = UncheckedSendable(body)
+                let client = self.client
+                let leased = Locked(false)
+                return try await withThrowingTaskGroup(of: R?.self) { group in
+                    group.addTask {
+                        try await client.withConnection { connection in
+                            leased.withLock { $0 = true }
+                            return try await work.value(connection)
+                        }
+                    }
+                    let timeout = connectTimeout
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        if !leased.withLock({ $0 }) {
+                            throw DatabaseUnreachable(reason: "no connection to the database within \(timeout)")
+                        }
+                        return nil
+                    }
+                    while let finished = try await group.next() {
+                        if let result = finished {
+                            group.cancelAll()
+                            return result
+                        }
+                    }
+                    throw CancellationError()
+                }
+            }
+        } catch let error where Self.isConnectionFailure(error) {
+            if !probing { startProbing() }
+            throw error
+        }
+    }
+
+    /// Marks the database unreachable and, unless one runs, starts the probe that marks it reachable again.
+    private func startProbing() {
+        guard reachability.markDown() else { return }
+        logger.warning("the database is unreachable: statements fail at once until it answers again")
+        Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                if await answers() {
+                    reachability.markUp()
+                    logger.notice("the database answers again")
+                    return
+                }
+            }
+        }
+    }
+
+    /// Whether an error means the database could not be reached (rather than refusing a statement): no connection in
+    /// time, a connection that broke, or PostgreSQL shutting down or starting (SQLSTATE classes 08 and 57).
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        if error is DatabaseUnreachable { return true }
+        if let failure = error as? PostgresFailure { return ["08", "57"].contains(failure.state.prefix(2)) }
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] { return ["08", "57"].contains(state.prefix(2)) }
+        return error.code != .server && error.code != .queryCancelled && error.code != .tooManyParameters
     }
 
     public func close() async throws {
@@ -339,4 +441,33 @@ final class PreparedStatements: Sendable {
         let start = text.drop { $0.isWhitespace }.prefix(6).uppercased()
         return ["SELECT", "INSERT", "UPDATE", "DELETE"].contains(start) || start.hasPrefix("WITH")
     }
+}
+
+/// Whether this instance last found its database reachable.
+private final class Reachability: Sendable {
+    private let down = Locked(false)
+
+    var isDown: Bool { down.withLock { $0 } }
+
+    /// Marks it down; true when it was up (the caller starts the probe).
+    func markDown() -> Bool {
+        down.withLock { down in
+            defer { down = true }
+            return !down
+        }
+    }
+
+    func markUp() { down.withLock { $0 = false } }
+}
+
+/// The database could not be reached: no connection within the connect timeout, or known down.
+struct DatabaseUnreachable: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
+}
+
+/// A value handed to a child task that is the only one to use it.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

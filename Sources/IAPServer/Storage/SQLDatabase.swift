@@ -101,4 +101,12 @@ public protocol SQLDatabase: Sendable {
     func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R
     /// Closes every connection; calls in flight finish first.
     func close() async throws
+    /// Whether the database answers a statement now (what readiness reports).
+    func reachable() async -> Bool
+}
+
+extension SQLDatabase {
+    public func reachable() async -> Bool {
+        (try? await read { try await $0.rows(SQLStatement("SELECT 1")) }) != nil
+    }
 }

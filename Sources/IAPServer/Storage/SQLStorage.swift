@@ -372,6 +372,8 @@ public final class SQLStorage: ServerStorage {
         return try Self.decoding { try rows.compactMap { UInt64(try $0.text("transaction_id")) }.max() }
     }
 
+    public func reachable() async -> Bool { await database.reachable() }
+
     public func shutdown() async throws(StorageError) {
         do { try await database.close() } catch { throw StorageError.unavailable(error) }
     }

@@ -115,6 +115,8 @@ public protocol ServerStorage: Sendable {
 
     /// Closes connections; in-flight calls finish first.
     func shutdown() async throws(StorageError)
+    /// Whether the storage can be read and written now: what `GET /ready` reports. Memory always can.
+    func reachable() async -> Bool
 }
 
 extension ServerStorage {
