@@ -2,8 +2,16 @@
 # Starts a throwaway PostgreSQL server on loopback for the tests and benchmarks (Debian's postgresql package, installed
 # when missing), and prints the URL to use. Stop it with: Scripts/postgres.sh stop DATADIR
 # Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL"
+#        Scripts/postgres.sh pause DATADIR    (stops the server and keeps its data: a database outage)
+#        Scripts/postgres.sh resume DATADIR PORT
 set -euo pipefail
 action="${1:-start}"
+# The server outlives this script: it must not inherit a descriptor of its caller beyond the standard three (a test
+# runner waiting on a pipe, or on a descriptor that tells it the script exited, would otherwise wait for the server).
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1
 fi
@@ -18,6 +26,12 @@ case "$action" in
     as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off ${PGEXTRA:-}\" >/dev/null"
     as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"
     echo "$data postgres://postgres@127.0.0.1:$port/iapkit_test?sslmode=disable"
+    ;;
+  pause)
+    as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -m fast -w stop >/dev/null"
+    ;;
+  resume)
+    as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -l $2/server.log -w start -o \"-p ${3:?PORT} -k $2 -c listen_addresses=127.0.0.1 -c fsync=off ${PGEXTRA:-}\" >/dev/null"
     ;;
   stop)
     as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -m fast -w stop >/dev/null"

@@ -14,7 +14,9 @@ import Testing
     static let site = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("deploy/nginx/iapkit.conf")
     /// The paths a deployment serves on its public name (everything else is the operator's).
-    static let publicPrefixes = ["/v1/", "/verifyReceipt", "/sandbox/verifyReceipt", "/health", "/ready", "/openapi.yaml"]
+    static let publicPrefixes = [
+        "/v1/", "/verifyReceipt", "/sandbox/verifyReceipt", "/health", "/ready", "/openapi.yaml",
+    ]
 
     /// A free loopback port (bound, read and released).
     static func freePort() throws -> Int {
@@ -24,9 +26,11 @@ import Testing
     }
 
     /// The site file made runnable here: the upstream and listening ports, the test's certificate, no IPv6 or port 80.
-    static func runnableSite(upstream: Int, port: Int, certificate: URL, key: URL) throws -> String {
+    static func runnableSite(upstreams: [Int], port: Int, certificate: URL, key: URL) throws -> String {
         var site = try String(contentsOf: Self.site, encoding: .utf8)
-        site = site.replacingOccurrences(of: "server 127.0.0.1:8080;", with: "server 127.0.0.1:\(upstream);")
+        site = site.replacingOccurrences(
+            of: "server 127.0.0.1:8080;",
+            with: upstreams.map { "server 127.0.0.1:\($0);" }.joined(separator: "\n    "))
         site = site.replacingOccurrences(of: "listen 443 ssl http2;", with: "listen 127.0.0.1:\(port) ssl http2;")
         site = site.replacingOccurrences(
             of: "/etc/letsencrypt/live/iap.example.com/fullchain.pem", with: certificate.path)
@@ -68,60 +72,9 @@ import Testing
         let server = try await ServerProcess.start(["--config", config.path])
         defer { Task { try? await server.stop() } }
 
-        // A certificate for the public name, and nginx with the repository's site.
-        let certificate = folder.appendingPathComponent("site.pem")
-        let key = folder.appendingPathComponent("site.key")
-        let (made, madeOutput) = try await ExternalTool.run(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-                "-subj", "/CN=iap.example.com", "-keyout", key.path, "-out", certificate.path,
-            ])
-        try #require(made == 0, "\(madeOutput)")
-        let port = try Self.freePort()
-        let prefix = folder.appendingPathComponent("nginx")
-        try FileManager.default.createDirectory(at: prefix, withIntermediateDirectories: true)
-        let site = try Self.runnableSite(upstream: server.port, port: port, certificate: certificate, key: key)
-        let main = """
-            daemon off;
-            worker_processes 1;
-            pid \(prefix.path)/nginx.pid;
-            error_log \(prefix.path)/error.log warn;
-            events { worker_connections 256; }
-            http {
-                access_log off;
-                client_body_temp_path \(prefix.path)/body;
-                proxy_temp_path \(prefix.path)/proxy;
-                fastcgi_temp_path \(prefix.path)/fastcgi;
-                uwsgi_temp_path \(prefix.path)/uwsgi;
-                scgi_temp_path \(prefix.path)/scgi;
-            \(site)
-            }
-            """
-        let configuration = prefix.appendingPathComponent("nginx.conf")
-        try main.write(to: configuration, atomically: true, encoding: .utf8)
-        let (checked, checkOutput) = try await ExternalTool.run(
-            Self.nginx, ["-t", "-p", prefix.path, "-c", configuration.path, "-e", prefix.path + "/error.log"])
-        try #require(checked == 0, "nginx -t: \(checkOutput)")
-        let proxy = Process()
-        proxy.executableURL = URL(fileURLWithPath: Self.nginx)
-        proxy.arguments = ["-p", prefix.path, "-c", configuration.path, "-e", prefix.path + "/error.log"]
-        proxy.standardOutput = FileHandle.nullDevice
-        proxy.standardError = FileHandle.nullDevice
-        try proxy.run()
-        defer {
-            // The master process stops its worker on SIGTERM; a proxy that does not go within 5 s is killed.
-            kill(proxy.processIdentifier, SIGTERM)
-            let deadline = Date() + 5
-            while proxy.isRunning && Date() < deadline { usleep(20_000) }
-            if proxy.isRunning { kill(proxy.processIdentifier, SIGKILL) }
-        }
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = (try? await Self.curl(port: port, "GET", "/health").status) == 200
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        try #require(ready, "nginx did not come up")
+        let nginx = try await NginxProcess.start(upstreams: [server.port], in: folder)
+        defer { nginx.stop() }
+        let port = nginx.port
 
         // Every documented operation: public ones reach the server (its JSON answer, whatever the status); the
         // operator's stop at the proxy with nginx's 404, even with the admin token.

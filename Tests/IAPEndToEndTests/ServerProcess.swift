@@ -67,8 +67,18 @@ final class ServerProcess: @unchecked Sendable {
             text += String(decoding: chunk, as: UTF8.self)
             if let range = text.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 port = Int(text[range].split(separator: ":").last!)!
-                // Keep reading what the server writes (its logs), so a full pipe never blocks it.
-                output.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+                // Keep reading what the server writes (its logs), so a full pipe never blocks it; with
+                // IAPKIT_TEST_SERVER_LOGS set to a folder, they are kept there, one file per server.
+                let kept = ProcessInfo.processInfo.environment["IAPKIT_TEST_SERVER_LOGS"].flatMap { folder in
+                    let file = URL(fileURLWithPath: folder).appendingPathComponent("serve-\(port).log")
+                    _ = FileManager.default.createFile(atPath: file.path, contents: Data(text.utf8))
+                    return try? FileHandle(forWritingTo: file)
+                }
+                _ = try? kept?.seekToEnd()
+                output.fileHandleForReading.readabilityHandler = { handle in
+                    let data = handle.availableData
+                    kept?.write(data)
+                }
                 return
             }
         }
@@ -124,6 +134,15 @@ final class ServerProcess: @unchecked Sendable {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         return try await send(request)
+    }
+
+    /// GET from whatever serves on loopback `port`: the status and the JSON answer.
+    static func get(port: Int, _ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
     }
 
     private func send(_ request: URLRequest) async throws -> (Int, [String: Any]) {

@@ -12,8 +12,11 @@ public final class PostgresDatabase: SQLDatabase {
     private let logger: Logger
     private let prepared = PreparedStatements()
     private let reachability = Reachability()
-    /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 2 by default).
+    /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 10 by default): waiting
+    /// behind other statements for a pooled connection counts.
     let connectTimeout: Duration
+    /// How long a statement may run (`statement_timeout` in the URL, seconds; 30 by default).
+    let statementTimeout: Duration
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`; TLS is off by
     /// default for loopback hosts and preferred otherwise).
@@ -22,17 +25,19 @@ public final class PostgresDatabase: SQLDatabase {
             configuration: try Self.configuration(url: url, maximumConnections: maximumConnections),
             backgroundLogger: logger)
         self.logger = logger
-        connectTimeout = try Self.connectTimeout(url: url)
+        connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
+        statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
         let client = self.client
         runner = Task { await client.run() }
     }
 
-    /// The URL's `connect_timeout` (whole seconds, 1 to 600; 2 when absent).
-    static func connectTimeout(url text: String) throws -> Duration {
-        guard let value = URLComponents(string: text)?.queryItems?.first(where: { $0.name == "connect_timeout" })?.value
-        else { return .seconds(2) }
+    /// The URL's query item `name` in whole seconds (1 to 600), or `fallback` when absent.
+    static func seconds(_ name: String, in url: String, default fallback: Int) throws -> Duration {
+        guard let value = URLComponents(string: url)?.queryItems?.first(where: { $0.name == name })?.value else {
+            return .seconds(fallback)
+        }
         guard let seconds = Int(value), (1...600).contains(seconds) else {
-            throw StorageError(code: "badDatabaseURL", reason: "connect_timeout '\(value)' is not 1 to 600 seconds")
+            throw StorageError(code: "badDatabaseURL", reason: "\(name) '\(value)' is not 1 to 600 seconds")
         }
         return .seconds(seconds)
     }
@@ -59,13 +64,14 @@ public final class PostgresDatabase: SQLDatabase {
         let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
         let pool = url.queryItems?.first { $0.name == "pool_size" }?.value
         guard pool.map({ Int($0).map { (1...1000).contains($0) } ?? false }) ?? true else {
-            throw StorageError(code: "badDatabaseURL", reason: "pool_size '\(pool ?? "")' is not a number of connections")
+            throw StorageError(
+                code: "badDatabaseURL", reason: "pool_size '\(pool ?? "")' is not a number of connections")
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
             database: database.isEmpty ? nil : database, tls: tls)
         configuration.options.maximumConnections = pool.flatMap { Int($0) } ?? maximumConnections
-        configuration.options.connectTimeout = try connectTimeout(url: text)
+        configuration.options.connectTimeout = try seconds("connect_timeout", in: text, default: 10)
         // Every statement is an index lookup written for its plan: plan each prepared one once, never again per
         // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
         configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
@@ -76,7 +82,8 @@ public final class PostgresDatabase: SQLDatabase {
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws -> R {
         try await withConnection { connection in
-            let runner = PostgresRunner(connection: connection, logger: logger, prepared: prepared)
+            let runner = PostgresRunner(
+                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout)
             try await runner.run(SQLStatement("BEGIN"))
             do {
                 let (result, commit) = try await body(runner)
@@ -91,14 +98,17 @@ public final class PostgresDatabase: SQLDatabase {
 
     public func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
         try await withConnection { connection in
-            try await body(PostgresRunner(connection: connection, logger: logger, prepared: prepared))
+            try await body(
+                PostgresRunner(connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout))
         }
     }
 
     /// Runs one statement outside any transaction (PostgreSQL refuses some inside one, such as `CREATE DATABASE`).
     public func execute(_ statement: SQLStatement) async throws {
         try await withConnection { connection in
-            try await PostgresRunner(connection: connection, logger: logger, prepared: prepared).run(statement)
+            try await PostgresRunner(
+                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout
+            ).run(statement)
         }
     }
 
@@ -111,8 +121,10 @@ public final class PostgresDatabase: SQLDatabase {
     private func answers() async -> Bool {
         do {
             try await withConnection(probing: true) { connection in
-                _ = try await PostgresRunner(connection: connection, logger: logger, prepared: prepared)
-                    .rows(SQLStatement("SELECT 1"))
+                _ = try await PostgresRunner(
+                    connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout
+                )
+                .rows(SQLStatement("SELECT 1"))
             }
             return true
         } catch {
@@ -129,34 +141,32 @@ public final class PostgresDatabase: SQLDatabase {
     ) async throws -> R {
         if !probing, reachability.isDown { throw DatabaseUnreachable(reason: "the database is not answering") }
         do {
-            return try await withoutActuallyEscaping(body) { body in
-                let work = UncheckedSendable(body)
-                let client = self.client
-                let leased = Locked(false)
-                return try await withThrowingTaskGroup(of: R?.self) { group in
-                    group.addTask {
-                        try await client.withConnection { connection in
-                            leased.withLock { $0 = true }
-                            return try await work.value(connection)
-                        }
-                    }
-                    let timeout = connectTimeout
-                    group.addTask {
-                        try await Task.sleep(for: timeout)
-                        if !leased.withLock({ $0 }) {
-                            throw DatabaseUnreachable(reason: "no connection to the database within \(timeout)")
-                        }
-                        return nil
-                    }
-                    while let finished = try await group.next() {
-                        if let result = finished {
-                            group.cancelAll()
-                            return result
-                        }
-                    }
-                    throw CancellationError()
+            // The lease is waited for by a task of its own, so this call can stop waiting at the deadline (a task
+            // group would wait for a lease the pool does not give up on).
+            let handoff = ConnectionHandoff()
+            let client = self.client
+            let lease = Task {
+                do {
+                    try await client.withConnection { connection in await handoff.offer(connection) }
+                } catch {
+                    handoff.fail(error)
                 }
             }
+            let timeout = connectTimeout
+            let timer = Task {
+                try await Task.sleep(for: timeout)
+                if handoff.abandon(DatabaseUnreachable(reason: "no connection to the database within \(timeout)")) {
+                    lease.cancel()
+                }
+            }
+            let connection: PostgresConnection
+            do { connection = try await handoff.take() } catch {
+                timer.cancel()
+                throw error
+            }
+            timer.cancel()
+            defer { handoff.release() }
+            return try await body(connection)
         } catch let error where Self.isConnectionFailure(error) {
             if !probing { startProbing() }
             throw error
@@ -201,6 +211,9 @@ private struct PostgresRunner: SQLStatementRunner {
     let connection: PostgresConnection
     let logger: Logger
     let prepared: PreparedStatements
+    /// How long a statement may take before its connection is closed (which fails it): a database that stops
+    /// answering mid-statement never holds a request longer. Schema changes (migrations) are not bounded.
+    let deadline: Duration
 
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
         do {
@@ -254,6 +267,33 @@ private struct PostgresRunner: SQLStatementRunner {
     }
 
     private func query(_ statement: SQLStatement) async throws -> [SQLRow] {
+        let start = statement.text.drop { $0.isWhitespace }.prefix(6).uppercased()
+        guard !["CREATE", "ALTER ", "DROP I", "DROP T"].contains(where: start.hasPrefix) else {
+            return try await unboundedQuery(statement)
+        }
+        // The statement runs in a task of its own and this call stops waiting at the deadline: a connection the
+        // database dropped mid-statement can leave a query unanswered for good. Its connection is closed then.
+        let connection = self.connection
+        let deadline = self.deadline
+        let runner = self
+        return try await withCheckedThrowingContinuation { continuation in
+            let answer = OnceContinuation(continuation)
+            let watchdog = Task {
+                try await Task.sleep(for: deadline)
+                if answer.resume(with: .failure(DatabaseUnreachable(reason: "no answer to a statement in \(deadline)")))
+                {
+                    connection.close().whenComplete { _ in }
+                }
+            }
+            Task {
+                let result = await Result(catching: { try await runner.unboundedQuery(statement) })
+                watchdog.cancel()
+                _ = answer.resume(with: result)
+            }
+        }
+    }
+
+    private func unboundedQuery(_ statement: SQLStatement) async throws -> [SQLRow] {
         var binds = PostgresBindings(capacity: statement.binds.count)
         for value in statement.binds {
             switch value {
@@ -466,8 +506,109 @@ struct DatabaseUnreachable: Error, CustomStringConvertible {
     var description: String { reason }
 }
 
-/// A value handed to a child task that is the only one to use it.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// A connection leased by one task and used by another until it releases it: the user can stop waiting for it
+/// (``abandon(_:)``), and a connection that comes after that goes back to the pool at once.
+private final class ConnectionHandoff: Sendable {
+    private struct State {
+        var waiter: CheckedContinuation<PostgresConnection, any Error>?
+        var outcome: Result<PostgresConnection, any Error>?
+        var abandoned = false
+        var released = false
+        var releaser: CheckedContinuation<Void, Never>?
+    }
+    private let state = Locked(State())
+
+    /// The leasing task's side: hands the connection over and holds it until it is released (at once if abandoned).
+    func offer(_ connection: PostgresConnection) async {
+        let kept: Bool = state.withLock { state in
+            guard !state.abandoned else { return false }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                waiter.resume(returning: connection)
+            } else {
+                state.outcome = .success(connection)
+            }
+            return true
+        }
+        guard kept else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.released || state.abandoned { return true }
+                state.releaser = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// The leasing task's side when the lease failed.
+    func fail(_ error: any Error) {
+        state.withLock { state in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                waiter.resume(throwing: error)
+            } else if state.outcome == nil {
+                state.outcome = .failure(error)
+            }
+        }
+    }
+
+    /// The user's side: waits for the connection (or the lease's failure, or the abandonment).
+    func take() async throws -> PostgresConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                if let outcome = state.outcome {
+                    state.outcome = nil
+                    continuation.resume(with: outcome)
+                } else {
+                    state.waiter = continuation
+                }
+            }
+        }
+    }
+
+    /// Stops waiting with `error`; true when the user was still waiting (the lease should be cancelled).
+    func abandon(_ error: any Error) -> Bool {
+        state.withLock { state in
+            guard let waiter = state.waiter else { return false }
+            state.waiter = nil
+            state.abandoned = true
+            waiter.resume(throwing: error)
+            return true
+        }
+    }
+
+    /// The user is done with the connection: it goes back to the pool.
+    func release() {
+        let releaser = state.withLock { state in
+            state.released = true
+            defer { state.releaser = nil }
+            return state.releaser
+        }
+        releaser?.resume()
+    }
+}
+
+/// A continuation resumed by whichever of two tasks comes first.
+private final class OnceContinuation<Value: Sendable>: Sendable {
+    private let continuation: Locked<CheckedContinuation<Value, any Error>?>
+
+    init(_ continuation: CheckedContinuation<Value, any Error>) { self.continuation = Locked(continuation) }
+
+    /// Resumes it unless it was; true when this call did.
+    func resume(with result: Result<Value, any Error>) -> Bool {
+        let waiting = continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
+        return waiting != nil
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of async work.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
 }
