@@ -38,8 +38,8 @@ peak_rss_mb() { # the sum of the peak resident sizes of the given processes (and
   done
   echo $((total / 1024))
 }
-load() { # load PORT CONNECTIONS -> the RESULT line of post-bodies.lua
-  BODIES="$work/bodies.jsonl" wrk -t1 -c"$2" -d"${seconds}s" --timeout 5s -s Scripts/server-bench/post-bodies.lua \
+load() { # load PORT CONNECTIONS [SHARE OF] -> the RESULT line of post-bodies.lua (posting its share of the documents)
+  STRIDE="${4:-1}" OFFSET="${3:-0}" BODIES="$work/bodies.jsonl" wrk -t1 -c"$2" -d"${seconds}s" --timeout 5s -s Scripts/server-bench/post-bodies.lua \
     "http://127.0.0.1:$1" | grep RESULT
 }
 field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1"; }
@@ -128,8 +128,9 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   serve 18302 --database "$pg_url"; first=${pids[-1]}
   serve 18303 --database "$pg_url"; second=${pids[-1]}
   half=$((connections / 2))
-  load 18302 "$half" >"$work/pg-a" & a=$!
-  load 18303 "$half" >"$work/pg-b" & b=$!
+  # Each wrk posts its own half of the documents, as different devices post different transactions.
+  load 18302 "$half" 0 2 >"$work/pg-a" & a=$!
+  load 18303 "$half" 1 2 >"$work/pg-b" & b=$!
   wait "$a" "$b"
   cat "$work/pg-a" "$work/pg-b"
   ra=$(cat "$work/pg-a"); rb=$(cat "$work/pg-b")

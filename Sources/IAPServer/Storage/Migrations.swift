@@ -385,8 +385,13 @@ enum Migrations {
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so
     /// instances starting together do not race).
+    /// Schema changes and backfills may take as long as the tables are big: no statement deadline applies here.
     static func apply(to database: any SQLDatabase) async throws {
         let engine = database.engine
+        try await StatementDeadline.$suspended.withValue(true) { try await transaction(database, engine) }
+    }
+
+    private static func transaction(_ database: any SQLDatabase, _ engine: SQLEngine) async throws {
         try await database.transaction { db in
             if engine == .postgres { try await db.run(SQLStatement("SELECT pg_advisory_xact_lock(7355608)")) }
             try await db.run(

@@ -212,7 +212,7 @@ private struct PostgresRunner: SQLStatementRunner {
     let logger: Logger
     let prepared: PreparedStatements
     /// How long a statement may take before its connection is closed (which fails it): a database that stops
-    /// answering mid-statement never holds a request longer. Schema changes (migrations) are not bounded.
+    /// answering mid-statement never holds a request longer. Migrations are not bounded (``StatementDeadline``).
     let deadline: Duration
 
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
@@ -267,10 +267,7 @@ private struct PostgresRunner: SQLStatementRunner {
     }
 
     private func query(_ statement: SQLStatement) async throws -> [SQLRow] {
-        let start = statement.text.drop { $0.isWhitespace }.prefix(6).uppercased()
-        guard !["CREATE", "ALTER ", "DROP I", "DROP T"].contains(where: start.hasPrefix) else {
-            return try await unboundedQuery(statement)
-        }
+        guard !StatementDeadline.suspended else { return try await unboundedQuery(statement) }
         // The statement runs in a task of its own and this call stops waiting at the deadline: a connection the
         // database dropped mid-statement can leave a query unanswered for good. Its connection is closed then.
         let connection = self.connection

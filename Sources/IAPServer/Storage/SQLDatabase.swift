@@ -110,3 +110,9 @@ extension SQLDatabase {
         (try? await read { try await $0.rows(SQLStatement("SELECT 1")) }) != nil
     }
 }
+
+/// Whether the statement deadline of an engine that has one (``PostgresDatabase``'s `statement_timeout`) is suspended
+/// for the task: migrations set it, since a backfill of a big table may take minutes.
+enum StatementDeadline {
+    @TaskLocal static var suspended = false
+}
