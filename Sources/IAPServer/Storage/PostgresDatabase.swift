@@ -12,6 +12,7 @@ public final class PostgresDatabase: SQLDatabase {
     private let logger: Logger
     private let prepared = PreparedStatements()
     private let reachability = Reachability()
+    private let deadlines = Deadlines()
     /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 10 by default): waiting
     /// behind other statements for a pooled connection counts.
     let connectTimeout: Duration
@@ -83,7 +84,8 @@ public final class PostgresDatabase: SQLDatabase {
     ) async throws -> R {
         try await withConnection { connection in
             let runner = PostgresRunner(
-                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout)
+                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
+                deadlines: deadlines)
             try await runner.run(SQLStatement("BEGIN"))
             do {
                 let (result, commit) = try await body(runner)
@@ -99,7 +101,8 @@ public final class PostgresDatabase: SQLDatabase {
     public func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
         try await withConnection { connection in
             try await body(
-                PostgresRunner(connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout))
+                PostgresRunner(connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
+                deadlines: deadlines))
         }
     }
 
@@ -107,7 +110,8 @@ public final class PostgresDatabase: SQLDatabase {
     public func execute(_ statement: SQLStatement) async throws {
         try await withConnection { connection in
             try await PostgresRunner(
-                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout
+                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
+                deadlines: deadlines
             ).run(statement)
         }
     }
@@ -122,7 +126,8 @@ public final class PostgresDatabase: SQLDatabase {
         do {
             try await withConnection(probing: true) { connection in
                 _ = try await PostgresRunner(
-                    connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout
+                    connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
+                deadlines: deadlines
                 )
                 .rows(SQLStatement("SELECT 1"))
             }
@@ -153,18 +158,17 @@ public final class PostgresDatabase: SQLDatabase {
                 }
             }
             let timeout = connectTimeout
-            let timer = Task {
-                try await Task.sleep(for: timeout)
+            let timer = deadlines.add(after: timeout) {
                 if handoff.abandon(DatabaseUnreachable(reason: "no connection to the database within \(timeout)")) {
                     lease.cancel()
                 }
             }
             let connection: PostgresConnection
             do { connection = try await handoff.take() } catch {
-                timer.cancel()
+                deadlines.remove(timer)
                 throw error
             }
-            timer.cancel()
+            deadlines.remove(timer)
             defer { handoff.release() }
             return try await body(connection)
         } catch let error where Self.isConnectionFailure(error) {
@@ -200,6 +204,7 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func close() async throws {
+        deadlines.stop()
         runner.cancel()
         await runner.value
     }
@@ -214,6 +219,7 @@ private struct PostgresRunner: SQLStatementRunner {
     /// How long a statement may take before its connection is closed (which fails it): a database that stops
     /// answering mid-statement never holds a request longer. Migrations are not bounded (``StatementDeadline``).
     let deadline: Duration
+    let deadlines: Deadlines
 
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
         do {
@@ -266,31 +272,10 @@ private struct PostgresRunner: SQLStatementRunner {
         }
     }
 
+    /// Runs a statement and collects its rows on the connection's event loop. Unless migrations run, the wait stops
+    /// at the deadline: a connection the database dropped mid-statement can leave a query unanswered for good, and
+    /// its connection is closed then.
     private func query(_ statement: SQLStatement) async throws -> [SQLRow] {
-        guard !StatementDeadline.suspended else { return try await unboundedQuery(statement) }
-        // The statement runs in a task of its own and this call stops waiting at the deadline: a connection the
-        // database dropped mid-statement can leave a query unanswered for good. Its connection is closed then.
-        let connection = self.connection
-        let deadline = self.deadline
-        let runner = self
-        return try await withCheckedThrowingContinuation { continuation in
-            let answer = OnceContinuation(continuation)
-            let watchdog = Task {
-                try await Task.sleep(for: deadline)
-                if answer.resume(with: .failure(DatabaseUnreachable(reason: "no answer to a statement in \(deadline)")))
-                {
-                    connection.close().whenComplete { _ in }
-                }
-            }
-            Task {
-                let result = await Result(catching: { try await runner.unboundedQuery(statement) })
-                watchdog.cancel()
-                _ = answer.resume(with: result)
-            }
-        }
-    }
-
-    private func unboundedQuery(_ statement: SQLStatement) async throws -> [SQLRow] {
         var binds = PostgresBindings(capacity: statement.binds.count)
         for value in statement.binds {
             switch value {
@@ -299,12 +284,23 @@ private struct PostgresRunner: SQLStatementRunner {
             case .text(let text): binds.append(text)
             }
         }
-        var rows: [SQLRow] = []
-        var columns: [String]?
-        for try await row in try await connection.query(
-            PostgresQuery(unsafeSQL: statement.text, binds: binds), logger: logger)
-        {
+        let answer = connection.query(PostgresQuery(unsafeSQL: statement.text, binds: binds), logger: logger)
+            .flatMapThrowing { result in try Self.rows(result.rows) }
+        guard !StatementDeadline.suspended else { return try await answer.get() }
+        let connection = self.connection
+        let deadline = self.deadline
+        return try await deadlines.value(
+            of: answer, within: deadline,
+            expired: { DatabaseUnreachable(reason: "no answer to a statement in \(deadline)") },
+            onExpiry: { connection.close().whenComplete { _ in } })
+    }
+
+    private static func rows(_ rows: [PostgresRow]) throws -> [SQLRow] {
+        guard let first = rows.first else { return [] }
+        let columns = first.map(\.columnName)
+        return try rows.map { row in
             var values: [SQLValue] = []
+            values.reserveCapacity(columns.count)
             for cell in row {
                 if cell.bytes == nil {
                     values.append(.null)
@@ -314,11 +310,8 @@ private struct PostgresRunner: SQLStatementRunner {
                     values.append(.text(try cell.decode(String.self)))
                 }
             }
-            let names = columns ?? row.map(\.columnName)
-            columns = names
-            rows.append(SQLRow(columns: names, values: values))
+            return SQLRow(columns: columns, values: values)
         }
-        return rows
     }
 }
 
@@ -350,111 +343,4 @@ private final class Reachability: Sendable {
 struct DatabaseUnreachable: Error, CustomStringConvertible {
     let reason: String
     var description: String { reason }
-}
-
-/// A connection leased by one task and used by another until it releases it: the user can stop waiting for it
-/// (``abandon(_:)``), and a connection that comes after that goes back to the pool at once.
-private final class ConnectionHandoff: Sendable {
-    private struct State {
-        var waiter: CheckedContinuation<PostgresConnection, any Error>?
-        var outcome: Result<PostgresConnection, any Error>?
-        var abandoned = false
-        var released = false
-        var releaser: CheckedContinuation<Void, Never>?
-    }
-    private let state = Locked(State())
-
-    /// The leasing task's side: hands the connection over and holds it until it is released (at once if abandoned).
-    func offer(_ connection: PostgresConnection) async {
-        let kept: Bool = state.withLock { state in
-            guard !state.abandoned else { return false }
-            if let waiter = state.waiter {
-                state.waiter = nil
-                waiter.resume(returning: connection)
-            } else {
-                state.outcome = .success(connection)
-            }
-            return true
-        }
-        guard kept else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { state in
-                if state.released || state.abandoned { return true }
-                state.releaser = continuation
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
-
-    /// The leasing task's side when the lease failed.
-    func fail(_ error: any Error) {
-        state.withLock { state in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                waiter.resume(throwing: error)
-            } else if state.outcome == nil {
-                state.outcome = .failure(error)
-            }
-        }
-    }
-
-    /// The user's side: waits for the connection (or the lease's failure, or the abandonment).
-    func take() async throws -> PostgresConnection {
-        try await withCheckedThrowingContinuation { continuation in
-            state.withLock { state in
-                if let outcome = state.outcome {
-                    state.outcome = nil
-                    continuation.resume(with: outcome)
-                } else {
-                    state.waiter = continuation
-                }
-            }
-        }
-    }
-
-    /// Stops waiting with `error`; true when the user was still waiting (the lease should be cancelled).
-    func abandon(_ error: any Error) -> Bool {
-        state.withLock { state in
-            guard let waiter = state.waiter else { return false }
-            state.waiter = nil
-            state.abandoned = true
-            waiter.resume(throwing: error)
-            return true
-        }
-    }
-
-    /// The user is done with the connection: it goes back to the pool.
-    func release() {
-        let releaser = state.withLock { state in
-            state.released = true
-            defer { state.releaser = nil }
-            return state.releaser
-        }
-        releaser?.resume()
-    }
-}
-
-/// A continuation resumed by whichever of two tasks comes first.
-private final class OnceContinuation<Value: Sendable>: Sendable {
-    private let continuation: Locked<CheckedContinuation<Value, any Error>?>
-
-    init(_ continuation: CheckedContinuation<Value, any Error>) { self.continuation = Locked(continuation) }
-
-    /// Resumes it unless it was; true when this call did.
-    func resume(with result: Result<Value, any Error>) -> Bool {
-        let waiting = continuation.withLock { continuation in
-            defer { continuation = nil }
-            return continuation
-        }
-        waiting?.resume(with: result)
-        return waiting != nil
-    }
-}
-
-extension Result where Failure == any Error {
-    /// The outcome of async work.
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
 }

@@ -10,12 +10,11 @@ extension SQLStorage {
         let (stored, rows): (SQLRow?, [SQLRow]) = try await read { db in
             let stored = try await db.rows(Self.digestQuery(customer)).first
             if let stored, try !(stored.optionalText("digest") ?? "").isEmpty { return (stored, []) }
-            return (stored, try await db.rows(Self.recordsQuery(customer)))
+            return (stored, try await db.rows(Self.recordsQuery(customer, documentsOf: DocumentsWanted())))
         }
         if let stored, let digest = try digest(from: stored) { return digest }
-        let records = try records(of: customer, from: rows)
         let version = (try Self.decoding { try stored?.integer("version") } ?? 0)
-        let built = CustomerDigest(history: CompactHistory(records.history), version: version)
+        let built = CustomerDigest(history: CompactHistory(try history(from: rows)), version: version)
         guard rows.count >= Self.digestThreshold else { return built }
         // A long history without a digest (from before digests, or one a refund made stale): built from every record
         // and kept, unless a write changed it meanwhile.
@@ -60,7 +59,8 @@ extension SQLStorage {
         }
         let customer = CustomerKey(bundleID: bundleID, id: first)
         // One statement: the digest when there is a usable one, else every row (and the stale digest, if any).
-        var found = try await db.rows(Self.recordsQuery(customer, unlessDigested: true))
+        var found = try await db.rows(
+            Self.recordsQuery(customer, unlessDigested: true, documentsOf: DocumentsWanted()))
         let stored = try found.first { try $0.integer("kind") == 3 }
         let version = (try stored?.integer("sort_number") ?? 0) + 1
         if let stored, let digest = try digest(json: try stored.optionalText("record"), version: version - 1) {
@@ -75,10 +75,9 @@ extension SQLStorage {
                 try await Self.saveDigest(history, of: customer, version: version, db: db)
                 return CustomerDigest(history: history, version: version)
             }
-            found = try await db.rows(Self.recordsQuery(customer))
+            found = try await db.rows(Self.recordsQuery(customer, documentsOf: DocumentsWanted()))
         }
-        let records = try records(of: customer, from: found, written: rows)
-        let built = CompactHistory(records.history)
+        let built = CompactHistory(try history(from: found, written: rows))
         if found.count >= Self.digestThreshold || stored != nil {
             try await Self.saveDigest(built, of: customer, version: version, db: db)
             return CustomerDigest(history: built, version: version)

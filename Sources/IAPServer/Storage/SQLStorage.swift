@@ -104,7 +104,10 @@ public final class SQLStorage: ServerStorage {
             let customer = CustomerKey(bundleID: bundleID, id: owner)
             guard let digest, try !(digest.optionalText("digest") ?? "").isEmpty else {
                 // No digest: a short history, read whole (a long one goes through the writer, which builds one).
-                let rows = try await db.rows(Self.recordsQuery(customer))
+                let batchDocuments = DocumentsWanted(
+                    transactions: batch.transactions.map(\.transactionID),
+                    renewals: batch.renewals.map(\.originalTransactionID))
+                let rows = try await db.rows(Self.recordsQuery(customer, documentsOf: batchDocuments))
                 return rows.count >= Self.digestThreshold ? nil : (owner, nil, rows)
             }
             var documents: [SQLRow] = []
@@ -160,13 +163,11 @@ public final class SQLStorage: ServerStorage {
             return true
         }
         guard unchanged else { return nil }
-        let key = CustomerKey(bundleID: bundleID, id: found.owner)
         if let row = found.digest, let digest = try digest(from: row) {
             return .recorded(owners: [found.owner], digest: digest)
         }
-        let records = try records(of: key, from: found.rows, written: rows)
-        return .recorded(
-            owners: [found.owner], digest: CustomerDigest(history: CompactHistory(records.history), version: 0))
+        let history = try history(from: found.rows, written: rows)
+        return .recorded(owners: [found.owner], digest: CustomerDigest(history: CompactHistory(history), version: 0))
     }
 
     /// What a batch's transaction did: refused, or recorded with the first owner's digest.
@@ -229,45 +230,70 @@ public final class SQLStorage: ServerStorage {
         return try records(of: customer, from: rows)
     }
 
-    /// A customer's records from the rows of ``recordsQuery(_:)``. A row whose stored JSON is one just written (in
-    /// `written`) takes the record it was written from instead of decoding it again.
-    func records(of customer: CustomerKey, from rows: [SQLRow], written: EncodedRows? = nil)
-        throws(StorageError) -> CustomerRecords
-    {
+    /// A customer's records from the rows of a full ``recordsQuery(_:unlessDigested:documentsOf:)``.
+    func records(of customer: CustomerKey, from rows: [SQLRow]) throws(StorageError) -> CustomerRecords {
+        try Self.decoding {
+            var records = CustomerRecords()
+            for row in rows {
+                switch try row.integer("kind") {
+                case 0:
+                    records.transactions.append(
+                        StoredTransaction(
+                            transactionID: try row.text("transaction_id"),
+                            originalTransactionID: try row.text("original_transaction_id"),
+                            bundleID: customer.bundleID,
+                            productID: try row.text("product_id"),
+                            signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+                            document: try row.text("document"),
+                            appAccountToken: try row.optionalText("app_account_token"),
+                            record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8))))
+                case 1:
+                    records.renewals.append(
+                        StoredRenewal(
+                            bundleID: customer.bundleID,
+                            originalTransactionID: try row.text("original_transaction_id"),
+                            signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
+                            document: try row.text("document"),
+                            record: try decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8))))
+                case 2:
+                    records.consumptions.append(
+                        try decoder.decode(ConsumptionRecord.self, from: Data(try row.text("record").utf8)))
+                default:
+                    break
+                }
+            }
+            return records
+        }
+    }
+
+    /// The entitlement history in the rows of ``recordsQuery(_:unlessDigested:documentsOf:)``, documents or not. A
+    /// row whose stored JSON is one just written (in `written`) takes the record it was written from instead of
+    /// decoding it again.
+    func history(from rows: [SQLRow], written: EncodedRows? = nil) throws(StorageError) -> PurchaseHistory {
         let knownPurchases = Dictionary(
             (written?.transactions ?? []).map { ($0.json, $0.transaction.record) }, uniquingKeysWith: { a, _ in a })
         let knownRenewals = Dictionary(
             (written?.renewals ?? []).map { ($0.json, $0.renewal.record) }, uniquingKeysWith: { a, _ in a })
         return try Self.decoding {
-            var records = CustomerRecords()
-            for row in rows where try row.integer("kind") == 0 {
-                records.transactions.append(
-                    StoredTransaction(
-                        transactionID: try row.text("transaction_id"),
-                        originalTransactionID: try row.text("original_transaction_id"),
-                        bundleID: customer.bundleID,
-                        productID: try row.text("product_id"),
-                        signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
-                        document: try row.text("document"),
-                        appAccountToken: try row.optionalText("app_account_token"),
-                        record: try knownPurchases[try row.text("record")]
-                            ?? decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8))))
+            var history = PurchaseHistory()
+            for row in rows {
+                switch try row.integer("kind") {
+                case 0:
+                    let json = try row.text("record")
+                    history.records.append(
+                        try knownPurchases[json] ?? decoder.decode(PurchaseRecord.self, from: Data(json.utf8)))
+                case 1:
+                    let json = try row.text("record")
+                    history.renewals.append(
+                        try knownRenewals[json] ?? decoder.decode(RenewalRecord.self, from: Data(json.utf8)))
+                case 2:
+                    history.consumptions.append(
+                        try decoder.decode(ConsumptionRecord.self, from: Data(try row.text("record").utf8)))
+                default:
+                    break
+                }
             }
-            for row in rows where try row.integer("kind") == 1 {
-                records.renewals.append(
-                    StoredRenewal(
-                        bundleID: customer.bundleID,
-                        originalTransactionID: try row.text("original_transaction_id"),
-                        signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
-                        document: try row.text("document"),
-                        record: try knownRenewals[try row.text("record")]
-                            ?? decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8))))
-            }
-            for row in rows where try row.integer("kind") == 2 {
-                records.consumptions.append(
-                    try decoder.decode(ConsumptionRecord.self, from: Data(try row.text("record").utf8)))
-            }
-            return records
+            return history
         }
     }
 
@@ -415,7 +441,25 @@ public final class SQLStorage: ServerStorage {
 
     /// A customer's rows in one statement: kind 0 transactions, 1 renewals, 2 consumptions. The owner's rows come
     /// first (SQLite's planner keeps a CROSS JOIN's order), so the cost is the customer's rows, never the app's.
-    static func recordsQuery(_ customer: CustomerKey, unlessDigested: Bool = false) -> SQLStatement {
+    ///
+    /// The signed documents are most of a row's bytes and only a full read needs them: with `documentsOf`, a row's
+    /// `document` is NULL unless it is one of the given transactions (by transaction id) or renewals (by original
+    /// transaction id), so a read for the entitlement history moves the records alone.
+    static func recordsQuery(
+        _ customer: CustomerKey, unlessDigested: Bool = false, documentsOf: DocumentsWanted? = nil
+    ) -> SQLStatement {
+        var values: [SQLValue] = [.text(customer.bundleID), .text(customer.id)]
+        func document(_ column: String, _ key: String, of ids: [String]?) -> String {
+            guard let ids else { return column }
+            guard !ids.isEmpty else { return "CAST(NULL AS TEXT)" }
+            let list = ids.map { id in
+                values.append(.text(id))
+                return "$\(values.count)"
+            }
+            return "CASE WHEN \(key) IN (\(list.joined(separator: ", "))) THEN \(column) END"
+        }
+        let transactionDocument = document("t.document", "t.transaction_id", of: documentsOf?.transactions)
+        let renewalDocument = document("r.document", "r.original_transaction_id", of: documentsOf?.renewals)
         // With `unlessDigested`, the digest comes first (kind 3: version as sort_number, JSON as record) and the rows
         // only when it is missing or stale.
         let digest =
@@ -438,15 +482,15 @@ public final class SQLStorage: ServerStorage {
         return SQLStatement(
             digest + """
                 SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
-                    t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date, t.document,
-                    t.app_account_token, t.record
+                    t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date,
+                    \(transactionDocument) AS document, t.app_account_token, t.record
                 FROM iap_owners o CROSS JOIN iap_transactions t
                 WHERE o.bundle_id = $1 AND o.customer_id = $2
                     AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id\(rowsWanted)
                 UNION ALL
                 SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
-                    r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT),
-                    r.record
+                    r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, \(renewalDocument),
+                    CAST(NULL AS TEXT), r.record
                 FROM iap_owners o CROSS JOIN iap_renewals r
                 WHERE o.bundle_id = $1 AND o.customer_id = $2
                     AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id\(rowsWanted)
@@ -457,7 +501,13 @@ public final class SQLStorage: ServerStorage {
                 WHERE bundle_id = $1 AND customer_id = $2\(rowsWanted)
                 ORDER BY kind, sort_text, sort_number
                 """,
-            [.text(customer.bundleID), .text(customer.id)])
+            values)
+    }
+
+    /// Which signed documents a read of a customer's rows carries (see ``recordsQuery(_:unlessDigested:documentsOf:)``).
+    struct DocumentsWanted {
+        var transactions: [String] = []
+        var renewals: [String] = []
     }
 
     struct EncodedRows: Sendable {

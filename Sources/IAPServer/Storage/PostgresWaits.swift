@@ -1,0 +1,176 @@
+import Foundation
+import IAPCore
+import PostgresNIO
+
+/// Bounded waits without a task per wait: every wait for a connection or a statement's answer registers its deadline
+/// here, and one sweeper task (a tick every 100 ms, for the database's lifetime) ends those past it. A statement's
+/// answer or a lease arriving first removes its deadline.
+final class Deadlines: Sendable {
+    private struct Entry {
+        let at: ContinuousClock.Instant
+        let expire: @Sendable () -> Void
+    }
+    private struct State {
+        var next: UInt64 = 0
+        var entries: [UInt64: Entry] = [:]
+    }
+    private let state = Locked(State())
+    private let clock = ContinuousClock()
+    private let sweeper = Locked<Task<Void, Never>?>(nil)
+
+    /// Starts the sweeper.
+    init(tick: Duration = .milliseconds(100)) {
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: tick)
+                self?.sweep()
+            }
+        }
+        sweeper.withLock { $0 = task }
+    }
+
+    deinit { stop() }
+
+    /// Stops the sweeper; deadlines registered after this never expire.
+    func stop() { sweeper.withLock { $0?.cancel() } }
+
+    /// Calls `expire` once `duration` has passed, unless ``remove(_:)`` comes first; answers the token for that.
+    func add(after duration: Duration, expire: @escaping @Sendable () -> Void) -> UInt64 {
+        let entry = Entry(at: clock.now.advanced(by: duration), expire: expire)
+        return state.withLock { state in
+            state.next += 1
+            state.entries[state.next] = entry
+            return state.next
+        }
+    }
+
+    func remove(_ token: UInt64) { state.withLock { _ = $0.entries.removeValue(forKey: token) } }
+
+    private func sweep() {
+        let now = clock.now
+        let due: [Entry] = state.withLock { state in
+            guard state.entries.values.contains(where: { $0.at <= now }) else { return [] }
+            let due = state.entries.filter { $0.value.at <= now }
+            for key in due.keys { state.entries.removeValue(forKey: key) }
+            return Array(due.values)
+        }
+        for entry in due { entry.expire() }
+    }
+
+    /// The value of `future`, or `expired` once `duration` passed without it (then `onExpiry` runs too).
+    func value<Value: Sendable>(
+        of future: EventLoopFuture<Value>, within duration: Duration, expired: @escaping @Sendable () -> any Error,
+        onExpiry: @escaping @Sendable () -> Void
+    ) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            let answer = OnceContinuation(continuation)
+            let token = add(after: duration) {
+                if answer.resume(with: .failure(expired())) { onExpiry() }
+            }
+            future.whenComplete { result in
+                self.remove(token)
+                _ = answer.resume(with: result.mapError { $0 as any Error })
+            }
+        }
+    }
+}
+
+/// A continuation resumed by whichever comes first: the answer or its deadline.
+final class OnceContinuation<Value: Sendable>: Sendable {
+    private let continuation: Locked<CheckedContinuation<Value, any Error>?>
+
+    init(_ continuation: CheckedContinuation<Value, any Error>) { self.continuation = Locked(continuation) }
+
+    /// Resumes it unless it was; true when this call did.
+    func resume(with result: Result<Value, any Error>) -> Bool {
+        let waiting = continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
+        return waiting != nil
+    }
+}
+
+/// A connection leased by one task and used by another until it releases it: the user can stop waiting for it
+/// (``abandon(_:)``), and a connection that comes after that goes back to the pool at once.
+final class ConnectionHandoff: Sendable {
+    private struct State {
+        var waiter: CheckedContinuation<PostgresConnection, any Error>?
+        var outcome: Result<PostgresConnection, any Error>?
+        var abandoned = false
+        var released = false
+        var releaser: CheckedContinuation<Void, Never>?
+    }
+    private let state = Locked(State())
+
+    /// The leasing task's side: hands the connection over and holds it until it is released (at once if abandoned).
+    func offer(_ connection: PostgresConnection) async {
+        let kept: Bool = state.withLock { state in
+            guard !state.abandoned else { return false }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                waiter.resume(returning: connection)
+            } else {
+                state.outcome = .success(connection)
+            }
+            return true
+        }
+        guard kept else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.released || state.abandoned { return true }
+                state.releaser = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// The leasing task's side when the lease failed.
+    func fail(_ error: any Error) {
+        state.withLock { state in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                waiter.resume(throwing: error)
+            } else if state.outcome == nil {
+                state.outcome = .failure(error)
+            }
+        }
+    }
+
+    /// The user's side: waits for the connection (or the lease's failure, or the abandonment).
+    func take() async throws -> PostgresConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                if let outcome = state.outcome {
+                    state.outcome = nil
+                    continuation.resume(with: outcome)
+                } else {
+                    state.waiter = continuation
+                }
+            }
+        }
+    }
+
+    /// Stops waiting with `error`; true when the user was still waiting (the lease should be cancelled).
+    func abandon(_ error: any Error) -> Bool {
+        state.withLock { state in
+            guard let waiter = state.waiter else { return false }
+            state.waiter = nil
+            state.abandoned = true
+            waiter.resume(throwing: error)
+            return true
+        }
+    }
+
+    /// The user is done with the connection: it goes back to the pool.
+    func release() {
+        let releaser = state.withLock { state in
+            state.released = true
+            defer { state.releaser = nil }
+            return state.releaser
+        }
+        releaser?.resume()
+    }
+}
