@@ -79,13 +79,18 @@ public final class PostgresDatabase: SQLDatabase {
         return configuration
     }
 
+    /// A runner for statements on a leased connection.
+    private func runner(on connection: PostgresConnection) -> PostgresRunner {
+        PostgresRunner(
+            connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
+            deadlines: deadlines)
+    }
+
     public func transaction<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws -> R {
         try await withConnection { connection in
-            let runner = PostgresRunner(
-                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
-                deadlines: deadlines)
+            let runner = runner(on: connection)
             try await runner.run(SQLStatement("BEGIN"))
             do {
                 let (result, commit) = try await body(runner)
@@ -101,18 +106,14 @@ public final class PostgresDatabase: SQLDatabase {
     public func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
         try await withConnection { connection in
             try await body(
-                PostgresRunner(connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
-                deadlines: deadlines))
+                runner(on: connection))
         }
     }
 
     /// Runs one statement outside any transaction (PostgreSQL refuses some inside one, such as `CREATE DATABASE`).
     public func execute(_ statement: SQLStatement) async throws {
         try await withConnection { connection in
-            try await PostgresRunner(
-                connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
-                deadlines: deadlines
-            ).run(statement)
+            try await runner(on: connection).run(statement)
         }
     }
 
@@ -125,11 +126,8 @@ public final class PostgresDatabase: SQLDatabase {
     private func answers() async -> Bool {
         do {
             try await withConnection(probing: true) { connection in
-                _ = try await PostgresRunner(
-                    connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
-                deadlines: deadlines
-                )
-                .rows(SQLStatement("SELECT 1"))
+                _ = try await runner(on: connection)
+                    .rows(SQLStatement("SELECT 1"))
             }
             return true
         } catch {
