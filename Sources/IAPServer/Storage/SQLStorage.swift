@@ -26,6 +26,9 @@ public final class SQLStorage: ServerStorage {
         let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? ""
         if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
+        if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first {
+            return try await recordInOneStatement(only.transaction, json: only.json)
+        }
         let written: Written = try await inTransaction { db in
             // A claimed batch answers for its claimant, whoever ends up owning what it carries.
             var owners: [String] = batch.claimant.map { [$0] } ?? []
@@ -460,6 +463,21 @@ public final class SQLStorage: ServerStorage {
         }
         let transactionDocument = document("t.document", "t.transaction_id", of: documentsOf?.transactions)
         let renewalDocument = document("r.document", "r.original_transaction_id", of: documentsOf?.renewals)
+        return SQLStatement(
+            recordsText(
+                bundle: "$1", customer: "$2", unlessDigested: unlessDigested,
+                documents: (transactionDocument, renewalDocument)),
+            values)
+    }
+
+    /// The text of ``recordsQuery(_:unlessDigested:documentsOf:)`` for the customer the SQL expressions `bundle` and
+    /// `customer` name, with `documents` as the transactions' and renewals' document columns. With `written` (a write
+    /// in the same statement, see ``recordInOneStatement(_:json:)``): its `condition` keeps the stored transaction
+    /// row the write replaced out, and its `rows` select the row as written instead.
+    static func recordsText(
+        bundle: String, customer: String, unlessDigested: Bool, documents: (transactions: String, renewals: String),
+        written: (condition: String, rows: String)? = nil
+    ) -> String {
         // With `unlessDigested`, the digest comes first (kind 3: version as sort_number, JSON as record) and the rows
         // only when it is missing or stale.
         let digest =
@@ -469,7 +487,7 @@ public final class SQLStorage: ServerStorage {
                 CAST(NULL AS TEXT) AS original_transaction_id, CAST(NULL AS TEXT) AS product_id,
                 CAST(NULL AS BIGINT) AS signed_date, CAST(NULL AS TEXT) AS document,
                 CAST(NULL AS TEXT) AS app_account_token, digest AS record
-            FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2
+            FROM iap_customer_digests WHERE bundle_id = \(bundle) AND customer_id = \(customer)
             UNION ALL
 
             """ : ""
@@ -477,31 +495,30 @@ public final class SQLStorage: ServerStorage {
             unlessDigested
             ? """
              AND NOT EXISTS (SELECT 1 FROM iap_customer_digests d
-                WHERE d.bundle_id = $1 AND d.customer_id = $2 AND d.digest <> '')
+                WHERE d.bundle_id = \(bundle) AND d.customer_id = \(customer) AND d.digest <> '')
             """ : ""
-        return SQLStatement(
-            digest + """
-                SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
-                    t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date,
-                    \(transactionDocument) AS document, t.app_account_token, t.record
-                FROM iap_owners o CROSS JOIN iap_transactions t
-                WHERE o.bundle_id = $1 AND o.customer_id = $2
-                    AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id\(rowsWanted)
-                UNION ALL
-                SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
-                    r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, \(renewalDocument),
-                    CAST(NULL AS TEXT), r.record
-                FROM iap_owners o CROSS JOIN iap_renewals r
-                WHERE o.bundle_id = $1 AND o.customer_id = $2
-                    AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id\(rowsWanted)
-                UNION ALL
-                SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
-                    CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
-                FROM iap_consumptions
-                WHERE bundle_id = $1 AND customer_id = $2\(rowsWanted)
-                ORDER BY kind, sort_text, sort_number
-                """,
-            values)
+        let writtenRows = written.map { "\n    AND \($0.condition)\nUNION ALL\n\($0.rows)\(rowsWanted)" } ?? ""
+        return digest + """
+            SELECT 0 AS kind, t.transaction_id AS sort_text, CAST(NULL AS BIGINT) AS sort_number,
+                t.transaction_id, t.original_transaction_id, t.product_id, t.signed_date,
+                \(documents.transactions) AS document, t.app_account_token, t.record
+            FROM iap_owners o CROSS JOIN iap_transactions t
+            WHERE o.bundle_id = \(bundle) AND o.customer_id = \(customer)
+                AND t.bundle_id = o.bundle_id AND t.original_transaction_id = o.original_transaction_id\(rowsWanted)\(writtenRows)
+            UNION ALL
+            SELECT 1, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT),
+                r.original_transaction_id, CAST(NULL AS TEXT), r.signed_date, \(documents.renewals),
+                CAST(NULL AS TEXT), r.record
+            FROM iap_owners o CROSS JOIN iap_renewals r
+            WHERE o.bundle_id = \(bundle) AND o.customer_id = \(customer)
+                AND r.bundle_id = o.bundle_id AND r.original_transaction_id = o.original_transaction_id\(rowsWanted)
+            UNION ALL
+            SELECT 2, CAST(NULL AS TEXT), sequence, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT),
+                CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), record
+            FROM iap_consumptions
+            WHERE bundle_id = \(bundle) AND customer_id = \(customer)\(rowsWanted)
+            ORDER BY kind, sort_text, sort_number
+            """
     }
 
     /// Which signed documents a read of a customer's rows carries (see ``recordsQuery(_:unlessDigested:documentsOf:)``).

@@ -1,0 +1,124 @@
+import Foundation
+import IAPCore
+import IAPEntitlements
+
+/// PostgreSQL's write of a new transaction in one statement. A write in a transaction takes five round trips to the
+/// database (BEGIN, the owner, the row, the customer's rows, COMMIT), and on PostgreSQL each one costs both sides more
+/// than the statement's own work. The common post (one transaction, no claim, no renewal, nothing to announce) does
+/// it all in one data-modifying statement instead, which commits on its own; the conformance suite holds it to the
+/// same answers as the write in a transaction.
+extension SQLStorage {
+    /// Whether ``recordInOneStatement(_:json:)`` can record `batch`.
+    func recordsInOneStatement(_ batch: PurchaseBatch, announcer: EventAnnouncer?) -> Bool {
+        guard database.engine == .postgres, batch.claimant == nil, batch.renewals.isEmpty,
+            let transaction = batch.transactions.first, batch.transactions.count == 1
+        else { return false }
+        return announcer?.endpoints(transaction.bundleID).isEmpty ?? true
+    }
+
+    /// Records one unclaimed transaction: its owner (kept, or made up as ``PurchaseBatch/implicitOwner(of:)``), its
+    /// row (unless a newer signed version is stored), the earlier periods it supersedes, the owner's digest marked
+    /// stale, and the owner's rows as they are after the write, all in one statement. A customer with a digest gets it
+    /// stored again by a second statement, which only replaces the stale one the first left: a write in between
+    /// wins, and the next read builds the digest afresh.
+    func recordInOneStatement(_ transaction: StoredTransaction, json: String) async throws(StorageError)
+        -> RecordOutcome
+    {
+        let owner = "(SELECT customer_id FROM o)"
+        let writtenRow = """
+            SELECT 0, w.transaction_id, CAST(NULL AS BIGINT), w.transaction_id, w.original_transaction_id, w.product_id,
+                w.signed_date, CAST(NULL AS TEXT), w.app_account_token, w.record
+            FROM w WHERE w.transaction_id = $1
+            """
+        let text = """
+            WITH o AS (
+                INSERT INTO iap_owners (bundle_id, original_transaction_id, customer_id, claimed)
+                VALUES ($3, $2, $20, 0)
+                ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET moved = 0
+                RETURNING customer_id
+            ), w AS (
+            \(Self.insertTransaction(owner: owner))
+                RETURNING transaction_id, original_transaction_id, product_id, signed_date, app_account_token, record
+            ), s AS (
+                UPDATE iap_transactions SET superseded = 1
+                WHERE bundle_id = $3 AND original_transaction_id = $2 AND expires_ms IS NOT NULL
+                    AND expires_ms < $12 AND superseded = 0 AND NOT (transaction_id = $1 AND EXISTS (SELECT 1 FROM w))
+            ), g AS (
+                UPDATE iap_customer_digests SET digest = '', version = version + 1
+                WHERE bundle_id = $3 AND customer_id = \(owner) AND EXISTS (SELECT 1 FROM w)
+                RETURNING version
+            )
+            SELECT 6 AS kind, \(owner) AS sort_text, (SELECT version FROM g) AS sort_number,
+                CAST(NULL AS TEXT) AS transaction_id, CAST(NULL AS TEXT) AS original_transaction_id,
+                CAST(NULL AS TEXT) AS product_id, CAST(NULL AS BIGINT) AS signed_date, CAST(NULL AS TEXT) AS document,
+                CAST(NULL AS TEXT) AS app_account_token, CAST(NULL AS TEXT) AS record
+            UNION ALL
+            \(Self.recordsText(
+                bundle: "$3", customer: owner, unlessDigested: true,
+                documents: ("CAST(NULL AS TEXT)", "CAST(NULL AS TEXT)"),
+                written: ("NOT (t.transaction_id = $1 AND EXISTS (SELECT 1 FROM w))", writtenRow)))
+            """
+        let values =
+            Self.transactionValues(transaction, json: json, announce: nil)
+            + [.text(PurchaseBatch.implicitOwner(of: transaction))]
+        let written = EncodedRows(transactions: [(transaction, json)], renewals: [])
+        let bundleID = transaction.bundleID
+        return try await read { db in
+            var found = try await db.rows(SQLStatement(text, values))
+            guard let last = found.popLast(), try last.integer("kind") == 6 else {
+                throw StorageError(code: "storageCorrupt", reason: "a write in one statement answered no owner")
+            }
+            let customer = CustomerKey(bundleID: bundleID, id: try last.text("sort_text"))
+            // The version the write left its stale digest at; nil when it wrote nothing or the customer has none.
+            let stale = try last.optionalInteger("sort_number")
+            let stored = try found.first { try $0.integer("kind") == 3 }
+            if let stored,
+                let digest = try digest(json: try stored.optionalText("record"), version: stored.integer("sort_number"))
+            {
+                guard let stale else { return .recorded(owners: [customer.id], digest: digest) }
+                var history = digest.history
+                if !history.history.records.contains(where: { $0.transactionID == transaction.transactionID }),
+                    history.append(records: [transaction.record], renewals: [])
+                {
+                    let kept = try await Self.keepDigest(history, of: customer, replacingStale: stale, db: db)
+                    return .recorded(owners: [customer.id], digest: kept)
+                }
+                found = try await db.rows(Self.recordsQuery(customer, documentsOf: DocumentsWanted()))
+            }
+            let built = CompactHistory(try history(from: found, written: written))
+            guard found.count >= Self.digestThreshold || stale != nil else {
+                return .recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0))
+            }
+            let kept = try await Self.keepDigest(built, of: customer, replacingStale: stale, db: db)
+            return .recorded(owners: [customer.id], digest: kept)
+        }
+    }
+
+    /// Stores `history` as the customer's digest in place of the stale one a write in one statement left at version
+    /// `stale`, or as their first one when `stale` is nil. Answers the digest as stored, or with version 0 (not
+    /// stored) when another write came first.
+    static func keepDigest(
+        _ history: CompactHistory, of customer: CustomerKey, replacingStale stale: Int64?, db: any SQLStatementRunner
+    ) async throws -> CustomerDigest {
+        let json = String(
+            decoding: try StreamingJSONEncoder(datesAsReferenceSeconds: true).encode(history), as: UTF8.self)
+        let statement =
+            if let stale {
+                SQLStatement(
+                    """
+                    UPDATE iap_customer_digests SET digest = $4, version = version + 1
+                    WHERE bundle_id = $1 AND customer_id = $2 AND version = $3 AND digest = ''
+                    RETURNING version
+                    """, [.text(customer.bundleID), .text(customer.id), .integer(stale), .text(json)])
+            } else {
+                SQLStatement(
+                    """
+                    INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest) VALUES ($1, $2, 1, $3)
+                    ON CONFLICT (bundle_id, customer_id) DO NOTHING
+                    RETURNING version
+                    """, [.text(customer.bundleID), .text(customer.id), .text(json)])
+            }
+        let version = try await db.rows(statement).first?.integer("version") ?? 0
+        return CustomerDigest(history: history, version: version)
+    }
+}
