@@ -10,7 +10,7 @@ extension SQLStorage {
         let (stored, rows): (SQLRow?, [SQLRow]) = try await read { db in
             let stored = try await db.rows(Self.digestQuery(customer)).first
             if let stored, try !(stored.optionalText("digest") ?? "").isEmpty { return (stored, []) }
-            return (stored, try await db.rows(Self.recordsQuery(customer, documentsOf: DocumentsWanted())))
+            return (stored, try await db.rows(Self.recordsQuery(customer, documents: false)))
         }
         if let stored, let digest = try digest(from: stored) { return digest }
         let version = (try Self.decoding { try stored?.integer("version") } ?? 0)
@@ -60,7 +60,7 @@ extension SQLStorage {
         let customer = CustomerKey(bundleID: bundleID, id: first)
         // One statement: the digest when there is a usable one, else every row (and the stale digest, if any).
         var found = try await db.rows(
-            Self.recordsQuery(customer, unlessDigested: true, documentsOf: DocumentsWanted()))
+            Self.recordsQuery(customer, unlessDigested: true, documents: false))
         let stored = try found.first { try $0.integer("kind") == 3 }
         let version = (try stored?.integer("sort_number") ?? 0) + 1
         if let stored, let digest = try digest(json: try stored.optionalText("record"), version: version - 1) {
@@ -75,7 +75,7 @@ extension SQLStorage {
                 try await Self.saveDigest(history, of: customer, version: version, db: db)
                 return CustomerDigest(history: history, version: version)
             }
-            found = try await db.rows(Self.recordsQuery(customer, documentsOf: DocumentsWanted()))
+            found = try await db.rows(Self.recordsQuery(customer, documents: false))
         }
         let built = CompactHistory(try history(from: found, written: rows))
         if found.count >= Self.digestThreshold || stored != nil {

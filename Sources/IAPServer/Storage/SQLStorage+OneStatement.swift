@@ -55,7 +55,7 @@ extension SQLStorage {
             UNION ALL
             \(Self.recordsText(
                 bundle: "$3", customer: owner, unlessDigested: true,
-                documents: ("CAST(NULL AS TEXT)", "CAST(NULL AS TEXT)"),
+                documents: (Self.noDocument, Self.noDocument),
                 written: ("NOT (t.transaction_id = $1 AND EXISTS (SELECT 1 FROM w))", writtenRow)))
             """
         let values =
@@ -83,7 +83,7 @@ extension SQLStorage {
                     let kept = try await Self.keepDigest(history, of: customer, replacingStale: stale, db: db)
                     return .recorded(owners: [customer.id], digest: kept)
                 }
-                found = try await db.rows(Self.recordsQuery(customer, documentsOf: DocumentsWanted()))
+                found = try await db.rows(Self.recordsQuery(customer, documents: false))
             }
             let built = CompactHistory(try history(from: found, written: written))
             guard found.count >= Self.digestThreshold || stale != nil else {

@@ -84,93 +84,63 @@ public final class SQLStorage: ServerStorage {
     /// The answer to a batch that would change nothing, read without taking the writer's turn; nil when it may change
     /// something. Apps post the same transaction at every launch: once it is stored, a post of it finds one owner who
     /// stays (the claimant, when there is one, already holds the claim) and, for each document, the same one or a
-    /// newer one stored, which is exactly when the writes would leave every row as it is. Reads the batch's own rows
-    /// and the owner's digest, never the owner's whole history.
+    /// newer one stored, which is exactly when the writes would leave every row as it is. One statement reads the
+    /// batch's owners and stored documents, and the owner's digest, or their rows when they have no digest.
     private func alreadyRecorded(_ batch: PurchaseBatch, rows: EncodedRows, bundleID: String) async throws(StorageError)
         -> RecordOutcome?
     {
         guard !batch.transactions.isEmpty else { return nil }
-        let found: (owner: String, digest: SQLRow?, rows: [SQLRow])? = try await read { db in
-            var owner: String?
+        let found = try await read { db in try await db.rows(Self.storedQuery(batch)) }
+        return try Self.decoding { () throws -> RecordOutcome? in
+            var owners: [String: (customer: String, claimed: Bool)] = [:]
+            var documents: [Int64: [String: SQLRow]] = [:]
             var digest: SQLRow?
-            for transaction in batch.transactions {
-                guard let row = try await db.rows(Self.ownerQuery(transaction)).first else { return nil }
-                let customer = try row.text("customer_id")
-                if let claimant = batch.claimant, try row.integer("claimed") != 1 || customer != claimant {
-                    return nil
+            var history: [SQLRow] = []
+            for row in found {
+                switch try row.integer("kind") {
+                case 7:
+                    owners[try row.text("sort_text")] = (
+                        try row.text("transaction_id"), try row.integer("sort_number") == 1
+                    )
+                case 5, 6: documents[try row.integer("kind"), default: [:]][try row.text("sort_text")] = row
+                case 3: digest = row
+                default: history.append(row)
                 }
-                guard owner == nil || owner == customer else { return nil }
-                owner = customer
-                digest = row
+            }
+            var owner: String?
+            for transaction in batch.transactions {
+                guard let found = owners[transaction.originalTransactionID] else { return nil }
+                if let claimant = batch.claimant, !found.claimed || found.customer != claimant { return nil }
+                guard owner == nil || owner == found.customer else { return nil }
+                owner = found.customer
             }
             guard let owner else { return nil }
-            let customer = CustomerKey(bundleID: bundleID, id: owner)
-            guard let digest, try !(digest.optionalText("digest") ?? "").isEmpty else {
-                // No digest: a short history, read whole (a long one goes through the writer, which builds one).
-                let batchDocuments = DocumentsWanted(
-                    transactions: batch.transactions.map(\.transactionID),
-                    renewals: batch.renewals.map(\.originalTransactionID))
-                let rows = try await db.rows(Self.recordsQuery(customer, documentsOf: batchDocuments))
-                return rows.count >= Self.digestThreshold ? nil : (owner, nil, rows)
-            }
-            var documents: [SQLRow] = []
-            for transaction in batch.transactions {
-                documents += try await db.rows(
-                    SQLStatement(
-                        """
-                        SELECT 0 AS kind, transaction_id, original_transaction_id, signed_date, document
-                        FROM iap_transactions WHERE bundle_id = $1 AND transaction_id = $2
-                        """, [.text(bundleID), .text(transaction.transactionID)]))
-            }
-            for renewal in batch.renewals {
-                documents += try await db.rows(
-                    SQLStatement(
-                        """
-                        SELECT 1 AS kind, CAST(NULL AS TEXT) AS transaction_id, original_transaction_id, signed_date,
-                            document
-                        FROM iap_renewals WHERE bundle_id = $1 AND original_transaction_id = $2
-                        """, [.text(bundleID), .text(renewal.originalTransactionID)]))
-            }
-            return (owner, digest, documents)
-        }
-        guard let found else { return nil }
-        let unchanged = try Self.decoding {
-            var transactions: [String: SQLRow] = [:]
-            var renewals: [String: SQLRow] = [:]
-            for row in found.rows {
-                switch try row.integer("kind") {
-                case 0: transactions[try row.text("transaction_id")] = row
-                case 1: renewals[try row.text("original_transaction_id")] = row
-                default: break
-                }
-            }
             func keeps(_ row: SQLRow?, signedDate: Date, document: String) throws -> Bool {
                 guard let row else { return false }
                 return try row.text("document") == document
                     || row.integer("signed_date") > signedDate.millisecondsSince1970
             }
             for transaction in batch.transactions {
-                guard
-                    try keeps(
-                        transactions[transaction.transactionID], signedDate: transaction.signedDate,
-                        document: transaction.document)
-                else { return false }
+                let stored = documents[5]?[transaction.transactionID]
+                guard try keeps(stored, signedDate: transaction.signedDate, document: transaction.document) else {
+                    return nil
+                }
             }
             for renewal in batch.renewals {
-                guard
-                    try keeps(
-                        renewals[renewal.originalTransactionID], signedDate: renewal.signedDate,
-                        document: renewal.document)
-                else { return false }
+                let stored = documents[6]?[renewal.originalTransactionID]
+                guard try keeps(stored, signedDate: renewal.signedDate, document: renewal.document) else { return nil }
             }
-            return true
+            if let digest, let json = try digest.optionalText("record"), !json.isEmpty {
+                let stored = CustomerDigest(
+                    history: try decoder.decode(CompactHistory.self, from: Data(json.utf8)),
+                    version: try digest.integer("sort_number"))
+                return .recorded(owners: [owner], digest: stored)
+            }
+            // No digest: a short history, read whole (a long one goes through the writer, which builds one).
+            guard history.count < Self.digestThreshold else { return nil }
+            let records = try self.history(from: history, written: rows)
+            return .recorded(owners: [owner], digest: CustomerDigest(history: CompactHistory(records), version: 0))
         }
-        guard unchanged else { return nil }
-        if let row = found.digest, let digest = try digest(from: row) {
-            return .recorded(owners: [found.owner], digest: digest)
-        }
-        let history = try history(from: found.rows, written: rows)
-        return .recorded(owners: [found.owner], digest: CustomerDigest(history: CompactHistory(history), version: 0))
     }
 
     /// What a batch's transaction did: refused, or recorded with the first owner's digest.
@@ -233,7 +203,7 @@ public final class SQLStorage: ServerStorage {
         return try records(of: customer, from: rows)
     }
 
-    /// A customer's records from the rows of a full ``recordsQuery(_:unlessDigested:documentsOf:)``.
+    /// A customer's records from the rows of a full ``recordsQuery(_:unlessDigested:documents:)``.
     func records(of customer: CustomerKey, from rows: [SQLRow]) throws(StorageError) -> CustomerRecords {
         try Self.decoding {
             var records = CustomerRecords()
@@ -269,7 +239,7 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    /// The entitlement history in the rows of ``recordsQuery(_:unlessDigested:documentsOf:)``, documents or not. A
+    /// The entitlement history in the rows of ``recordsQuery(_:unlessDigested:documents:)``, documents or not. A
     /// row whose stored JSON is one just written (in `written`) takes the record it was written from instead of
     /// decoding it again.
     func history(from rows: [SQLRow], written: EncodedRows? = nil) throws(StorageError) -> PurchaseHistory {
@@ -430,47 +400,73 @@ public final class SQLStorage: ServerStorage {
             [.text(bundleID), .text(id)])
     }
 
-    /// The owner of a transaction's original transaction, whether a customer claimed it, and the owner's digest.
-    static func ownerQuery(_ transaction: StoredTransaction) -> SQLStatement {
-        SQLStatement(
-            """
-            SELECT o.customer_id, o.claimed, d.version, d.digest
-            FROM iap_owners o LEFT JOIN iap_customer_digests d
-                ON d.bundle_id = o.bundle_id AND d.customer_id = o.customer_id
-            WHERE o.bundle_id = $1 AND o.original_transaction_id = $2
-            """,
-            [.text(transaction.bundleID), .text(transaction.originalTransactionID)])
-    }
-
-    /// A customer's rows in one statement: kind 0 transactions, 1 renewals, 2 consumptions. The owner's rows come
-    /// first (SQLite's planner keeps a CROSS JOIN's order), so the cost is the customer's rows, never the app's.
-    ///
-    /// The signed documents are most of a row's bytes and only a full read needs them: with `documentsOf`, a row's
-    /// `document` is NULL unless it is one of the given transactions (by transaction id) or renewals (by original
-    /// transaction id), so a read for the entitlement history moves the records alone.
-    static func recordsQuery(
-        _ customer: CustomerKey, unlessDigested: Bool = false, documentsOf: DocumentsWanted? = nil
-    ) -> SQLStatement {
-        var values: [SQLValue] = [.text(customer.bundleID), .text(customer.id)]
-        func document(_ column: String, _ key: String, of ids: [String]?) -> String {
-            guard let ids else { return column }
-            guard !ids.isEmpty else { return "CAST(NULL AS TEXT)" }
-            let list = ids.map { id in
+    /// What ``alreadyRecorded(_:rows:bundleID:)`` reads of a batch, in one statement: the owner of each of its
+    /// original transactions (kind 7: original transaction id as `sort_text`, claimed as `sort_number`, the customer
+    /// as `transaction_id`), the stored document of each of its transactions (kind 5, by transaction id) and renewals
+    /// (kind 6, by original transaction id), and the digest of the first one's owner (kind 3), or their rows when
+    /// they have no usable digest (kinds 0 to 2, without documents).
+    static func storedQuery(_ batch: PurchaseBatch) -> SQLStatement {
+        let bundleID = batch.transactions.first?.bundleID ?? ""
+        var values: [SQLValue] = [.text(bundleID), .text(batch.transactions.first?.originalTransactionID ?? "")]
+        func list(_ ids: [String]) -> String {
+            ids.map { id in
                 values.append(.text(id))
                 return "$\(values.count)"
-            }
-            return "CASE WHEN \(key) IN (\(list.joined(separator: ", "))) THEN \(column) END"
+            }.joined(separator: ", ")
         }
-        let transactionDocument = document("t.document", "t.transaction_id", of: documentsOf?.transactions)
-        let renewalDocument = document("r.document", "r.original_transaction_id", of: documentsOf?.renewals)
-        return SQLStatement(
-            recordsText(
-                bundle: "$1", customer: "$2", unlessDigested: unlessDigested,
-                documents: (transactionDocument, renewalDocument)),
-            values)
+        let originals = list(Array(Set(batch.transactions.map(\.originalTransactionID))).sorted())
+        let transactions = list(batch.transactions.map(\.transactionID))
+        let renewals =
+            batch.renewals.isEmpty
+            ? ""
+            : """
+            SELECT 6, r.original_transaction_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT), r.original_transaction_id,
+                CAST(NULL AS TEXT), r.signed_date, r.document, CAST(NULL AS TEXT), CAST(NULL AS TEXT)
+            FROM iap_renewals r
+            WHERE r.bundle_id = $1 AND r.original_transaction_id IN (\(list(batch.renewals.map(\.originalTransactionID))))
+            UNION ALL
+
+            """
+        let text = """
+            WITH first_owner AS (
+                SELECT customer_id FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2
+            )
+            SELECT 7 AS kind, o.original_transaction_id AS sort_text, o.claimed AS sort_number,
+                o.customer_id AS transaction_id, CAST(NULL AS TEXT) AS original_transaction_id,
+                CAST(NULL AS TEXT) AS product_id, CAST(NULL AS BIGINT) AS signed_date, CAST(NULL AS TEXT) AS document,
+                CAST(NULL AS TEXT) AS app_account_token, CAST(NULL AS TEXT) AS record
+            FROM iap_owners o WHERE o.bundle_id = $1 AND o.original_transaction_id IN (\(originals))
+            UNION ALL
+            SELECT 5, t.transaction_id, CAST(NULL AS BIGINT), t.transaction_id, t.original_transaction_id,
+                CAST(NULL AS TEXT), t.signed_date, t.document, CAST(NULL AS TEXT), CAST(NULL AS TEXT)
+            FROM iap_transactions t WHERE t.bundle_id = $1 AND t.transaction_id IN (\(transactions))
+            UNION ALL
+            \(renewals)
+            """
+            + recordsText(
+                bundle: "$1", customer: "(SELECT customer_id FROM first_owner)", unlessDigested: true,
+                documents: (noDocument, noDocument))
+        return SQLStatement(text, values)
     }
 
-    /// The text of ``recordsQuery(_:unlessDigested:documentsOf:)`` for the customer the SQL expressions `bundle` and
+    /// A document column left out of a read.
+    static let noDocument = "CAST(NULL AS TEXT)"
+
+    /// A customer's rows in one statement: kind 0 transactions, 1 renewals, 2 consumptions. The owner's rows come
+    /// first (SQLite's planner keeps a CROSS JOIN's order), so the cost is the customer's rows, never the app's. The
+    /// signed documents are most of a row's bytes, and only a full read needs them: without `documents`, the rows
+    /// carry the records alone (what the entitlement history is made of).
+    static func recordsQuery(_ customer: CustomerKey, unlessDigested: Bool = false, documents: Bool = true)
+        -> SQLStatement
+    {
+        SQLStatement(
+            recordsText(
+                bundle: "$1", customer: "$2", unlessDigested: unlessDigested,
+                documents: documents ? ("t.document", "r.document") : (noDocument, noDocument)),
+            [.text(customer.bundleID), .text(customer.id)])
+    }
+
+    /// The text of ``recordsQuery(_:unlessDigested:documents:)`` for the customer the SQL expressions `bundle` and
     /// `customer` name, with `documents` as the transactions' and renewals' document columns. With `written` (a write
     /// in the same statement, see ``recordInOneStatement(_:json:)``): its `condition` keeps the stored transaction
     /// row the write replaced out, and its `rows` select the row as written instead.
@@ -519,12 +515,6 @@ public final class SQLStorage: ServerStorage {
             WHERE bundle_id = \(bundle) AND customer_id = \(customer)\(rowsWanted)
             ORDER BY kind, sort_text, sort_number
             """
-    }
-
-    /// Which signed documents a read of a customer's rows carries (see ``recordsQuery(_:unlessDigested:documentsOf:)``).
-    struct DocumentsWanted {
-        var transactions: [String] = []
-        var renewals: [String] = []
     }
 
     struct EncodedRows: Sendable {
