@@ -57,4 +57,33 @@ import Testing
             ])
         try await storage.shutdown()
     }
+
+    /// Posts of one new purchase at the same moment (a retried request, two devices): one row, one owner, and every
+    /// post answered with them. On PostgreSQL the statement that loses the race for the owner row finds no owner in
+    /// its snapshot and takes the way through a transaction.
+    @Test(arguments: [StorageConformanceTests.Backend.sqlite, .postgres])
+    func postsOfOneNewPurchaseAtOnceAgreeOnItsOwner(_ backend: StorageConformanceTests.Backend) async throws {
+        guard let database = try await StorageConformanceTests.database(backend) else { return }
+        let storage = try await SQLStorage(database: database)
+        for round in 0..<5 {
+            let transaction = StorageConformanceTests.transaction("race\(round)", signed: 1, token: "cy")
+            let owners = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        guard
+                            case .recorded(let owners, let digest) = try await storage.record(
+                                PurchaseBatch(claimant: nil, transactions: [transaction]))
+                        else { return [] }
+                        #expect(digest.history.history.records.contains { $0.transactionID == "race\(round)" })
+                        return owners
+                    }
+                }
+                return try await group.reduce(into: [[String]]()) { $0.append($1) }
+            }
+            #expect(owners == Array(repeating: ["cy"], count: 12))
+        }
+        let records = try await storage.records(of: CustomerKey(bundleID: StorageConformanceTests.bundle, id: "cy"))
+        #expect(records.transactions.map(\.transactionID).sorted() == (0..<5).map { "race\($0)" })
+        try await storage.shutdown()
+    }
 }

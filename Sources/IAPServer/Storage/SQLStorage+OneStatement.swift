@@ -2,11 +2,11 @@ import Foundation
 import IAPCore
 import IAPEntitlements
 
-/// PostgreSQL's write of a new transaction in one statement. A write in a transaction takes five round trips to the
-/// database (BEGIN, the owner, the row, the customer's rows, COMMIT), and on PostgreSQL each one costs both sides more
-/// than the statement's own work. The common post (one transaction, no claim, no renewal, nothing to announce) does
-/// it all in one data-modifying statement instead, which commits on its own; the conformance suite holds it to the
-/// same answers as the write in a transaction.
+/// PostgreSQL's post of one transaction in one statement. A write in a transaction takes round trips to the database
+/// (the read that finds a re-post, BEGIN, the owner, the row, the customer's rows, COMMIT), and on PostgreSQL each one
+/// costs both sides more than the statement's own work. The common post (one transaction, no claim, no renewal,
+/// nothing to announce) does it all in one data-modifying statement instead, which commits on its own and writes
+/// nothing for a post of what is stored; the conformance suite holds it to the same answers as the other way.
 extension SQLStorage {
     /// Whether ``recordInOneStatement(_:json:)`` can record `batch`.
     func recordsInOneStatement(_ batch: PurchaseBatch, announcer: EventAnnouncer?) -> Bool {
@@ -16,33 +16,44 @@ extension SQLStorage {
         return announcer?.endpoints(transaction.bundleID).isEmpty ?? true
     }
 
-    /// Records one unclaimed transaction: its owner (kept, or made up as ``PurchaseBatch/implicitOwner(of:)``), its
-    /// row (unless a newer signed version is stored), the earlier periods it supersedes, the owner's digest marked
-    /// stale, and the owner's rows as they are after the write, all in one statement. A customer with a digest gets it
-    /// stored again by a second statement, which only replaces the stale one the first left: a write in between
-    /// wins, and the next read builds the digest afresh.
+    /// Records one unclaimed transaction in one statement: its owner (kept, or made up as
+    /// ``PurchaseBatch/implicitOwner(of:)``); its row, unless the same document or a newer signed version is stored;
+    /// the earlier periods it supersedes; the owner's digest marked stale when the row was written; and the owner's
+    /// rows as they are after it. A customer with a digest gets it stored again by a second statement, which only
+    /// replaces the stale one: a write in between wins, and the next read builds the digest afresh.
+    ///
+    /// Nil when the owner could not be told: another post of the same new purchase was inserting it at that moment
+    /// (its row was not in this statement's snapshot). The caller takes the way through a transaction then.
     func recordInOneStatement(_ transaction: StoredTransaction, json: String) async throws(StorageError)
-        -> RecordOutcome
+        -> RecordOutcome?
     {
         let owner = "(SELECT customer_id FROM o)"
+        let stored = """
+            NOT EXISTS (SELECT 1 FROM iap_transactions k WHERE k.bundle_id = $3 AND k.transaction_id = $1
+                AND (k.document = $6 OR k.signed_date > $5))
+            """
         let writtenRow = """
             SELECT 0, w.transaction_id, CAST(NULL AS BIGINT), w.transaction_id, w.original_transaction_id, w.product_id,
                 w.signed_date, CAST(NULL AS TEXT), w.app_account_token, w.record
             FROM w WHERE w.transaction_id = $1
             """
         let text = """
-            WITH o AS (
+            WITH inserted AS (
                 INSERT INTO iap_owners (bundle_id, original_transaction_id, customer_id, claimed)
                 VALUES ($3, $2, $20, 0)
-                ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET moved = 0
+                ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
                 RETURNING customer_id
+            ), o AS (
+                SELECT customer_id FROM inserted
+                UNION ALL
+                SELECT customer_id FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2
             ), w AS (
-            \(Self.insertTransaction(owner: owner))
+            \(Self.insertTransaction(owner: owner, onlyIf: "EXISTS (SELECT 1 FROM o) AND \(stored)"))
                 RETURNING transaction_id, original_transaction_id, product_id, signed_date, app_account_token, record
             ), s AS (
                 UPDATE iap_transactions SET superseded = 1
                 WHERE bundle_id = $3 AND original_transaction_id = $2 AND expires_ms IS NOT NULL
-                    AND expires_ms < $12 AND superseded = 0 AND NOT (transaction_id = $1 AND EXISTS (SELECT 1 FROM w))
+                    AND expires_ms < $12 AND superseded = 0 AND transaction_id <> $1 AND EXISTS (SELECT 1 FROM w)
             ), g AS (
                 UPDATE iap_customer_digests SET digest = '', version = version + 1
                 WHERE bundle_id = $3 AND customer_id = \(owner) AND EXISTS (SELECT 1 FROM w)
@@ -54,8 +65,7 @@ extension SQLStorage {
                 CAST(NULL AS TEXT) AS app_account_token, CAST(NULL AS TEXT) AS record
             UNION ALL
             \(Self.recordsText(
-                bundle: "$3", customer: owner, unlessDigested: true,
-                documents: (Self.noDocument, Self.noDocument),
+                bundle: "$3", customer: owner, unlessDigested: true, documents: (Self.noDocument, Self.noDocument),
                 written: ("NOT (t.transaction_id = $1 AND EXISTS (SELECT 1 FROM w))", writtenRow)))
             """
         let values =
@@ -68,14 +78,18 @@ extension SQLStorage {
             guard let last = found.popLast(), try last.integer("kind") == 6 else {
                 throw StorageError(code: "storageCorrupt", reason: "a write in one statement answered no owner")
             }
-            let customer = CustomerKey(bundleID: bundleID, id: try last.text("sort_text"))
-            // The version the write left its stale digest at; nil when it wrote nothing or the customer has none.
-            let stale = try last.optionalInteger("sort_number")
+            guard let id = try last.optionalText("sort_text") else { return nil }
+            let customer = CustomerKey(bundleID: bundleID, id: id)
             let stored = try found.first { try $0.integer("kind") == 3 }
+            // The version a stale digest is at: the write marked it, or it was stale already; nil without a digest.
+            let stale = try last.optionalInteger("sort_number") ?? stored?.integer("sort_number")
             if let stored,
                 let digest = try digest(json: try stored.optionalText("record"), version: stored.integer("sort_number"))
             {
-                guard let stale else { return .recorded(owners: [customer.id], digest: digest) }
+                // Nothing written: the digest stands.
+                guard try last.optionalInteger("sort_number") != nil else {
+                    return .recorded(owners: [customer.id], digest: digest)
+                }
                 var history = digest.history
                 if !history.history.records.contains(where: { $0.transactionID == transaction.transactionID }),
                     history.append(records: [transaction.record], renewals: [])
@@ -86,7 +100,7 @@ extension SQLStorage {
                 found = try await db.rows(Self.recordsQuery(customer, documents: false))
             }
             let built = CompactHistory(try history(from: found, written: written))
-            guard found.count >= Self.digestThreshold || stale != nil else {
+            guard found.count >= Self.digestThreshold || stored != nil else {
                 return .recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0))
             }
             let kept = try await Self.keepDigest(built, of: customer, replacingStale: stale, db: db)
@@ -94,9 +108,9 @@ extension SQLStorage {
         }
     }
 
-    /// Stores `history` as the customer's digest in place of the stale one a write in one statement left at version
-    /// `stale`, or as their first one when `stale` is nil. Answers the digest as stored, or with version 0 (not
-    /// stored) when another write came first.
+    /// Stores `history` as the customer's digest in place of the stale one at version `stale`, or as their first
+    /// one when `stale` is nil. Answers the digest as stored, or with version 0 (not stored) when another write came
+    /// first.
     static func keepDigest(
         _ history: CompactHistory, of customer: CustomerKey, replacingStale stale: Int64?, db: any SQLStatementRunner
     ) async throws -> CustomerDigest {

@@ -69,34 +69,38 @@ extension SQLStorage {
     }
 
     /// The statement that stores a transaction row (`$1` to `$19`, see ``transactionValues(_:json:announce:)``) unless
-    /// the row stored is a newer signed version, its owner read by `owner` (an SQL expression).
-    static func insertTransaction(owner: String) -> String {
-        """
-        INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
-            signed_date, document, app_account_token, record, announce_at, announce_moment,
-            purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial, purchase_day,
-            first_period, customer_id, superseded)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-            \(owner),
-            CASE WHEN EXISTS (
-                SELECT 1 FROM iap_transactions l
-                WHERE l.bundle_id = $3 AND l.original_transaction_id = $2 AND l.expires_ms > $12)
-            THEN 1 ELSE 0 END)
-        ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
-            original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id, signed_date = excluded.signed_date,
-            document = excluded.document, app_account_token = excluded.app_account_token,
-            record = excluded.record, purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms,
-            revoked_ms = excluded.revoked_ms, price = excluded.price, currency = excluded.currency,
-            storefront = excluded.storefront, trial = excluded.trial, purchase_day = excluded.purchase_day,
-            first_period = excluded.first_period, customer_id = excluded.customer_id,
-            superseded = excluded.superseded
-        WHERE excluded.signed_date > iap_transactions.signed_date
-            OR (excluded.signed_date = iap_transactions.signed_date
-                AND excluded.document > iap_transactions.document)
-        """
+    /// the row stored is a newer signed version, its owner read by `owner` (an SQL expression); with `condition`, only
+    /// when that holds (PostgreSQL only: SQLite cannot tell `INSERT ... SELECT ... ON CONFLICT` apart).
+    static func insertTransaction(owner: String, onlyIf condition: String? = nil) -> String {
+        let values = """
+            $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+                \(owner),
+                CASE WHEN EXISTS (
+                    SELECT 1 FROM iap_transactions l
+                    WHERE l.bundle_id = $3 AND l.original_transaction_id = $2 AND l.expires_ms > $12)
+                THEN 1 ELSE 0 END
+            """
+        return """
+            INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
+                signed_date, document, app_account_token, record, announce_at, announce_moment,
+                purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial, purchase_day,
+                first_period, customer_id, superseded)
+            \(condition.map { "SELECT \(values)\nWHERE \($0)" } ?? "VALUES (\(values))")
+            ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
+                original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
+                signed_date = excluded.signed_date, document = excluded.document,
+                app_account_token = excluded.app_account_token, record = excluded.record,
+                purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms, revoked_ms = excluded.revoked_ms,
+                price = excluded.price, currency = excluded.currency, storefront = excluded.storefront,
+                trial = excluded.trial, purchase_day = excluded.purchase_day, first_period = excluded.first_period,
+                customer_id = excluded.customer_id, superseded = excluded.superseded
+            WHERE excluded.signed_date > iap_transactions.signed_date
+                OR (excluded.signed_date = iap_transactions.signed_date
+                    AND excluded.document > iap_transactions.document)
+            """
     }
 
-    /// The values of ``insertTransaction(owner:)``: `$12` is the expiry (NULL for what does not expire).
+    /// The values of ``insertTransaction(owner:onlyIf:)``: `$12` is the expiry (NULL for what does not expire).
     static func transactionValues(_ transaction: StoredTransaction, json: String, announce: (at: Int64, moment: Int64)?)
         -> [SQLValue]
     {

@@ -25,10 +25,12 @@ public final class SQLStorage: ServerStorage {
     {
         let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? ""
-        if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
-        if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first {
-            return try await recordInOneStatement(only.transaction, json: only.json)
+        if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first,
+            let outcome = try await recordInOneStatement(only.transaction, json: only.json)
+        {
+            return outcome
         }
+        if let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) { return unchanged }
         let written: Written = try await inTransaction { db in
             // A claimed batch answers for its claimant, whoever ends up owning what it carries.
             var owners: [String] = batch.claimant.map { [$0] } ?? []
