@@ -4,6 +4,8 @@
 # Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL"
 #        Scripts/postgres.sh pause DATADIR    (stops the server and keeps its data: a database outage)
 #        Scripts/postgres.sh resume DATADIR PORT
+# 400 connections: the test suite runs every PostgreSQL test at once, each test's storage keeping up to four, and past
+# the server's default of 100 a test waits for a connection until its connect timeout and fails.
 set -euo pipefail
 action="${1:-start}"
 # The server outlives this script: it must not inherit a descriptor of its caller beyond the standard three (a test
@@ -23,7 +25,7 @@ case "$action" in
     data="$(mktemp -d /tmp/iapkit-pg.XXXXXX)"
     [ "$(id -u)" = 0 ] && chown postgres "$data"
     as_postgres "$bin/initdb -D $data -A trust -U postgres >/dev/null"
-    as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off ${PGEXTRA:-}\" >/dev/null"
+    as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"
     as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"
     echo "$data postgres://postgres@127.0.0.1:$port/iapkit_test?sslmode=disable"
     ;;
@@ -31,7 +33,7 @@ case "$action" in
     as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -m fast -w stop >/dev/null"
     ;;
   resume)
-    as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -l $2/server.log -w start -o \"-p ${3:?PORT} -k $2 -c listen_addresses=127.0.0.1 -c fsync=off ${PGEXTRA:-}\" >/dev/null"
+    as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -l $2/server.log -w start -o \"-p ${3:?PORT} -k $2 -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"
     ;;
   stop)
     as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -m fast -w stop >/dev/null"

@@ -73,6 +73,7 @@ extension SQLStorage {
             + [.text(PurchaseBatch.implicitOwner(of: transaction))]
         let written = EncodedRows(transactions: [(transaction, json)], renewals: [])
         let bundleID = transaction.bundleID
+        // Not in a transaction: on PostgreSQL a statement outside one commits on its own, all or nothing.
         return try await read { db in
             var found = try await db.rows(SQLStatement(text, values))
             guard let last = found.popLast(), try last.integer("kind") == 6 else {
