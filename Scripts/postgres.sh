@@ -4,8 +4,8 @@
 # Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL"
 #        Scripts/postgres.sh pause DATADIR    (stops the server and keeps its data: a database outage)
 #        Scripts/postgres.sh resume DATADIR PORT
-# 400 connections: the test suite runs every PostgreSQL test at once, each test's storage keeping up to four, and past
-# the server's default of 100 a test waits for a connection until its connect timeout and fails.
+# 400 connections: the test suite starts its PostgreSQL tests at once, each storage keeping up to four connections, and
+# a test that finds the server full waits for a connection until its connect timeout and fails.
 set -euo pipefail
 action="${1:-start}"
 # The server outlives this script: it must not inherit a descriptor of its caller beyond the standard three (a test
