@@ -56,6 +56,10 @@ public actor Store {
     private var updates: AsyncStream<String>?
     private var listenerTask: Task<Void, Never>?
     private var storeListeners: [Task<Void, Never>] = []
+    /// Calls to the validation server under way, and whether two of them overlapped since the last catch-up (see
+    /// ``catchUpWithTheServer()``).
+    private var serverCallsInFlight = 0
+    private var serverAnswersOverlapped = false
 
     /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
     /// updates at once: nothing the store sends from now on is missed, and ``start()`` handles what it buffered.
@@ -195,8 +199,11 @@ public actor Store {
         openJournals[journal] = []
         defer { openJournals[journal] = nil }
         do {
-            var (next, failures) = try await validation.reconcile(
-                state: state, appAccountToken: appAccountToken, refreshingReceipt: refreshingReceipt)
+            let (current, token, validation) = (state, appAccountToken, validation)
+            var (next, failures) = try await askingTheServer { () async throws(StoreError) in
+                try await validation.reconcile(
+                    state: current, appAccountToken: token, refreshingReceipt: refreshingReceipt)
+            }
             for failure in failures { emit(StoreEvent(.verificationFailed, detail: failure.reason)) }
             for change in openJournals[journal] ?? [] { change.apply(to: &next) }
             let before = entitlements
@@ -206,6 +213,7 @@ public actor Store {
             announceRevocations(since: before)
             emit(StoreEvent(.reconciled, detail: "\(entitlements.entitledProductIDs.count) products owned"))
             await save()
+            await catchUpWithTheServer()
         } catch {
             emit(StoreEvent(.reconcileFailed, detail: error.reason))
         }
@@ -223,7 +231,10 @@ public actor Store {
     /// `appAccountToken` when the app starts with the user logged in.
     public func logIn(_ user: UUID) async throws(StoreError) {
         if case .server(let server) = validationMode {
-            let answer = try await server.logIn(user, state: state)
+            let state = state
+            let answer = try await askingTheServer { () async throws(StoreError) in
+                try await server.logIn(user, state: state)
+            }
             await accept(StateChange.server(answer), verified: false)
         }
         appAccountToken = user
@@ -290,7 +301,7 @@ public actor Store {
             return StorePurchaseResult(state: .pending)
         case .success(let document):
             seenDocuments.insert(document)
-            let checked = await validation.check(document, appAccountToken: appAccountToken, state: state)
+            let checked = await check(document)
             switch checked.result {
             case .failure(let error):
                 purchaseStates[productID] = .failedVerification(error)
@@ -304,6 +315,7 @@ public actor Store {
                 await finish(checked)
                 purchaseStates[productID] = .purchased
                 emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
+                await catchUpWithTheServer()
                 return StorePurchaseResult(state: .purchased, transaction: checked.transaction)
             }
         }
@@ -312,7 +324,7 @@ public actor Store {
     /// One document from the updates stream: verified, unlocked, then finished; a failure leaves it unfinished.
     private func receiveUpdate(_ document: String) async {
         guard seenDocuments.insert(document).inserted else { return }
-        let checked = await validation.check(document, appAccountToken: appAccountToken, state: state)
+        let checked = await check(document)
         switch checked.result {
         case .failure(let error):
             emit(
@@ -330,6 +342,7 @@ public actor Store {
                 emit(
                     StoreEvent(.transactionUpdated, productID: checked.productID, transactionID: checked.transactionID))
             }
+            await catchUpWithTheServer()
         }
     }
 
@@ -340,6 +353,52 @@ public actor Store {
         if verified { origin = .verified }
         await recompute()
         await save()
+    }
+
+    /// One document from the store, checked in the validation mode.
+    private func check(_ document: String) async -> CheckedTransaction {
+        let (state, token, validation) = (state, appAccountToken, validation)
+        return await askingTheServer { () async throws(Never) in
+            await validation.check(document, appAccountToken: token, state: state)
+        }
+    }
+
+    // MARK: - Server answers in order
+
+    /// Runs `call`, one of the validation server's, counting it among those under way. Nothing is counted in the
+    /// other modes (the device's own records merge in any order).
+    private func askingTheServer<T: Sendable, E: Error>(_ call: () async throws(E) -> T) async throws(E) -> T {
+        guard case .server = validationMode else { return try await call() }
+        if serverCallsInFlight > 0 { serverAnswersOverlapped = true }
+        serverCallsInFlight += 1
+        defer { serverCallsInFlight -= 1 }
+        return try await call()
+    }
+
+    /// A validation server answers with the customer's snapshot as of that answer, and calls that overlap can answer
+    /// in either order: the answer applied last may predate a write the other call made (an upgrade's purchase and
+    /// the update to the subscription it replaces, sent at once). Once the overlapping calls have all answered, one
+    /// more read brings the snapshot as of after all of them; again while reads overlap new calls (a few times at
+    /// most: an answer that cannot be read leaves the next call to catch up).
+    private func catchUpWithTheServer() async {
+        guard case .server(let server) = validationMode else { return }
+        for _ in 0..<3 where serverCallsInFlight == 0 && serverAnswersOverlapped {
+            serverAnswersOverlapped = false
+            let (state, token) = (state, appAccountToken)
+            let answer: VerifiedState?
+            do {
+                answer = try await askingTheServer { () async throws(StoreError) in
+                    try await server.current(appAccountToken: token, state: state)
+                }
+            } catch {
+                serverAnswersOverlapped = true
+                return
+            }
+            guard let answer else { return }
+            let before = entitlements
+            await accept(.server(answer), verified: false)
+            announceRevocations(since: before)
+        }
     }
 
     private func finish(_ checked: CheckedTransaction) async {
@@ -406,8 +465,10 @@ public actor Store {
         let id = UUID().uuidString
         if case .server(let server) = validationMode {
             let moment = try await backend.now()
-            let answer = try await server.consume(
-                productID, quantity: quantity, idempotencyKey: id, at: moment, state: state)
+            let state = state
+            let answer = try await askingTheServer { () async throws(StoreError) in
+                try await server.consume(productID, quantity: quantity, idempotencyKey: id, at: moment, state: state)
+            }
             // The device keeps the use in its own history too, so the count survives a change of mode.
             let record = ConsumptionRecord(productID: productID, quantity: quantity, date: moment, id: id)
             await accept(
@@ -430,6 +491,7 @@ public actor Store {
         }
         emit(
             StoreEvent(.consumed, productID: productID, detail: "\(quantity) used, \(consumableCount(productID)) left"))
+        await catchUpWithTheServer()
     }
 
     // MARK: - Answers (all from the engine)

@@ -189,6 +189,15 @@ public struct ValidationServer: Sendable {
         return next
     }
 
+    /// What the server holds for this device's customer now (`GET /v1/customers/{id}/entitlements`); nil when the
+    /// device has no snapshot from the server (verifyReceipt keeps the records itself) or knows no customer.
+    func current(appAccountToken: UUID?, state: VerifiedState) async throws(StoreError) -> VerifiedState? {
+        guard state.serverSnapshot != nil,
+            let customer = state.serverCustomerID ?? appAccountToken?.uuidString.lowercased()
+        else { return nil }
+        return try await entitlements("GET", "/v1/customers/\(Self.escaped(customer))/entitlements", nil, state: state)
+    }
+
     /// Logs this device's customer in as `user` (`POST /v1/customers/{id}/login`): an anonymous customer's purchases
     /// join the user's on the server, and the server's answer becomes the device's. A device the server knows no
     /// customer of has nothing to merge: its next purchase is claimed for `user`. verifyReceipt keeps no customers.
