@@ -221,58 +221,75 @@ private struct PostgresRunner: SQLStatementRunner {
 
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
         do {
-            guard let (name, parameters) = try await prepare(statement),
-                let execute = PreparedStatements.execute(name, statement.binds.prefix(parameters))
-            else { return try await query(statement) }
-            do {
-                return try await query(SQLStatement(execute))
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "26000" {
-                prepared.forget(name, connection: connection.id)  // not there after all: prepared again next time
-                throw error
-            }
-        } catch let error as PSQLError {
-            // PSQLError describes itself generically; the server's own words (never the statement's values) say what
-            // went wrong.
-            throw PostgresFailure(
-                state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message] ?? "\(error.code)")
-        }
-    }
-
-    /// The name the statement's text is prepared under on this connection and how many parameters it names,
-    /// preparing it now when it is new here; nil for a statement that is not prepared (not a query, one PostgreSQL
-    /// refused to prepare, or past the cache's bound).
-    private func prepare(_ statement: SQLStatement) async throws -> (name: String, parameters: Int)? {
-        let text = statement.text
-        switch prepared.lookup(text, connection: connection.id) {
-        case .unprepared: return nil
-        case .prepared(let name, let parameters): return (name, parameters)
-        case .prepare(let name, let parameters, let again):
-            // Forgotten first: whatever fails below, the next use prepares it afresh.
-            prepared.forget(name, connection: connection.id)
-            if again { _ = try await query(SQLStatement("DEALLOCATE \(name)")) }
-            do {
-                _ = try await query(SQLStatement("PREPARE \(name) AS \(text)"))
-            } catch let error as PSQLError {
-                switch error.serverInfo?[.sqlState] ?? "" {
-                case "42P05":  // prepared already: known again
-                    prepared.remember(name, on: connection)
-                case let state where state.hasPrefix("42"):
+            let (key, lookup) = prepared.lookup(statement, connection: connection.id)
+            switch lookup {
+            case .unprepared:
+                return try await query(statement)
+            case .prepared(let query, let parameters):
+                return try await execute(query, statement, parameters: parameters, key: key)
+            case .prepare(let text, let parameters, let replacing):
+                guard let key else { return try await query(statement) }
+                // Forgotten first: whatever fails below, the next use prepares it afresh.
+                prepared.forget(key, connection: connection.id)
+                if let replacing { try await bounded(replacing.deallocate()) }
+                let query: PreparedQuery
+                do {
+                    query = try await bounded(connection.prepare(query: text))
+                } catch {
                     // A statement PostgreSQL cannot prepare on its own (the type of a parameter it cannot tell) runs
                     // as it is from now on. Every statement of the storage prepares (the conformance suite runs them
                     // all on PostgreSQL).
-                    prepared.refuse(text)
-                default: break
+                    if let failure = Self.failure(error), failure.state.hasPrefix("42") {
+                        prepared.refuse(statement.text)
+                    }
+                    throw error
                 }
-                throw error
+                prepared.remember(query, as: key, on: connection)
+                return try await execute(query, statement, parameters: parameters, key: key)
             }
-            prepared.remember(name, on: connection)
-            return (name, parameters)
+        } catch {
+            // The driver's errors describe themselves generically; the server's own words (never the statement's
+            // values) say what went wrong.
+            throw Self.failure(error) ?? error
         }
     }
 
-    /// Runs a statement and collects its rows on the connection's event loop. Unless migrations run, the wait stops
-    /// at the deadline: a connection the database dropped mid-statement can leave a query unanswered for good, and
-    /// its connection is closed then.
+    /// Runs a prepared statement with the statement's values as binary parameters.
+    private func execute(
+        _ query: PreparedQuery, _ statement: SQLStatement, parameters: Int, key: PreparedStatements.Key?
+    )
+        async throws -> [SQLRow]
+    {
+        do {
+            return try Self.rows(
+                try await bounded(query.execute(PreparedStatements.binds(statement.binds.prefix(parameters)))))
+        } catch {
+            if let key, Self.failure(error)?.state == "26000" {
+                prepared.forget(key, connection: connection.id)  // not there after all: prepared again next time
+            }
+            throw error
+        }
+    }
+
+    /// The driver's error as PostgreSQL's SQLSTATE and message, nil for an error of another kind. A connection the
+    /// driver saw close reads as SQLSTATE 08006 (connection failure).
+    static func failure(_ error: any Error) -> PostgresFailure? {
+        switch error {
+        case let failure as PostgresFailure: return failure
+        case let error as PSQLError:
+            guard let info = error.serverInfo else { return nil }
+            return PostgresFailure(state: info[.sqlState] ?? "", message: info[.message] ?? "\(error.code)")
+        case PostgresError.server(let message):
+            return PostgresFailure(state: message.fields[.sqlState] ?? "", message: message.fields[.message] ?? "")
+        case PostgresError.connectionClosed:
+            return PostgresFailure(state: "08006", message: "the connection closed")
+        case PostgresError.protocol(let message):
+            return PostgresFailure(state: "08P01", message: message)
+        default: return nil
+        }
+    }
+
+    /// Runs an unnamed statement (parsed and planned for this run only).
     private func query(_ statement: SQLStatement) async throws -> [SQLRow] {
         var binds = PostgresBindings(capacity: statement.binds.count)
         for value in statement.binds {
@@ -282,8 +299,15 @@ private struct PostgresRunner: SQLStatementRunner {
             case .text(let text): binds.append(text)
             }
         }
-        let answer = connection.query(PostgresQuery(unsafeSQL: statement.text, binds: binds), logger: logger)
-            .flatMapThrowing { result in try Self.rows(result.rows) }
+        return try Self.rows(
+            try await bounded(
+                connection.query(PostgresQuery(unsafeSQL: statement.text, binds: binds), logger: logger).map(\.rows)))
+    }
+
+    /// Waits for `answer`, collected on the connection's event loop. Unless migrations run, the wait stops at the
+    /// deadline: a connection the database dropped mid-statement can leave a query unanswered for good, and its
+    /// connection is closed then.
+    private func bounded<Value: Sendable>(_ answer: EventLoopFuture<Value>) async throws -> Value {
         guard !StatementDeadline.suspended else { return try await answer.get() }
         let connection = self.connection
         let deadline = self.deadline
@@ -293,6 +317,9 @@ private struct PostgresRunner: SQLStatementRunner {
             onExpiry: { connection.close().whenComplete { _ in } })
     }
 
+    /// The rows as values. Every result comes in the protocol's binary format (postgres-nio asks for it), which a
+    /// prepared statement's row description does not say (it was described before a format was chosen), so the cells
+    /// are read as binary by their type: the storage's columns are integers and text.
     private static func rows(_ rows: [PostgresRow]) throws -> [SQLRow] {
         guard let first = rows.first else { return [] }
         let columns = first.map(\.columnName)
@@ -300,13 +327,25 @@ private struct PostgresRunner: SQLStatementRunner {
             var values: [SQLValue] = []
             values.reserveCapacity(columns.count)
             for cell in row {
-                if cell.bytes == nil {
+                guard var bytes = cell.bytes else {
                     values.append(.null)
-                } else if [.int8, .int4, .int2].contains(cell.dataType) {
-                    values.append(.integer(try cell.decode(Int64.self)))
-                } else {
-                    values.append(.text(try cell.decode(String.self)))
+                    continue
                 }
+                let value: SQLValue? =
+                    switch (cell.dataType, bytes.readableBytes) {
+                    case (.int8, 8): bytes.readInteger(as: Int64.self).map { .integer($0) }
+                    case (.int4, 4): bytes.readInteger(as: Int32.self).map { .integer(Int64($0)) }
+                    case (.int2, 2): bytes.readInteger(as: Int16.self).map { .integer(Int64($0)) }
+                    case (.text, _), (.varchar, _), (.name, _), (.bpchar, _):
+                        bytes.readString(length: bytes.readableBytes).map { .text($0) }
+                    case (.void, _): .null  // what a function called for its effect answers (a lock)
+                    default: nil
+                    }
+                guard let value else {
+                    throw PostgresFailure(
+                        state: "XX000", message: "column \(cell.columnName) of type \(cell.dataType) cannot be read")
+                }
+                values.append(value)
             }
             return SQLRow(columns: columns, values: values)
         }

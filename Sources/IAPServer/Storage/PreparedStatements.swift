@@ -3,83 +3,111 @@ import IAPCore
 import PostgresNIO
 
 /// Which queries each connection has prepared. PostgreSQL parses and plans an unnamed statement every time it runs,
-/// which was half of its time under the server benchmark; a statement prepared once per connection (`PREPARE`) and run
-/// as `EXECUTE name(...)` is planned once (connections ask for generic plans), then runs from its cached plan.
+/// which was half of its time under the server benchmark; a statement prepared once per connection (the protocol's
+/// Parse under a name) is planned once (connections ask for generic plans), then each run only binds its values and
+/// executes the cached plan. The values travel as binary parameters: nothing is parsed again, not even a document.
+///
+/// A statement is prepared per text and per kind of value in each place (integer, text or NULL): each parameter is
+/// cast to the type its value has (`CAST($1 AS BIGINT)`, `CAST($2 AS TEXT)`), as an unnamed statement declares them,
+/// and a NULL's type is left to PostgreSQL to infer.
 ///
 /// A plan is only as good as what PostgreSQL knew of the tables when it was made: one made while they were nearly
 /// empty may filter a whole index where it should look a row up. So each statement is prepared again on its 64th,
 /// 1,024th and 16,384th use on a connection, then every 262,144 uses or 10 minutes, whichever comes first.
 ///
-/// Bounded: at most 512 distinct texts get names, and a connection's set goes when it closes. The set is exact (a
-/// statement is remembered once PostgreSQL prepared it), so neither `PREPARE` nor `DEALLOCATE` can fail inside a
-/// write's transaction for a name it does or does not know.
+/// Bounded: at most 512 distinct statements get prepared, and a connection's set goes when it closes. The set is exact
+/// (a statement is remembered once PostgreSQL prepared it).
 final class PreparedStatements: Sendable {
-    enum Lookup: Equatable {
-        /// Run the text as it is.
+    /// A statement's text with the kinds of its values: what one prepared statement serves.
+    struct Key: Hashable, Sendable {
+        var text: String
+        var kinds: [UInt8]
+
+        init(_ statement: SQLStatement, parameters: Int) {
+            text = statement.text
+            kinds = statement.binds.prefix(parameters).map { value in
+                switch value {
+                case .null: UInt8(ascii: "n")
+                case .integer: UInt8(ascii: "i")
+                case .text: UInt8(ascii: "t")
+                }
+            }
+        }
+    }
+
+    enum Lookup {
+        /// Run the text as it is (an unnamed statement).
         case unprepared
-        /// Run `EXECUTE name` with the first `parameters` values.
-        case prepared(String, parameters: Int)
-        /// Prepare the text under this name on this connection first (`DEALLOCATE` it first when `again`).
-        case prepare(String, parameters: Int, again: Bool)
+        /// Run the prepared statement with the first `parameters` values.
+        case prepared(PreparedQuery, parameters: Int)
+        /// Prepare `text` on this connection first (deallocating `replacing`, the plan it had until now).
+        case prepare(String, parameters: Int, replacing: PreparedQuery?)
     }
 
     private struct Use {
         var count = 0
+        var query: PreparedQuery?
         /// When it was last prepared on the connection; nil while it is not.
         var preparedAt: ContinuousClock.Instant?
     }
-    private struct Named {
-        var name: String
-        /// The highest `$n` the text names: PREPARE counts those, and values past it are left out of `EXECUTE`.
-        var parameters: Int
-    }
     private struct State {
-        var names: [String: Named] = [:]
+        var known: Set<Key> = []
         var refused: Set<String> = []
-        var preparedOn: [Int: [String: Use]] = [:]
+        var preparedOn: [Int: [Key: Use]] = [:]
+        /// The highest `$n` of each text seen.
+        var parameters: [String: Int] = [:]
     }
     private let state = Locked(State())
     private let clock = ContinuousClock()
-    static let maximumTexts = 512
+    static let maximumStatements = 512
 
-    func lookup(_ text: String, connection: Int) -> Lookup {
+    /// What to do with `statement` on `connection`, and the key it is remembered under.
+    func lookup(_ statement: SQLStatement, connection: Int) -> (Key?, Lookup) {
         let now = clock.now
         return state.withLock { state in
-            let named: Named
-            if let known = state.names[text] {
-                named = known
+            let text = statement.text
+            guard !state.refused.contains(text) else { return (nil, .unprepared) }
+            let parameters: Int
+            if let known = state.parameters[text] {
+                parameters = known
             } else {
-                guard !state.refused.contains(text) else { return .unprepared }
-                guard Self.isQuery(text), state.names.count < Self.maximumTexts else {
-                    if state.refused.count < Self.maximumTexts { state.refused.insert(text) }
-                    return .unprepared
+                guard Self.isQuery(text), state.parameters.count < Self.maximumStatements else {
+                    if state.refused.count < Self.maximumStatements { state.refused.insert(text) }
+                    return (nil, .unprepared)
                 }
-                named = Named(name: "iap_\(state.names.count + 1)", parameters: Self.parameterCount(text))
-                state.names[text] = named
+                parameters = Self.parameterCount(text)
+                state.parameters[text] = parameters
             }
-            let name = named.name
-            var use = state.preparedOn[connection]?[name] ?? Use()
+            guard statement.binds.count >= parameters else { return (nil, .unprepared) }
+            let key = Key(statement, parameters: parameters)
+            if !state.known.contains(key) {
+                guard state.known.count < Self.maximumStatements else { return (nil, .unprepared) }
+                state.known.insert(key)
+            }
+            var use = state.preparedOn[connection]?[key] ?? Use()
             use.count += 1
-            state.preparedOn[connection, default: [:]][name] = use
-            guard let preparedAt = use.preparedAt else {
-                return .prepare(name, parameters: named.parameters, again: false)
+            state.preparedOn[connection, default: [:]][key] = use
+            let typed = { Self.typed(text, kinds: key.kinds) }
+            guard let query = use.query, let preparedAt = use.preparedAt else {
+                return (key, .prepare(typed(), parameters: parameters, replacing: nil))
             }
             let replan =
                 [64, 1_024, 16_384].contains(use.count) || use.count % 262_144 == 0
                 || now - preparedAt > .seconds(600)
             return replan
-                ? .prepare(name, parameters: named.parameters, again: true)
-                : .prepared(name, parameters: named.parameters)
+                ? (key, .prepare(typed(), parameters: parameters, replacing: query))
+                : (key, .prepared(query, parameters: parameters))
         }
     }
 
-    /// Notes that `name` is prepared on `connection`; the first time a connection prepares anything, its set is set
+    /// Notes that `query` serves `key` on `connection`; the first time a connection prepares anything, its set is set
     /// to go when it closes.
-    func remember(_ name: String, on connection: PostgresConnection) {
+    func remember(_ query: PreparedQuery, as key: Key, on connection: PostgresConnection) {
         let now = clock.now
         let first = state.withLock { state in
-            let first = state.preparedOn[connection.id]?.values.allSatisfy { $0.preparedAt == nil } ?? true
-            state.preparedOn[connection.id, default: [:]][name, default: Use()].preparedAt = now
+            let first = state.preparedOn[connection.id]?.values.allSatisfy { $0.query == nil } ?? true
+            state.preparedOn[connection.id, default: [:]][key, default: Use()].query = query
+            state.preparedOn[connection.id]?[key]?.preparedAt = now
             return first
         }
         if first {
@@ -88,49 +116,60 @@ final class PreparedStatements: Sendable {
         }
     }
 
-    func forget(_ name: String, connection: Int) {
-        state.withLock { $0.preparedOn[connection]?[name]?.preparedAt = nil }
+    /// Notes that `key` is not prepared on `connection` (it is prepared afresh at its next use).
+    func forget(_ key: Key, connection: Int) {
+        state.withLock { state in
+            state.preparedOn[connection]?[key]?.query = nil
+            state.preparedOn[connection]?[key]?.preparedAt = nil
+        }
     }
 
+    /// Runs `text` unprepared from now on: PostgreSQL cannot prepare it on its own (the type of a parameter it cannot
+    /// tell).
     func refuse(_ text: String) {
         state.withLock { state in
-            state.names[text] = nil
-            state.refused.insert(text)
+            state.known = state.known.filter { $0.text != text }
+            state.parameters[text] = nil
+            if state.refused.count < Self.maximumStatements { state.refused.insert(text) }
         }
     }
 
-    /// `EXECUTE name(...)` with the values as literals (PostgreSQL does not pass a statement's parameters on to an
-    /// `EXECUTE`): integers in digits, text in an escape string (`E'...'`, quotes and backslashes doubled, so no
-    /// setting changes how it reads). Nil when a value cannot be written as a literal (text holding NUL, which
-    /// PostgreSQL's text never holds anyway: the statement then runs as it is and fails there).
-    static func execute(_ name: String, _ values: ArraySlice<SQLValue>) -> String? {
-        var bytes: [UInt8] = Array("EXECUTE \(name)".utf8)
-        guard !values.isEmpty else { return String(decoding: bytes, as: UTF8.self) }
-        bytes.reserveCapacity(
-            values.reduce(bytes.count + 2) { total, value in
-                if case .text(let text) = value { return total + text.utf8.count + 8 }
-                return total + 22
-            })
-        bytes.append(UInt8(ascii: "("))
-        for (index, value) in values.enumerated() {
-            if index > 0 { bytes += [UInt8(ascii: ","), UInt8(ascii: " ")] }
+    /// The values as the protocol's binary parameters, each of the type its cast in ``typed(_:kinds:)`` names.
+    static func binds(_ values: ArraySlice<SQLValue>) -> [PostgresData] {
+        values.map { value in
             switch value {
-            case .null: bytes += Array("NULL".utf8)
-            case .integer(let number): bytes += Array(String(number).utf8)
-            case .text(let text):
-                bytes += [UInt8(ascii: "E"), UInt8(ascii: "'")]
-                for byte in text.utf8 {
-                    switch byte {
-                    case 0: return nil
-                    case UInt8(ascii: "'"), UInt8(ascii: "\\"): bytes += [byte, byte]
-                    default: bytes.append(byte)
-                    }
-                }
-                bytes.append(UInt8(ascii: "'"))
+            case .null: .null
+            case .integer(let number): PostgresData(int64: number)
+            case .text(let text): PostgresData(string: text)
             }
         }
-        bytes.append(UInt8(ascii: ")"))
-        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text with each parameter cast to its value's type: `$n` becomes `CAST($n AS BIGINT)` for an integer and
+    /// `CAST($n AS TEXT)` for text; a NULL's stays as it is. The storage's texts hold `$` only in parameters.
+    static func typed(_ text: String, kinds: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + kinds.count * 24)
+        var bytes = text.utf8[...]
+        while let dollar = bytes.firstIndex(of: UInt8(ascii: "$")) {
+            out += bytes[..<dollar]
+            let rest = bytes[bytes.index(after: dollar)...]
+            let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            bytes = rest[digits.endIndex...]
+            let parameter = [UInt8(ascii: "$")] + digits
+            guard let number = Int(String(decoding: digits, as: UTF8.self)), number >= 1, number <= kinds.count
+            else {
+                out += parameter
+                continue
+            }
+            switch kinds[number - 1] {
+            case UInt8(ascii: "i"): out += Array("CAST(".utf8) + parameter + Array(" AS BIGINT)".utf8)
+            case UInt8(ascii: "t"): out += Array("CAST(".utf8) + parameter + Array(" AS TEXT)".utf8)
+            default: out += parameter
+            }
+        }
+        out += bytes
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The highest `$n` the text names.
