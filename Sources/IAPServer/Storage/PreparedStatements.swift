@@ -15,17 +15,18 @@ import PostgresNIO
 /// empty may filter a whole index where it should look a row up. So each statement is prepared again on its 64th,
 /// 1,024th and 16,384th use on a connection, then every 262,144 uses or 10 minutes, whichever comes first.
 ///
-/// Bounded: at most 512 distinct statements get prepared, and a connection's set goes when it closes. The set is exact
-/// (a statement is remembered once PostgreSQL prepared it).
+/// Bounded: at most 512 distinct statements get prepared (texts and kinds of values; 1,024 texts are remembered), and a
+/// connection's set goes when it closes. The set is exact (a statement is remembered once PostgreSQL prepared it).
 final class PreparedStatements: Sendable {
-    /// A statement's text with the kinds of its values: what one prepared statement serves.
+    /// A statement's text (by its number among the texts seen) with the kinds of its values: what one prepared
+    /// statement serves. Cheap to hash: a text is hashed once per run, to find its number.
     struct Key: Hashable, Sendable {
-        var text: String
+        var text: Int
         var kinds: [UInt8]
 
-        init(_ statement: SQLStatement, parameters: Int) {
-            text = statement.text
-            kinds = statement.binds.prefix(parameters).map { value in
+        init(text: Int, _ values: ArraySlice<SQLValue>) {
+            self.text = text
+            kinds = values.map { value in
                 switch value {
                 case .null: UInt8(ascii: "n")
                 case .integer: UInt8(ascii: "i")
@@ -50,12 +51,16 @@ final class PreparedStatements: Sendable {
         /// When it was last prepared on the connection; nil while it is not.
         var preparedAt: ContinuousClock.Instant?
     }
+    /// A text seen: its number, the highest `$n` it names, and whether it runs unprepared.
+    private struct Text {
+        var number: Int
+        var parameters: Int
+        var refused: Bool
+    }
     private struct State {
+        var texts: [String: Text] = [:]
         var known: Set<Key> = []
-        var refused: Set<String> = []
         var preparedOn: [Int: [Key: Use]] = [:]
-        /// The highest `$n` of each text seen.
-        var parameters: [String: Int] = [:]
     }
     private let state = Locked(State())
     private let clock = ContinuousClock()
@@ -66,37 +71,38 @@ final class PreparedStatements: Sendable {
         let now = clock.now
         return state.withLock { state in
             let text = statement.text
-            guard !state.refused.contains(text) else { return (nil, .unprepared) }
-            let parameters: Int
-            if let known = state.parameters[text] {
-                parameters = known
+            let known: Text
+            if let seen = state.texts[text] {
+                known = seen
             } else {
-                guard Self.isQuery(text), state.parameters.count < Self.maximumStatements else {
-                    if state.refused.count < Self.maximumStatements { state.refused.insert(text) }
-                    return (nil, .unprepared)
+                guard state.texts.count < Self.maximumStatements * 2 else { return (nil, .unprepared) }
+                known = Text(
+                    number: state.texts.count, parameters: Self.parameterCount(text), refused: !Self.isQuery(text))
+                state.texts[text] = known
+            }
+            guard !known.refused, statement.binds.count >= known.parameters else { return (nil, .unprepared) }
+            let key = Key(text: known.number, statement.binds.prefix(known.parameters))
+            var use: Use
+            if let existing = state.preparedOn[connection]?[key] {
+                use = existing
+            } else {
+                if !state.known.contains(key) {
+                    guard state.known.count < Self.maximumStatements else { return (nil, .unprepared) }
+                    state.known.insert(key)
                 }
-                parameters = Self.parameterCount(text)
-                state.parameters[text] = parameters
+                use = Use()
             }
-            guard statement.binds.count >= parameters else { return (nil, .unprepared) }
-            let key = Key(statement, parameters: parameters)
-            if !state.known.contains(key) {
-                guard state.known.count < Self.maximumStatements else { return (nil, .unprepared) }
-                state.known.insert(key)
-            }
-            var use = state.preparedOn[connection]?[key] ?? Use()
             use.count += 1
             state.preparedOn[connection, default: [:]][key] = use
-            let typed = { Self.typed(text, kinds: key.kinds) }
             guard let query = use.query, let preparedAt = use.preparedAt else {
-                return (key, .prepare(typed(), parameters: parameters, replacing: nil))
+                return (key, .prepare(Self.typed(text, kinds: key.kinds), parameters: known.parameters, replacing: nil))
             }
             let replan =
                 [64, 1_024, 16_384].contains(use.count) || use.count % 262_144 == 0
                 || now - preparedAt > .seconds(600)
             return replan
-                ? (key, .prepare(typed(), parameters: parameters, replacing: query))
-                : (key, .prepared(query, parameters: parameters))
+                ? (key, .prepare(Self.typed(text, kinds: key.kinds), parameters: known.parameters, replacing: query))
+                : (key, .prepared(query, parameters: known.parameters))
         }
     }
 
@@ -128,9 +134,11 @@ final class PreparedStatements: Sendable {
     /// tell).
     func refuse(_ text: String) {
         state.withLock { state in
-            state.known = state.known.filter { $0.text != text }
-            state.parameters[text] = nil
-            if state.refused.count < Self.maximumStatements { state.refused.insert(text) }
+            if state.texts[text] != nil {
+                state.texts[text]?.refused = true
+            } else if state.texts.count < Self.maximumStatements * 2 {
+                state.texts[text] = Text(number: state.texts.count, parameters: 0, refused: true)
+            }
         }
     }
 
