@@ -59,7 +59,7 @@ package struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
                         "development mode serves this machine only; behind a proxy, configure an adminToken")
                 }
             }
-            if let site = HTTPField.Name("Sec-Fetch-Site").flatMap({ request.headers[$0] }),
+            if let site = request.headers[.secFetchSite],
                 !["same-origin", "none"].contains(site.lowercased())
             {
                 throw APIError(403, "crossOriginRefused", "a \(site) request cannot use the operator routes")
@@ -161,7 +161,7 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
                 "'\(authority.prefix(100))' is not one of this server's names: add it to server.allowedHosts")
         }
         guard Self.changesState(request.method) else { return }
-        if let fetchSite = HTTPField.Name("Sec-Fetch-Site").flatMap({ request.headers[$0] }),
+        if let fetchSite = request.headers[.secFetchSite],
             !["same-origin", "none"].contains(fetchSite.lowercased())
         {
             throw APIError(403, "crossOriginRefused", "a \(fetchSite) request cannot change this server's state")
@@ -177,9 +177,7 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
         guard Self.needsBody(request.method) else { return }
         let path = request.uri.path
         if path.hasPrefix("/inApps/") || path == "/verifyReceipt" || path == "/sandbox/verifyReceipt" { return }
-        let type = request.headers[.contentType].map {
-            $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        }
+        let type = request.headers[.contentType].map(Self.mediaType)
         guard type == "application/json" else {
             throw APIError(
                 415, "unsupportedMediaType",
@@ -188,6 +186,13 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
         if request.headers[.contentLength] == "0" {
             throw APIError(400, "emptyBody", "the body is empty: send a JSON object")
         }
+    }
+
+    /// A `Content-Type`'s media type, without parameters or surrounding blanks, in lower case.
+    static func mediaType(_ contentType: String) -> String {
+        if contentType == "application/json" { return contentType }  // what nearly every request sends
+        let type = contentType.prefix { $0 != ";" }.drop { $0 == " " || $0 == "\t" }
+        return String(type.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
     }
 
     static func changesState(_ method: HTTPRequest.Method) -> Bool {
@@ -220,4 +225,9 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
         let host = url.host.map { $0.contains(":") && !$0.hasPrefix("[") ? "[\($0)]" : $0 } ?? ""
         return url.port.map { "\(host):\($0)" } ?? host
     }
+}
+
+extension HTTPField.Name {
+    /// `Sec-Fetch-Site`: where a browser's request comes from, relative to the server.
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 }
