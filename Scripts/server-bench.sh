@@ -2,6 +2,7 @@
 # The server benchmark: POST /v1/transactions under load with wrk (Debian's package), on loopback, against
 #   1. iapkit serve on an SQLite file (release build),
 #   2. two iapkit serve processes on one PostgreSQL database (load split between them), when PostgreSQL is installed,
+#      then the same two behind Debian's nginx (Scripts/nginx-balancer.sh), checking that every document is stored once,
 #   3. the baseline a Python developer would write instead: FastAPI + uvicorn (2 workers) + Apple's
 #      app-store-server-library + SQLite (Scripts/server-bench/fastapi_baseline.py).
 # Every contender verifies the same simulator-signed transactions (20,000 distinct ones; after the first pass the same
@@ -143,15 +144,45 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   load 18303 "$half" 1 2 >"$work/pg-b" & b=$!
   wait "$a" "$b"
   seconds=$saved
-  cat "$work/pg-a" "$work/pg-b"
+  cat "$work/pg-a" "$work/pg-b" | tee "$work/pg-fresh"
   add postgresfresh
   load 18302 "$half" 0 2 >"$work/pg-a" & a=$!
   load 18303 "$half" 1 2 >"$work/pg-b" & b=$!
   wait "$a" "$b"
   cat "$work/pg-a" "$work/pg-b"
   add postgres
-  rss[postgres]=$(peak_rss_mb "$first" "$second"); rss[postgresfresh]=${rss[postgres]}
-  kill "$first" "$second"; wait "$first" "$second" 2>/dev/null || true
+  cat "$work/pg-a" "$work/pg-b" >"$work/pg-mix"
+  # The most documents each half has posted in one run (every run walks its half from the start).
+  posted() { # the largest of the RESULT lines' request counts and plain numbers given
+    local most=0 n
+    for r in "$@"; do
+      n=$(field "$r" requests); n=${n:-$r}
+      [ "$n" -gt "$most" ] && most=$n
+    done
+    echo "$most"
+  }
+  most_a=$(posted "$(sed -n 1p "$work/pg-fresh")" "$(sed -n 1p "$work/pg-mix")")
+  most_b=$(posted "$(sed -n 2p "$work/pg-fresh")" "$(sed -n 2p "$work/pg-mix")")
+  echo "== two iapkit serve processes behind Debian's nginx, one PostgreSQL database"
+  # The same mix through the balancer (deploy/nginx/iapkit.conf's proxy settings, without TLS): each wrk still posts
+  # its own half, now to whichever instance nginx picks.
+  balancer=$(bash Scripts/nginx-balancer.sh 18306 "$work/nginx" 18302 18303); pids+=("$balancer")
+  load 18306 "$half" 0 2 >"$work/pg-a" & a=$!
+  load 18306 "$half" 1 2 >"$work/pg-b" & b=$!
+  wait "$a" "$b"
+  cat "$work/pg-a" "$work/pg-b"
+  add postgresnginx
+  most_a=$(posted "$most_a" "$(cat "$work/pg-a")"); most_b=$(posted "$most_b" "$(cat "$work/pg-b")")
+  rss[postgres]=$(peak_rss_mb "$first" "$second"); rss[postgresfresh]=${rss[postgres]}; rss[postgresnginx]=${rss[postgres]}
+  kill "$balancer" "$first" "$second"; wait "$balancer" "$first" "$second" 2>/dev/null || true
+  # One consistent state: every document answered 200 is stored once, whichever instance took it.
+  half_docs=$(($(wc -l <"$work/bodies.jsonl") / 2))
+  expected=$(( (most_a < half_docs ? most_a : half_docs) + (most_b < half_docs ? most_b : half_docs) ))
+  psql="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/psql"
+  stored=$("$psql" "$pg_url" -tAc "SELECT COUNT(*) FROM iap_transactions")
+  failed=$(cat "$work"/pg-* | sed -n 's/.*non2xx=\([0-9]*\) errors=\([0-9]*\).*/\1 \2/p' | awk '{s += $1 + $2} END {print s + 0}')
+  echo "PostgreSQL holds $stored transactions; $expected distinct documents were posted; $failed requests failed"
+  [ "$stored" = "$expected" ] && [ "$failed" = 0 ] || echo "warning: the PostgreSQL runs did not end in one consistent state"
 fi
 
 echo "== baseline: FastAPI + uvicorn (2 workers) + app-store-server-library + SQLite"
@@ -170,7 +201,7 @@ rss[baseline]=$(peak_rss_mb "$baseline")
 echo
 echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | peak RSS | against the baseline |"
 echo "|---|---|---|---|---|---|"
-for name in sqlite hooks fresh freshhooks postgres postgresfresh baseline floor; do
+for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx baseline floor; do
   [ -n "${rps[$name]:-}" ] || continue
   label=$name
   [ "$name" = sqlite ] && label="iapkit serve, SQLite"
@@ -179,6 +210,7 @@ for name in sqlite hooks fresh freshhooks postgres postgresfresh baseline floor;
   [ "$name" = freshhooks ] && label="iapkit serve, SQLite, new transactions only, webhooks on"
   [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL"
   [ "$name" = postgresfresh ] && label="2 × iapkit serve, one PostgreSQL, new transactions only (3 s)"
+  [ "$name" = postgresnginx ] && label="2 × iapkit serve behind nginx, one PostgreSQL, re-posts (every document stored by then)"
   [ "$name" = baseline ] && label="FastAPI + uvicorn ×2 + Apple's library + SQLite"
   [ "$name" = floor ] && label="(scale) iapkit serve refusing an empty body: HTTP stack only"
   ratio=$(python3 -c "print(f'{${rps[$name]} / ${rps[baseline]}:.1f}×')")
