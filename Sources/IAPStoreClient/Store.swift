@@ -60,6 +60,11 @@ public actor Store {
     /// ``catchUpWithTheServer()``).
     private var serverCallsInFlight = 0
     private var serverAnswersOverlapped = false
+    private var catchingUp: Task<Void, Never>?
+    /// Counts logins and logouts: an answer asked for before one is not this customer's.
+    private var identity = 0
+    /// The revoked transactions announced so far (an answer can take one away that a later one brings back).
+    private var announcedRevocations: Set<String> = []
 
     /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
     /// updates at once: nothing the store sends from now on is missed, and ``start()`` handles what it buffered.
@@ -213,7 +218,7 @@ public actor Store {
             announceRevocations(since: before)
             emit(StoreEvent(.reconciled, detail: "\(entitlements.entitledProductIDs.count) products owned"))
             await save()
-            await catchUpWithTheServer()
+            catchUpWithTheServer()
         } catch {
             emit(StoreEvent(.reconcileFailed, detail: error.reason))
         }
@@ -230,6 +235,8 @@ public actor Store {
     /// customer who logged in before switches to `user` instead (nothing moves). Pass the same token as
     /// `appAccountToken` when the app starts with the user logged in.
     public func logIn(_ user: UUID) async throws(StoreError) {
+        identity += 1
+        announcedRevocations = []
         if case .server(let server) = validationMode {
             let state = state
             let answer = try await askingTheServer { () async throws(StoreError) in
@@ -246,6 +253,8 @@ public actor Store {
     /// Apple ID on this device) is claimed for the new customer at the next reconcile, and the server's transfer
     /// policy decides whether it moves from the user who logged out.
     public func logOut() async {
+        identity += 1
+        announcedRevocations = []
         appAccountToken = nil
         // What was verified was the user's; the device keeps only its own consumable ledger.
         state = state.rebuilt(history: PurchaseHistory())
@@ -315,7 +324,7 @@ public actor Store {
                 await finish(checked)
                 purchaseStates[productID] = .purchased
                 emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
-                await catchUpWithTheServer()
+                catchUpWithTheServer()
                 return StorePurchaseResult(state: .purchased, transaction: checked.transaction)
             }
         }
@@ -342,7 +351,7 @@ public actor Store {
                 emit(
                     StoreEvent(.transactionUpdated, productID: checked.productID, transactionID: checked.transactionID))
             }
-            await catchUpWithTheServer()
+            catchUpWithTheServer()
         }
     }
 
@@ -379,25 +388,31 @@ public actor Store {
     /// in either order: the answer applied last may predate a write the other call made (an upgrade's purchase and
     /// the update to the subscription it replaces, sent at once). Once the overlapping calls have all answered, one
     /// more read brings the snapshot as of after all of them; again while reads overlap new calls (a few times at
-    /// most: an answer that cannot be read leaves the next call to catch up).
-    private func catchUpWithTheServer() async {
-        guard case .server(let server) = validationMode else { return }
-        for _ in 0..<3 where serverCallsInFlight == 0 && serverAnswersOverlapped {
-            serverAnswersOverlapped = false
-            let (state, token) = (state, appAccountToken)
-            let answer: VerifiedState?
-            do {
-                answer = try await askingTheServer { () async throws(StoreError) in
-                    try await server.current(appAccountToken: token, state: state)
+    /// most: an answer that cannot be read leaves the next call to catch up). It runs on its own, so no purchase waits
+    /// for it, and its answer is dropped when the customer logged in or out meanwhile.
+    private func catchUpWithTheServer() {
+        guard case .server(let server) = validationMode, catchingUp == nil, serverCallsInFlight == 0,
+            serverAnswersOverlapped
+        else { return }
+        catchingUp = Task {
+            defer { catchingUp = nil }
+            for _ in 0..<3 where serverCallsInFlight == 0 && serverAnswersOverlapped {
+                serverAnswersOverlapped = false
+                let (state, token, customer) = (state, appAccountToken, identity)
+                let answer: VerifiedState?
+                do {
+                    answer = try await askingTheServer { () async throws(StoreError) in
+                        try await server.current(appAccountToken: token, state: state)
+                    }
+                } catch {
+                    serverAnswersOverlapped = true
+                    return
                 }
-            } catch {
-                serverAnswersOverlapped = true
-                return
+                guard let answer, customer == identity else { return }
+                let before = entitlements
+                await accept(.server(answer), verified: false)
+                announceRevocations(since: before)
             }
-            guard let answer else { return }
-            let before = entitlements
-            await accept(.server(answer), verified: false)
-            announceRevocations(since: before)
         }
     }
 
@@ -491,7 +506,7 @@ public actor Store {
         }
         emit(
             StoreEvent(.consumed, productID: productID, detail: "\(quantity) used, \(consumableCount(productID)) left"))
-        await catchUpWithTheServer()
+        catchUpWithTheServer()
     }
 
     // MARK: - Events
@@ -536,9 +551,10 @@ public actor Store {
     /// Announces each transaction that became revoked since `before`; returns whether there was one.
     @discardableResult
     private func announceRevocations(since before: EntitlementSnapshot) -> Bool {
-        let known = Set(before.revokedTransactions.map(\.transactionID))
+        let known = Set(before.revokedTransactions.map(\.transactionID)).union(announcedRevocations)
         let new = entitlements.revokedTransactions.filter { !known.contains($0.transactionID) }
         for revoked in new {
+            announcedRevocations.insert(revoked.transactionID)
             emit(StoreEvent(.refunded, productID: revoked.productID, transactionID: revoked.transactionID))
         }
         return !new.isEmpty

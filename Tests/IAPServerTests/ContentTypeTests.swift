@@ -13,5 +13,8 @@ import Testing
         #expect(Guard.mediaType("\ttext/plain\t") == "text/plain")
         #expect(Guard.mediaType("") == "" && Guard.mediaType(";") == "")
         #expect(Guard.mediaType("application/jsonx") == "application/jsonx")
+        // As Foundation's split and trimming read it: empty parts skipped, Unicode blanks trimmed.
+        #expect(Guard.mediaType(";application/json") == "application/json")
+        #expect(Guard.mediaType("\u{00A0}application/json\u{3000}") == "application/json")
     }
 }

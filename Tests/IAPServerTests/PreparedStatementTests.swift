@@ -24,10 +24,18 @@ import Testing
     @Test func oneStatementPerTextAndKindsOfValues() {
         let prepared = PreparedStatements()
         let text = "SELECT a FROM t WHERE b = $1"
+        // A NULL in a place that has only had NULLs is left for PostgreSQL to type.
+        let (null, firstNull) = prepared.lookup(SQLStatement(text, [.null]), connection: 1)
         let (integer, first) = prepared.lookup(SQLStatement(text, [.integer(1)]), connection: 1)
         let (textual, _) = prepared.lookup(SQLStatement(text, [.text("1")]), connection: 1)
-        let (null, _) = prepared.lookup(SQLStatement(text, [.null]), connection: 1)
         #expect(Set([integer, textual, null]).count == 3)
+        guard case .prepare("SELECT a FROM t WHERE b = $1", 1, nil) = firstNull else {
+            Issue.record("\(firstNull)")
+            return
+        }
+        // Once the place has had an integer, a NULL there binds to the integer's statement.
+        let (laterNull, _) = prepared.lookup(SQLStatement(text, [.null]), connection: 1)
+        #expect(laterNull == integer)
         guard case .prepare(let typed, let parameters, let replacing) = first else {
             Issue.record("a new statement is prepared first, not \(first)")
             return

@@ -188,11 +188,12 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
         }
     }
 
-    /// A `Content-Type`'s media type, without parameters or surrounding blanks, in lower case.
+    /// A `Content-Type`'s media type: its first non-empty `;`-separated part without surrounding blanks, in lower case.
     static func mediaType(_ contentType: String) -> String {
         if contentType == "application/json" { return contentType }  // what nearly every request sends
-        let type = contentType.prefix { $0 != ";" }.drop { $0 == " " || $0 == "\t" }
-        return String(type.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
+        guard let type = contentType.split(separator: ";").first else { return "" }
+        let trimmed = type.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+        return String(trimmed).lowercased()
     }
 
     static func changesState(_ method: HTTPRequest.Method) -> Bool {

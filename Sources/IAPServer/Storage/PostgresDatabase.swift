@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 public import Logging
+import NIOCore
 import NIOSSL
 import PostgresNIO
 
@@ -194,7 +195,9 @@ public final class PostgresDatabase: SQLDatabase {
     /// Whether an error means the database could not be reached (rather than refusing a statement): no connection in
     /// time, a connection that broke, or PostgreSQL shutting down or starting (SQLSTATE classes 08 and 57).
     static func isConnectionFailure(_ error: any Error) -> Bool {
-        if error is DatabaseUnreachable { return true }
+        if error is DatabaseUnreachable || error is IOError || error is ChannelError || error is NIOSSLError {
+            return true
+        }
         if let failure = error as? PostgresFailure { return ["08", "57"].contains(failure.state.prefix(2)) }
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] { return ["08", "57"].contains(state.prefix(2)) }
@@ -285,6 +288,9 @@ private struct PostgresRunner: SQLStatementRunner {
             return PostgresFailure(state: "08006", message: "the connection closed")
         case PostgresError.protocol(let message):
             return PostgresFailure(state: "08P01", message: message)
+        case is IOError, is ChannelError, is NIOSSLError:
+            // What the older API passes on when the connection itself failed (a reset, a TLS teardown).
+            return PostgresFailure(state: "08006", message: "the connection failed: \(error)")
         default: return nil
         }
     }

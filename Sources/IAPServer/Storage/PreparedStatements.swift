@@ -7,9 +7,9 @@ import PostgresNIO
 /// Parse under a name) is planned once (connections ask for generic plans), then each run only binds its values and
 /// executes the cached plan. The values travel as binary parameters: nothing is parsed again, not even a document.
 ///
-/// A statement is prepared per text and per kind of value in each place (integer, text or NULL): each parameter is
-/// cast to the type its value has (`CAST($1 AS BIGINT)`, `CAST($2 AS TEXT)`), as an unnamed statement declares them,
-/// and a NULL's type is left to PostgreSQL to infer.
+/// A statement is prepared per text and per kind of value in each place (integer or text): each parameter is cast to
+/// the type its value has (`CAST($1 AS BIGINT)`, `CAST($2 AS TEXT)`), as an unnamed statement declares them. A NULL
+/// takes the kind its place had before; in a place that has only had NULLs, its type is left to PostgreSQL to infer.
 ///
 /// A plan is only as good as what PostgreSQL knew of the tables when it was made: one made while they were nearly
 /// empty may filter a whole index where it should look a row up. So each statement is prepared again on its 64th,
@@ -24,9 +24,9 @@ final class PreparedStatements: Sendable {
         var text: Int
         var kinds: [UInt8]
 
-        init(text: Int, _ values: ArraySlice<SQLValue>) {
-            self.text = text
-            kinds = values.map { value in
+        /// The kind of each value: `i` an integer, `t` text, `n` NULL.
+        static func kinds(of values: ArraySlice<SQLValue>) -> [UInt8] {
+            values.map { value in
                 switch value {
                 case .null: UInt8(ascii: "n")
                 case .integer: UInt8(ascii: "i")
@@ -51,11 +51,13 @@ final class PreparedStatements: Sendable {
         /// When it was last prepared on the connection; nil while it is not.
         var preparedAt: ContinuousClock.Instant?
     }
-    /// A text seen: its number, the highest `$n` it names, and whether it runs unprepared.
+    /// A text seen: its number, the highest `$n` it names, whether it runs unprepared, and the kind of value each
+    /// parameter was first given other than NULL (`n` while it has only had NULLs).
     private struct Text {
         var number: Int
         var parameters: Int
         var refused: Bool
+        var kinds: [UInt8]
     }
     private struct State {
         var texts: [String: Text] = [:]
@@ -71,17 +73,32 @@ final class PreparedStatements: Sendable {
         let now = clock.now
         return state.withLock { state in
             let text = statement.text
-            let known: Text
+            var known: Text
             if let seen = state.texts[text] {
                 known = seen
             } else {
                 guard state.texts.count < Self.maximumStatements * 2 else { return (nil, .unprepared) }
+                let parameters = Self.parameterCount(text)
                 known = Text(
-                    number: state.texts.count, parameters: Self.parameterCount(text), refused: !Self.isQuery(text))
+                    number: state.texts.count, parameters: parameters, refused: !Self.isQuery(text),
+                    kinds: Array(repeating: UInt8(ascii: "n"), count: parameters))
                 state.texts[text] = known
             }
             guard !known.refused, statement.binds.count >= known.parameters else { return (nil, .unprepared) }
-            let key = Key(text: known.number, statement.binds.prefix(known.parameters))
+            // A NULL takes the type its place had before (a NULL binds to any type), so the places a value is
+            // sometimes missing from do not multiply the statements.
+            var kinds = Key.kinds(of: statement.binds.prefix(known.parameters))
+            var learned = false
+            for (place, kind) in kinds.enumerated() {
+                if kind == UInt8(ascii: "n") {
+                    kinds[place] = known.kinds[place]
+                } else if known.kinds[place] == UInt8(ascii: "n") {
+                    known.kinds[place] = kind
+                    learned = true
+                }
+            }
+            if learned { state.texts[text] = known }
+            let key = Key(text: known.number, kinds: kinds)
             var use: Use
             if let existing = state.preparedOn[connection]?[key] {
                 use = existing
@@ -137,7 +154,7 @@ final class PreparedStatements: Sendable {
             if state.texts[text] != nil {
                 state.texts[text]?.refused = true
             } else if state.texts.count < Self.maximumStatements * 2 {
-                state.texts[text] = Text(number: state.texts.count, parameters: 0, refused: true)
+                state.texts[text] = Text(number: state.texts.count, parameters: 0, refused: true, kinds: [])
             }
         }
     }
