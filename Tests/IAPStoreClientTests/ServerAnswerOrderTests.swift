@@ -15,15 +15,22 @@ import Testing
 @Suite struct ServerAnswerOrderTests {
     typealias F = FloristCatalog
 
-    /// A transport that, once armed, makes an upgrade's two posts cross: the update to the replaced subscription
-    /// (silver) reaches the server first, the purchase of gold second, and the answers come back the other way round,
-    /// so the last answer the Store reads predates the purchase.
+    /// A transport that, once armed, makes two posts cross: the post of `first`'s product reaches the server first and
+    /// the post of `second`'s second, and the answers come back the other way round, so the last answer the Store
+    /// reads predates the second post's write.
     final class Crossing: HTTPTransport, Sendable {
         let base = URLSessionTransport()
+        let first: String
+        let second: String
         let armed = Atomic(false)
-        let silverWritten = Atomic(false)
-        let goldAnswered = Atomic(false)
+        let firstWritten = Atomic(false)
+        let secondAnswered = Atomic(false)
         let reads = Atomic(0)
+
+        init(first: String, second: String) {
+            self.first = first
+            self.second = second
+        }
 
         func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportAnswer {
             if request.method == "GET" { reads.add(1, ordering: .sequentiallyConsistent) }
@@ -31,15 +38,15 @@ import Testing
                 request.url.path == "/v1/transactions", let product = Self.product(posted: request.body)
             else { return try await base.send(request) }
             switch product {
-            case F.silver:
+            case first:
                 let answer = try await base.send(request)
-                silverWritten.store(true, ordering: .sequentiallyConsistent)
-                try await Self.wait(for: goldAnswered)
+                firstWritten.store(true, ordering: .sequentiallyConsistent)
+                try await Self.wait(for: secondAnswered)
                 return answer
-            case F.gold:
-                try await Self.wait(for: silverWritten)
+            case second:
+                try await Self.wait(for: firstWritten)
                 let answer = try await base.send(request)
-                goldAnswered.store(true, ordering: .sequentiallyConsistent)
+                secondAnswered.store(true, ordering: .sequentiallyConsistent)
                 return answer
             default:
                 return try await base.send(request)
@@ -52,7 +59,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(10))
             }
             let came = flag.load(ordering: .sequentiallyConsistent)
-            #expect(came, "the other post of the upgrade never came")
+            #expect(came, "the other post never came")
         }
 
         /// The product of the signed transaction a `POST /v1/transactions` carries.
@@ -69,18 +76,23 @@ import Testing
         return logger
     }()
 
+    /// A store of "ana" validating with the harness's server at `url` through `transport`.
+    static func store(_ world: StoreHarness, _ url: URL, _ transport: Crossing) async throws -> Store {
+        let server = ValidationServer(
+            url: url, apiKey: StoreHarness.validationKey, transport: transport, timeout: .seconds(15),
+            answerVerification: AnswerVerification(
+                keys: [StoreHarness.answerSigner.keyID: StoreHarness.answerSigner.key.publicKey]))
+        return Store(
+            catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server),
+            appAccountToken: UUID(), logger: quiet)
+    }
+
     @Test func anUpgradeWhoseAnswersCrossEndsOnGold() async throws {
         let world = try StoreHarness(.server)
         try world.customer("ana")
         try await StoreHarness.serve(world.simulator, apiKeys: [StoreHarness.validationKey]) { url in
-            let transport = Crossing()
-            let server = ValidationServer(
-                url: url, apiKey: StoreHarness.validationKey, transport: transport, timeout: .seconds(15),
-                answerVerification: AnswerVerification(
-                    keys: [StoreHarness.answerSigner.keyID: StoreHarness.answerSigner.key.publicKey]))
-            let store = Store(
-                catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server),
-                appAccountToken: UUID(), logger: Self.quiet)
+            let transport = Crossing(first: F.silver, second: F.gold)
+            let store = try await Self.store(world, url, transport)
             await store.start()
             try await store.purchase(F.silver)
             #expect(await store.entitlements.subscriptionGroups.first?.currentProductID == F.silver)
@@ -95,12 +107,42 @@ import Testing
                 if current == F.gold, transport.reads.load(ordering: .sequentiallyConsistent) > readsBefore { break }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            let crossed = transport.goldAnswered.load(ordering: .sequentiallyConsistent)
+            let crossed = transport.secondAnswered.load(ordering: .sequentiallyConsistent)
             #expect(crossed)
             #expect(current == F.gold)
             #expect(transport.reads.load(ordering: .sequentiallyConsistent) > readsBefore, "a read after the crossing")
             #expect(await store.isPurchased(F.gold))
             #expect(await !store.isPurchased(F.silver))
+        }
+    }
+
+    @Test func aRefundHiddenForAMomentByAStaleAnswerIsAnnouncedOnce() async throws {
+        let world = try StoreHarness(.server)
+        try world.customer("ana")
+        try await StoreHarness.serve(world.simulator, apiKeys: [StoreHarness.validationKey]) { url in
+            // The purchase of chocolates is written first and answered last: its answer predates the refund.
+            let transport = Crossing(first: F.chocolates, second: F.flowers)
+            let store = try await Self.store(world, url, transport)
+            let log = EventLog(await store.events())
+            await store.start()
+            let flowers = try #require(try await store.purchase(F.flowers).transaction?.transactionID)
+            transport.armed.store(true, ordering: .sequentiallyConsistent)
+            let readsBefore = transport.reads.load(ordering: .sequentiallyConsistent)
+            let buying = Task { try await store.purchase(F.chocolates) }
+            try await Crossing.wait(for: transport.firstWritten)
+            try world.simulator.refund(flowers)
+            _ = try await buying.value
+            // The stale answer hides the refund; the read after it brings the refund back, announced already.
+            for _ in 0..<1_000 {
+                let read = transport.reads.load(ordering: .sequentiallyConsistent) > readsBefore
+                if read, await !store.isPurchased(F.flowers), await store.isPurchased(F.chocolates) { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await !store.isPurchased(F.flowers))
+            #expect(await store.isPurchased(F.chocolates))
+            #expect(transport.reads.load(ordering: .sequentiallyConsistent) > readsBefore, "a read after the crossing")
+            try await Task.sleep(for: .milliseconds(200))  // anything announced late would arrive by now
+            #expect(log.count(.refunded, product: F.flowers) == 1)
         }
     }
 }
