@@ -125,7 +125,7 @@ import Testing
             let store = try await Self.store(world, url, transport)
             let log = EventLog(await store.events())
             await store.start()
-            let flowers = try #require(try await store.purchase(F.flowers).transaction?.transactionID)
+            let flowers = try #require(try await store.purchase(F.flowers).transaction?.id)
             transport.armed.store(true, ordering: .sequentiallyConsistent)
             let readsBefore = transport.reads.load(ordering: .sequentiallyConsistent)
             let buying = Task { try await store.purchase(F.chocolates) }
