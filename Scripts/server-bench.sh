@@ -166,7 +166,7 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   echo "== two iapkit serve processes behind Debian's nginx, one PostgreSQL database"
   # The same mix through the balancer (deploy/nginx/iapkit.conf's proxy settings, without TLS): each wrk still posts
   # its own half, now to whichever instance nginx picks.
-  balancer=$(bash Scripts/nginx-balancer.sh 18306 "$work/nginx" 18302 18303); pids+=("$balancer")
+  balancer=$(bash Scripts/nginx-balancer.sh 18306 "$work/nginx-balancer" 18302 18303); pids+=("$balancer")
   load 18306 "$half" 0 2 >"$work/pg-a" & a=$!
   load 18306 "$half" 1 2 >"$work/pg-b" & b=$!
   wait "$a" "$b"
