@@ -5,8 +5,9 @@
 #      then the same two behind Debian's nginx (Scripts/nginx-balancer.sh), checking that every document is stored once,
 #   3. the baseline a Python developer would write instead: FastAPI + uvicorn (2 workers) + Apple's
 #      app-store-server-library + SQLite (Scripts/server-bench/fastapi_baseline.py).
-# Every contender verifies the same simulator-signed transactions (20,000 distinct ones; after the first pass the same
-# documents are posted again, as apps re-post at every launch). Prints requests/s, p50/p99 latency, peak RSS, ratios.
+# Every contender verifies the same simulator-signed transactions (20,000 distinct ones from 2,000 accounts, every other
+# one with an app account token, so half the posts are claimed by a customer; after the first pass the same documents
+# are posted again, as apps re-post at every launch). Prints requests/s, p50/p99 latency, peak RSS, ratios.
 #
 #   Scripts/server-bench.sh [SECONDS] [CONNECTIONS]      (defaults 20 and 16)
 #   SIGNED=FOLDER Scripts/server-bench.sh ...             (reuse FOLDER/pki and FOLDER/bodies.jsonl of an earlier run)
@@ -63,7 +64,7 @@ if [ -n "${SIGNED:-}" ] && [ -f "$SIGNED/bodies.jsonl" ] && [ -d "$SIGNED/pki" ]
 else
   echo "== signing 20,000 transactions with the local App Store"
   serve 18300 --database :memory:
-  python3 Scripts/server-bench/make-bodies.py 18300 400 50 "$work/bodies.jsonl"
+  python3 Scripts/server-bench/make-bodies.py 18300 2000 10 "$work/bodies.jsonl" --tokens
   kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
 fi
 echo "$(wc -l <"$work/bodies.jsonl") bodies"
@@ -178,11 +179,18 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   # One consistent state: every document answered 200 is stored once, whichever instance took it.
   half_docs=$(($(wc -l <"$work/bodies.jsonl") / 2))
   expected=$(( (most_a < half_docs ? most_a : half_docs) + (most_b < half_docs ? most_b : half_docs) ))
+  # wrk counts answered requests only: those in flight when a run ended (at most one per connection) may be stored
+  # too, so a half that did not reach its last document may hold up to that many more.
+  slack=0
+  [ "$most_a" -lt "$half_docs" ] && slack=$((slack + half))
+  [ "$most_b" -lt "$half_docs" ] && slack=$((slack + half))
   psql="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/psql"
   stored=$("$psql" "$pg_url" -tAc "SELECT COUNT(*) FROM iap_transactions")
   failed=$(cat "$work"/pg-* | sed -n 's/.*non2xx=\([0-9]*\) errors=\([0-9]*\).*/\1 \2/p' | awk '{s += $1 + $2} END {print s + 0}')
-  echo "PostgreSQL holds $stored transactions; $expected distinct documents were posted; $failed requests failed"
-  [ "$stored" = "$expected" ] && [ "$failed" = 0 ] || echo "warning: the PostgreSQL runs did not end in one consistent state"
+  echo "PostgreSQL holds $stored transactions; $expected distinct documents were answered (and up to $slack in flight" \
+    "when a run ended); $failed requests failed"
+  [ "$stored" -ge "$expected" ] && [ "$stored" -le $((expected + slack)) ] && [ "$failed" = 0 ] \
+    || echo "warning: the PostgreSQL runs did not end in one consistent state"
 fi
 
 echo "== baseline: FastAPI + uvicorn (2 workers) + app-store-server-library + SQLite"

@@ -6,7 +6,8 @@ import Testing
 @testable import IAPServer
 
 /// What a write leaves in the columns beside the records (the console reads them), whichever way it was written:
-/// claimed posts go through a transaction, unclaimed ones on PostgreSQL through one statement.
+/// on SQLite through a transaction, on PostgreSQL through one statement (claimed by the customer who holds the claim,
+/// or unclaimed).
 @Suite struct WrittenColumnsTests {
     @Test(
         arguments: [StorageConformanceTests.Backend.sqlite, .postgres], [true, false])
@@ -60,9 +61,11 @@ import Testing
 
     /// Posts of one new purchase at the same moment (a retried request, two devices): one row, one owner, and every
     /// post answered with them. On PostgreSQL the statement that loses the race for the owner row finds no owner in
-    /// its snapshot and takes the way through a transaction.
-    @Test(arguments: [StorageConformanceTests.Backend.sqlite, .postgres])
-    func postsOfOneNewPurchaseAtOnceAgreeOnItsOwner(_ backend: StorageConformanceTests.Backend) async throws {
+    /// its snapshot and takes the way through a transaction. Claimed by the customer the transaction names, or not.
+    @Test(arguments: [StorageConformanceTests.Backend.sqlite, .postgres], [true, false])
+    func postsOfOneNewPurchaseAtOnceAgreeOnItsOwner(_ backend: StorageConformanceTests.Backend, claimed: Bool)
+        async throws
+    {
         guard let database = try await StorageConformanceTests.database(backend) else { return }
         let storage = try await SQLStorage(database: database)
         for round in 0..<5 {
@@ -72,7 +75,7 @@ import Testing
                     group.addTask {
                         guard
                             case .recorded(let owners, let digest) = try await storage.record(
-                                PurchaseBatch(claimant: nil, transactions: [transaction]))
+                                PurchaseBatch(claimant: claimed ? "cy" : nil, transactions: [transaction]))
                         else { return [] }
                         #expect(digest.history.history.records.contains { $0.transactionID == "race\(round)" })
                         return owners

@@ -5,29 +5,35 @@ import IAPEntitlements
 /// PostgreSQL's post of one transaction in one statement. A write in a transaction takes round trips to the database
 /// (the read that finds a re-post, BEGIN, the owner, the row, the customer's rows, COMMIT), and on PostgreSQL each one
 /// costs both sides more than the statement's own work. The common post (one transaction, no claim, no renewal,
-/// nothing to announce) does it all in one data-modifying statement instead, which commits on its own and writes
-/// nothing for a post of what is stored; the conformance suite holds it to the same answers as the other way.
+/// nothing to announce; claimed or not) does it all in one data-modifying statement instead, which commits on its own
+/// and writes nothing for a post of what is stored; the conformance suite holds it to the same answers as the other
+/// way.
 extension SQLStorage {
     /// Whether ``recordInOneStatement(_:json:)`` can record `batch`.
     func recordsInOneStatement(_ batch: PurchaseBatch, announcer: EventAnnouncer?) -> Bool {
-        guard database.engine == .postgres, batch.claimant == nil, batch.renewals.isEmpty,
+        guard database.engine == .postgres, batch.renewals.isEmpty,
             let transaction = batch.transactions.first, batch.transactions.count == 1
         else { return false }
         return announcer?.endpoints(transaction.bundleID).isEmpty ?? true
     }
 
-    /// Records one unclaimed transaction in one statement: its owner (kept, or made up as
-    /// ``PurchaseBatch/implicitOwner(of:)``); its row, unless the same document or a newer signed version is stored;
+    /// Records one transaction in one statement: its owner (kept, or the claimant, or made up as
+    /// ``PurchaseBatch/implicitOwner(of:)`` when there is none); its row, unless the same document or a newer signed
+    /// version is stored;
     /// the earlier periods it supersedes; the owner's digest marked stale when the row was written; and the owner's
     /// rows as they are after it. A customer with a digest gets it stored again by a second statement, which only
     /// replaces the stale one: a write in between wins, and the next read builds the digest afresh.
     ///
-    /// Nil when the owner could not be told: another post of the same new purchase was inserting it at that moment
-    /// (its row was not in this statement's snapshot). The caller takes the way through a transaction then.
-    func recordInOneStatement(_ transaction: StoredTransaction, json: String) async throws(StorageError)
-        -> RecordOutcome?
+    /// Nil, having written nothing, when the owner could not be told (another post of the same new purchase was
+    /// inserting it at that moment: its row was not in this statement's snapshot), or when `claimant` does not hold
+    /// the claim already (a claim on a purchase someone else owns, or on one the server made up an owner for, follows
+    /// the transfer policy). The caller takes the way through a transaction then.
+    func recordInOneStatement(_ transaction: StoredTransaction, json: String, claimant: String?)
+        async throws(StorageError) -> RecordOutcome?
     {
         let owner = "(SELECT customer_id FROM o)"
+        // Whose write this is: any owner's for an unclaimed post ($21 = 0), only the claimant's own claim otherwise.
+        let owned = "$21 = 0 OR (o.customer_id = $20 AND o.claimed = 1)"
         let stored = """
             NOT EXISTS (SELECT 1 FROM iap_transactions k WHERE k.bundle_id = $3 AND k.transaction_id = $1
                 AND (k.document = $6 OR k.signed_date > $5))
@@ -40,15 +46,15 @@ extension SQLStorage {
         let text = """
             WITH inserted AS (
                 INSERT INTO iap_owners (bundle_id, original_transaction_id, customer_id, claimed)
-                VALUES ($3, $2, $20, 0)
+                VALUES ($3, $2, $20, $21)
                 ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
-                RETURNING customer_id
+                RETURNING customer_id, claimed
             ), o AS (
-                SELECT customer_id FROM inserted
+                SELECT customer_id, claimed FROM inserted
                 UNION ALL
-                SELECT customer_id FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2
+                SELECT customer_id, claimed FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2
             ), w AS (
-            \(Self.insertTransaction(owner: owner, onlyIf: "EXISTS (SELECT 1 FROM o) AND \(stored)"))
+            \(Self.insertTransaction(owner: owner, onlyIf: "EXISTS (SELECT 1 FROM o WHERE \(owned)) AND \(stored)"))
                 RETURNING transaction_id, original_transaction_id, product_id, signed_date, app_account_token, record
             ), s AS (
                 UPDATE iap_transactions SET superseded = 1
@@ -61,7 +67,8 @@ extension SQLStorage {
             )
             SELECT 6 AS kind, \(owner) AS sort_text, (SELECT version FROM g) AS sort_number,
                 CAST(NULL AS TEXT) AS transaction_id, CAST(NULL AS TEXT) AS original_transaction_id,
-                CAST(NULL AS TEXT) AS product_id, CAST(NULL AS BIGINT) AS signed_date, CAST(NULL AS TEXT) AS document,
+                CAST(NULL AS TEXT) AS product_id, CAST((SELECT claimed FROM o) AS BIGINT) AS signed_date,
+                CAST(NULL AS TEXT) AS document,
                 CAST(NULL AS TEXT) AS app_account_token, CAST(NULL AS TEXT) AS record
             UNION ALL
             \(Self.recordsText(
@@ -70,7 +77,7 @@ extension SQLStorage {
             """
         let values =
             Self.transactionValues(transaction, json: json, announce: nil)
-            + [.text(PurchaseBatch.implicitOwner(of: transaction))]
+            + [.text(claimant ?? PurchaseBatch.implicitOwner(of: transaction)), .integer(claimant == nil ? 0 : 1)]
         let written = EncodedRows(transactions: [(transaction, json)], renewals: [])
         let bundleID = transaction.bundleID
         // Not in a transaction: on PostgreSQL a statement outside one commits on its own, all or nothing.
@@ -80,6 +87,11 @@ extension SQLStorage {
                 throw StorageError(code: "storageCorrupt", reason: "a write in one statement answered no owner")
             }
             guard let id = try last.optionalText("sort_text") else { return nil }
+            // A claim is written here only by the customer who holds it (or takes a purchase nobody owned).
+            if let claimant {
+                let held = try last.optionalInteger("signed_date") == 1
+                guard id == claimant, held else { return nil }
+            }
             let customer = CustomerKey(bundleID: bundleID, id: id)
             let stored = try found.first { try $0.integer("kind") == 3 }
             // The version a stale digest is at: the write marked it, or it was stale already; nil without a digest.

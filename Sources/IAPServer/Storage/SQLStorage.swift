@@ -26,7 +26,7 @@ public final class SQLStorage: ServerStorage {
         let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? ""
         if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first,
-            let outcome = try await recordInOneStatement(only.transaction, json: only.json)
+            let outcome = try await recordInOneStatement(only.transaction, json: only.json, claimant: batch.claimant)
         {
             return outcome
         }
