@@ -4,12 +4,11 @@ import IAPEntitlements
 
 /// PostgreSQL's post of one transaction in one statement. A write in a transaction takes round trips to the database
 /// (the read that finds a re-post, BEGIN, the owner, the row, the customer's rows, COMMIT), and on PostgreSQL each one
-/// costs both sides more than the statement's own work. The common post (one transaction, no claim, no renewal,
-/// nothing to announce; claimed or not) does it all in one data-modifying statement instead, which commits on its own
-/// and writes nothing for a post of what is stored; the conformance suite holds it to the same answers as the other
-/// way.
+/// costs both sides more than the statement's own work. The common post (one transaction, claimed or not, no renewal,
+/// nothing to announce) does it all in one data-modifying statement instead, which commits on its own and writes
+/// nothing for a post of what is stored; the conformance suite holds it to the same answers as the other way.
 extension SQLStorage {
-    /// Whether ``recordInOneStatement(_:json:)`` can record `batch`.
+    /// Whether ``recordInOneStatement(_:json:claimant:)`` can record `batch`.
     func recordsInOneStatement(_ batch: PurchaseBatch, announcer: EventAnnouncer?) -> Bool {
         guard database.engine == .postgres, batch.renewals.isEmpty,
             let transaction = batch.transactions.first, batch.transactions.count == 1
@@ -19,9 +18,8 @@ extension SQLStorage {
 
     /// Records one transaction in one statement: its owner (kept, or the claimant, or made up as
     /// ``PurchaseBatch/implicitOwner(of:)`` when there is none); its row, unless the same document or a newer signed
-    /// version is stored;
-    /// the earlier periods it supersedes; the owner's digest marked stale when the row was written; and the owner's
-    /// rows as they are after it. A customer with a digest gets it stored again by a second statement, which only
+    /// version is stored; the earlier periods it supersedes; the owner's digest marked stale when the row was written;
+    /// and the owner's rows as they are after it. A customer with a digest gets it stored again by a second statement, which only
     /// replaces the stale one: a write in between wins, and the next read builds the digest afresh.
     ///
     /// Nil, having written nothing, when the owner could not be told (another post of the same new purchase was
@@ -86,6 +84,8 @@ extension SQLStorage {
             guard let last = found.popLast(), try last.integer("kind") == 6 else {
                 throw StorageError(code: "storageCorrupt", reason: "a write in one statement answered no owner")
             }
+            // The last row (kind 6) says who owns the purchase (sort_text), the version the write left the digest at
+            // (sort_number) and whether the owner holds a claim (signed_date, 1 or 0).
             guard let id = try last.optionalText("sort_text") else { return nil }
             // A claim is written here only by the customer who holds it (or takes a purchase nobody owned).
             if let claimant {
