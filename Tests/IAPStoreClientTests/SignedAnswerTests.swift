@@ -99,7 +99,7 @@ import Testing
                 clock: { Date().addingTimeInterval(skew) })
             let server = ValidationServer(
                 url: url, apiKey: StoreHarness.validationKey, transport: Proxy(meddling: meddling),
-                timeout: .seconds(5), answerVerification: verification)
+                timeout: StoreHarness.requestLimit, answerVerification: verification)
             let store = Store(
                 catalog: F.catalog, backend: try await world.backend("ana"), validation: .server(server),
                 persistence: MemoryStorePersistence())
@@ -141,7 +141,8 @@ import Testing
         try await StoreHarness.serve(world.simulator, apiKeys: [StoreHarness.validationKey]) { url in
             let client = JSONHTTPClient(
                 baseURL: url, headers: [("Authorization", "Bearer \(StoreHarness.validationKey)")],
-                timeout: .seconds(5), unreachable: .serverUnreachable, transport: Proxy(meddling: .replaySame),
+                timeout: StoreHarness.requestLimit, unreachable: .serverUnreachable,
+                transport: Proxy(meddling: .replaySame),
                 answers: AnswerVerification(
                     keys: [StoreHarness.answerSigner.keyID: StoreHarness.answerSigner.key.publicKey]))
             struct Posted: Encodable { var signedTransaction: String }

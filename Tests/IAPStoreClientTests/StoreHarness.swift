@@ -83,6 +83,10 @@ struct StoreHarness: Sendable {
 
     /// The API key the harness's server accepts for `/v1`.
     static let validationKey = "store-harness-validation-key"
+    /// How long a test's client waits for a loopback answer. Generous: with the whole suite running at once on two
+    /// slow cores, in-process servers have been starved for more than 5 s (CI, 2026-11-27). No test waits it out; the
+    /// unreachable cases are refused connections.
+    static let requestLimit: Duration = .seconds(30)
     /// The key the harness's servers sign their answers with; server validation checks every answer against it.
     static let answerSigner = AnswerSigner(keyID: "answers-2026", key: TestJWS.key("answer signing key"))
 
@@ -168,7 +172,7 @@ struct StoreHarness: Sendable {
             let url = try #require(validationServer, "server mode runs inside StoreHarness.run")
             return .server(
                 ValidationServer(
-                    url: url, apiKey: Self.validationKey, document: .signedTransaction, timeout: .seconds(5),
+                    url: url, apiKey: Self.validationKey, document: .signedTransaction, timeout: Self.requestLimit,
                     answerVerification: AnswerVerification(
                         keys: [Self.answerSigner.keyID: Self.answerSigner.key.publicKey])))
         }
@@ -185,14 +189,14 @@ struct StoreHarness: Sendable {
         if throughStoreKit, let server {
             return StoreKitBackend(
                 session: try await StoreKitSession.connect(
-                    to: server, account: account, device: device, timeout: .seconds(5)))
+                    to: server, account: account, device: device, timeout: Self.requestLimit))
         }
         if throughStoreKit {
             return StoreKitBackend(session: try StoreKitSession(simulator: simulator, account: account, device: device))
         }
         if let server {
             return try await HTTPStoreBackend.connect(
-                to: server, account: account, device: device, timeout: .seconds(5), updatesIdleLimit: .seconds(5))
+                to: server, account: account, device: device, timeout: Self.requestLimit, updatesIdleLimit: .seconds(5))
         }
         return try SimulatorBackend(simulator, account: account, device: device)
     }

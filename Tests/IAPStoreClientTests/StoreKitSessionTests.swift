@@ -63,7 +63,7 @@ enum SessionPlace: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .overHTTP:
             try await StoreHarness.serve(simulator) { url in
                 let session = try await StoreKitSession.connect(
-                    to: url, account: account, roots: roots, timeout: .seconds(5))
+                    to: url, account: account, roots: roots, timeout: StoreHarness.requestLimit)
                 try await session.run { try await body(session, simulator) }
             }
         }
