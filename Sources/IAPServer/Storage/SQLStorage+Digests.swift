@@ -101,7 +101,7 @@ extension SQLStorage {
         try Self.decoding {
             guard let json, !json.isEmpty else { return nil }
             return CustomerDigest(
-                history: try decoder.decode(CompactHistory.self, from: Data(json.utf8)), version: version)
+                history: try decoder.decode(CompactHistory.self, from: json), version: version)
         }
     }
 

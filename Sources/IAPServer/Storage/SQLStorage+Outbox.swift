@@ -49,7 +49,7 @@ extension SQLStorage {
                     bundleID: bundleID, originalTransactionID: renewal.originalTransactionID,
                     signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
                     document: try row.text("document"),
-                    record: try decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8)))
+                    record: try decoder.decode(RenewalRecord.self, from: try row.text("record")))
             }
         }
         return before
@@ -541,6 +541,6 @@ extension SQLStorage {
             signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
             document: try row.text("document"),
             appAccountToken: try row.optionalText("app_account_token"),
-            record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8)))
+            record: try decoder.decode(PurchaseRecord.self, from: try row.text("record")))
     }
 }

@@ -6,9 +6,10 @@ public import IAPEntitlements
 /// (``SQLiteDatabase``) and PostgreSQL (``PostgresDatabase``), so the conformance suite tests the rules once.
 public final class SQLStorage: ServerStorage {
     let database: any SQLDatabase
-    /// Records are stored as JSON, dates as `Date`'s own Codable form (what `JSONDecoder` reads by default).
+    /// Records are stored as JSON, dates as `Date`'s own Codable form (what `JSONDecoder` reads by default); read back
+    /// with ``StreamingJSONDecoder``.
     private let encoder = StreamingJSONEncoder(datesAsReferenceSeconds: true)
-    let decoder = JSONDecoder()
+    let decoder = StreamingJSONDecoder()
 
     /// Opens storage in `database`, applying the migrations it has not seen.
     public init(database: any SQLDatabase) async throws(StorageError) {
@@ -134,7 +135,7 @@ public final class SQLStorage: ServerStorage {
             }
             if let digest, let json = try digest.optionalText("record"), !json.isEmpty {
                 let stored = CustomerDigest(
-                    history: try decoder.decode(CompactHistory.self, from: Data(json.utf8)),
+                    history: try decoder.decode(CompactHistory.self, from: json),
                     version: try digest.integer("sort_number"))
                 return .recorded(owners: [owner], digest: stored)
             }
@@ -221,7 +222,7 @@ public final class SQLStorage: ServerStorage {
                             signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
                             document: try row.text("document"),
                             appAccountToken: try row.optionalText("app_account_token"),
-                            record: try decoder.decode(PurchaseRecord.self, from: Data(try row.text("record").utf8))))
+                            record: try decoder.decode(PurchaseRecord.self, from: try row.text("record"))))
                 case 1:
                     records.renewals.append(
                         StoredRenewal(
@@ -229,10 +230,10 @@ public final class SQLStorage: ServerStorage {
                             originalTransactionID: try row.text("original_transaction_id"),
                             signedDate: Date(millisecondsSince1970: try row.integer("signed_date")),
                             document: try row.text("document"),
-                            record: try decoder.decode(RenewalRecord.self, from: Data(try row.text("record").utf8))))
+                            record: try decoder.decode(RenewalRecord.self, from: try row.text("record"))))
                 case 2:
                     records.consumptions.append(
-                        try decoder.decode(ConsumptionRecord.self, from: Data(try row.text("record").utf8)))
+                        try decoder.decode(ConsumptionRecord.self, from: try row.text("record")))
                 default:
                     break
                 }
@@ -256,14 +257,14 @@ public final class SQLStorage: ServerStorage {
                 case 0:
                     let json = try row.text("record")
                     history.records.append(
-                        try knownPurchases[json] ?? decoder.decode(PurchaseRecord.self, from: Data(json.utf8)))
+                        try knownPurchases[json] ?? decoder.decode(PurchaseRecord.self, from: json))
                 case 1:
                     let json = try row.text("record")
                     history.renewals.append(
-                        try knownRenewals[json] ?? decoder.decode(RenewalRecord.self, from: Data(json.utf8)))
+                        try knownRenewals[json] ?? decoder.decode(RenewalRecord.self, from: json))
                 case 2:
                     history.consumptions.append(
-                        try decoder.decode(ConsumptionRecord.self, from: Data(try row.text("record").utf8)))
+                        try decoder.decode(ConsumptionRecord.self, from: try row.text("record")))
                 default:
                     break
                 }

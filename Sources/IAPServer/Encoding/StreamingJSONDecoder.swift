@@ -1,0 +1,302 @@
+import Foundation
+
+/// Reads the JSON the server stores (records, digests) into `Decodable` values, the counterpart of
+/// ``StreamingJSONEncoder``: a post reads every row of its customer, and Foundation's `JSONDecoder` spent a tenth of a
+/// request there.
+///
+/// The document is scanned once into a flat list of its values (``JSONTape``); decoding walks that list without
+/// building dictionaries. A keyed container looks for the next key where the last one was found, so a value read in
+/// the order it was written (what synthesized conformances do) costs one comparison a key; any other order, unknown
+/// keys and whitespace read as well. It reads what Foundation's decoder reads with its default strategies: dates as
+/// `Date`'s own form (seconds since 2001), data as base64, URLs as strings. Invalid JSON, invalid UTF-8, numbers that
+/// do not fit and documents nested deeper than ``maximumDepth`` are errors, never crashes.
+struct StreamingJSONDecoder {
+    /// Containers nested deeper than this are refused.
+    static let maximumDepth = 128
+
+    func decode<T: Decodable>(_ type: T.Type, from json: String) throws -> T {
+        try decode(type, from: Array(json.utf8))
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try decode(type, from: [UInt8](data))
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try TapeDecoder(tape: try JSONTape(bytes)).value(T.self, at: 0, key: nil)
+    }
+}
+
+/// A JSON document as the list of its values in document order: an object's members follow it as a key (a string)
+/// and its value, an array's elements follow it, and every value says where the value after it (and after all it
+/// contains) starts.
+struct JSONTape {
+    enum Kind: UInt8 { case object, array, string, escapedString, number, `true`, `false`, null }
+
+    struct Value {
+        var kind: Kind
+        /// Strings: the bytes between the quotes; numbers: their text.
+        var start: Int
+        var end: Int
+        /// The index of the value after this one and everything it contains.
+        var next: Int
+        /// Members of an object, elements of an array.
+        var count: Int
+    }
+
+    let bytes: [UInt8]
+    private(set) var values: [Value] = []
+
+    init(_ bytes: [UInt8]) throws {
+        self.bytes = bytes
+        values.reserveCapacity(bytes.count / 16)
+        var position = 0
+        try readValue(&position, depth: 0)
+        skipSpace(&position)
+        guard position == bytes.count else { throw Self.invalid("unexpected bytes after the document", position) }
+    }
+
+    static func invalid(_ reason: String, _ position: Int) -> DecodingError {
+        .dataCorrupted(.init(codingPath: [], debugDescription: "Invalid JSON at byte \(position): \(reason)"))
+    }
+
+    private func skipSpace(_ position: inout Int) {
+        while position < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[position]) { position += 1 }
+    }
+
+    private func byte(_ position: Int) throws -> UInt8 {
+        guard position < bytes.count else { throw Self.invalid("the document ends early", position) }
+        return bytes[position]
+    }
+
+    private mutating func readValue(_ position: inout Int, depth: Int) throws {
+        skipSpace(&position)
+        let first = try byte(position)
+        switch first {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            guard depth < StreamingJSONDecoder.maximumDepth else { throw Self.invalid("nested too deep", position) }
+            let object = first == UInt8(ascii: "{")
+            let index = values.count
+            values.append(Value(kind: object ? .object : .array, start: position, end: position, next: 0, count: 0))
+            position += 1
+            skipSpace(&position)
+            var count = 0
+            if try byte(position) == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                position += 1
+            } else {
+                while true {
+                    if object {
+                        skipSpace(&position)
+                        guard try byte(position) == UInt8(ascii: "\"") else { throw Self.invalid("a key", position) }
+                        try readString(&position)
+                        skipSpace(&position)
+                        guard try byte(position) == UInt8(ascii: ":") else { throw Self.invalid("a colon", position) }
+                        position += 1
+                    }
+                    try readValue(&position, depth: depth + 1)
+                    count += 1
+                    skipSpace(&position)
+                    let separator = try byte(position)
+                    position += 1
+                    if separator == UInt8(ascii: ",") { continue }
+                    guard separator == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
+                        throw Self.invalid("a comma or the container's end", position - 1)
+                    }
+                    break
+                }
+            }
+            values[index].end = position
+            values[index].count = count
+            values[index].next = values.count
+        case UInt8(ascii: "\""):
+            try readString(&position)
+        case UInt8(ascii: "t"): try readLiteral("true", .true, &position)
+        case UInt8(ascii: "f"): try readLiteral("false", .false, &position)
+        case UInt8(ascii: "n"): try readLiteral("null", .null, &position)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            try readNumber(&position)
+        default:
+            throw Self.invalid("no value starts with this byte", position)
+        }
+    }
+
+    private mutating func readLiteral(_ text: StaticString, _ kind: Kind, _ position: inout Int) throws {
+        let length = text.utf8CodeUnitCount
+        guard position + length <= bytes.count,
+            text.withUTF8Buffer({ bytes[position..<position + length].elementsEqual($0) })
+        else { throw Self.invalid("an unknown literal", position) }
+        values.append(Value(kind: kind, start: position, end: position + length, next: values.count + 1, count: 0))
+        position += length
+    }
+
+    private mutating func readString(_ position: inout Int) throws {
+        let start = position + 1
+        var index = start
+        var escaped = false
+        var ascii = true
+        while true {
+            let next = try byte(index)
+            if next == UInt8(ascii: "\"") { break }
+            if next == UInt8(ascii: "\\") {
+                escaped = true
+                index += 2
+            } else {
+                guard next >= 0x20 else { throw Self.invalid("a control character in a string", index) }
+                ascii = ascii && next < 0x80
+                index += 1
+            }
+        }
+        let value = Value(
+            kind: escaped ? .escapedString : .string, start: start, end: index, next: values.count + 1, count: 0)
+        // Every string is checked, read or not, as Foundation's decoder does: escapes, then UTF-8.
+        if escaped || !ascii { _ = try unescaped(value) }
+        values.append(value)
+        position = index + 1
+    }
+
+    private mutating func readNumber(_ position: inout Int) throws {
+        let start = position
+        func digits(_ position: inout Int) throws {
+            guard position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) else {
+                throw Self.invalid("a digit", position)
+            }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
+        }
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        let leading = position
+        try digits(&position)
+        guard bytes[leading] != UInt8(ascii: "0") || position == leading + 1 else {
+            throw Self.invalid("a number with a leading zero", leading)
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            position += 1
+            try digits(&position)
+        }
+        if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            try digits(&position)
+        }
+        values.append(Value(kind: .number, start: start, end: position, next: values.count + 1, count: 0))
+    }
+
+    // MARK: - Reading values
+
+    /// The text of the string at `index`, escapes resolved.
+    func string(_ index: Int) throws -> String? {
+        let value = values[index]
+        switch value.kind {
+        case .string:
+            return String(validating: bytes[value.start..<value.end], as: UTF8.self)
+        case .escapedString:
+            return try unescaped(value)
+        default:
+            return nil
+        }
+    }
+
+    /// Whether the string at `index` is `text`, compared byte for byte when it has no escapes.
+    func string(_ index: Int, is text: String) -> Bool {
+        let value = values[index]
+        guard value.kind == .string else { return (try? string(index)) == text }
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.count == value.end - value.start
+                && bytes.withUnsafeBufferPointer { all in
+                    utf8.isEmpty || memcmp(all.baseAddress! + value.start, utf8.baseAddress!, utf8.count) == 0
+                }
+        }
+    }
+
+    private func unescaped(_ value: Value) throws -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(value.end - value.start)
+        var index = value.start
+        func hex4(_ at: Int) throws -> UInt32 {
+            guard at + 4 <= value.end else { throw Self.invalid("a short \\u escape", at) }
+            var scalar: UInt32 = 0
+            for byte in bytes[at..<at + 4] {
+                guard let digit = Character(UnicodeScalar(byte)).hexDigitValue else {
+                    throw Self.invalid("a \\u escape that is not hexadecimal", at)
+                }
+                scalar = scalar << 4 | UInt32(digit)
+            }
+            return scalar
+        }
+        while index < value.end {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\\") else {
+                out.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 1 < value.end else { throw Self.invalid("an escape at a string's end", index) }
+            let escape = bytes[index + 1]
+            index += 2
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4(index)
+                index += 4
+                if (0xD800..<0xDC00).contains(scalar) {
+                    guard index + 2 <= value.end, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    else { throw Self.invalid("a lone surrogate", index) }
+                    let low = try hex4(index + 2)
+                    guard (0xDC00..<0xE000).contains(low) else { throw Self.invalid("a lone surrogate", index) }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { throw Self.invalid("a lone surrogate", index) }
+                out.append(contentsOf: String(Character(unicode)).utf8)
+            default:
+                throw Self.invalid("an unknown escape", index - 1)
+            }
+        }
+        guard let text = String(validating: out, as: UTF8.self) else {
+            throw Self.invalid("a string that is not UTF-8", value.start)
+        }
+        return text
+    }
+
+    /// The text of the number at `index`.
+    func numberText(_ index: Int) -> Substring? {
+        let value = values[index]
+        guard value.kind == .number else { return nil }
+        return Substring(decoding: bytes[value.start..<value.end], as: UTF8.self)
+    }
+
+    /// The number at `index` as `T`: its digits read directly, or, written with a fraction or an exponent, the
+    /// number it stands for when `T` holds it exactly.
+    func integer<T: FixedWidthInteger>(_ index: Int, as _: T.Type) -> T? {
+        let value = values[index]
+        guard value.kind == .number else { return nil }
+        var position = value.start
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var result: T = 0
+        while position < value.end {
+            let digit = bytes[position] &- UInt8(ascii: "0")
+            guard digit < 10 else {
+                return numberText(index).flatMap { Double($0) }.flatMap { T(exactly: $0) }
+            }
+            let (shifted, overflow) = result.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) =
+                negative
+                ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
+            guard !overflow, !overflow2 else { return nil }
+            result = next
+            position += 1
+        }
+        return result
+    }
+}
