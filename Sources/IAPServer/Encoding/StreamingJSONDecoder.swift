@@ -1,4 +1,5 @@
 import Foundation
+import IAPSignedData
 
 /// Reads the JSON the server stores (records, digests) into `Decodable` values, the counterpart of
 /// ``StreamingJSONEncoder``: a post reads every row of its customer, and Foundation's `JSONDecoder` spent a tenth of a
@@ -149,7 +150,7 @@ struct JSONTape {
         let value = Value(
             kind: escaped ? .escapedString : .string, start: start, end: index, next: values.count + 1, count: 0)
         // Every string is checked, read or not, as Foundation's decoder does: escapes, then UTF-8.
-        if escaped || !ascii { _ = try unescaped(value) }
+        if escaped || !ascii, quotedText(value) == nil { throw Self.invalid("an invalid string", start) }
         values.append(value)
         position = index + 1
     }
@@ -186,23 +187,20 @@ struct JSONTape {
 
     // MARK: - Reading values
 
-    /// The text of the string at `index`, escapes resolved.
-    func string(_ index: Int) throws -> String? {
+    /// The text of the string at `index`, escapes resolved (every string was checked when the document was read).
+    func string(_ index: Int) -> String? {
         let value = values[index]
         switch value.kind {
-        case .string:
-            return String(validating: bytes[value.start..<value.end], as: UTF8.self)
-        case .escapedString:
-            return try unescaped(value)
-        default:
-            return nil
+        case .string: return String(decoding: bytes[value.start..<value.end], as: UTF8.self)
+        case .escapedString: return quotedText(value)
+        default: return nil
         }
     }
 
     /// Whether the string at `index` is `text`, compared byte for byte when it has no escapes.
     func string(_ index: Int, is text: String) -> Bool {
         let value = values[index]
-        guard value.kind == .string else { return (try? string(index)) == text }
+        guard value.kind == .string else { return string(index) == text }
         var text = text
         return text.withUTF8 { utf8 in
             utf8.count == value.end - value.start
@@ -212,60 +210,11 @@ struct JSONTape {
         }
     }
 
-    private func unescaped(_ value: Value) throws -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(value.end - value.start)
-        var index = value.start
-        func hex4(_ at: Int) throws -> UInt32 {
-            guard at + 4 <= value.end else { throw Self.invalid("a short \\u escape", at) }
-            var scalar: UInt32 = 0
-            for byte in bytes[at..<at + 4] {
-                guard let digit = Character(UnicodeScalar(byte)).hexDigitValue else {
-                    throw Self.invalid("a \\u escape that is not hexadecimal", at)
-                }
-                scalar = scalar << 4 | UInt32(digit)
-            }
-            return scalar
+    /// A string's text read by the package's JSON scanner, its quotes included.
+    private func quotedText(_ value: Value) -> String? {
+        bytes.withUnsafeBufferPointer { all in
+            JSONString.text(UnsafeBufferPointer(rebasing: all[(value.start - 1)..<(value.end + 1)]))
         }
-        while index < value.end {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\\") else {
-                out.append(byte)
-                index += 1
-                continue
-            }
-            guard index + 1 < value.end else { throw Self.invalid("an escape at a string's end", index) }
-            let escape = bytes[index + 1]
-            index += 2
-            switch escape {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = try hex4(index)
-                index += 4
-                if (0xD800..<0xDC00).contains(scalar) {
-                    guard index + 2 <= value.end, bytes[index] == UInt8(ascii: "\\"),
-                        bytes[index + 1] == UInt8(ascii: "u")
-                    else { throw Self.invalid("a lone surrogate", index) }
-                    let low = try hex4(index + 2)
-                    guard (0xDC00..<0xE000).contains(low) else { throw Self.invalid("a lone surrogate", index) }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    index += 6
-                }
-                guard let unicode = Unicode.Scalar(scalar) else { throw Self.invalid("a lone surrogate", index) }
-                out.append(contentsOf: String(Character(unicode)).utf8)
-            default:
-                throw Self.invalid("an unknown escape", index - 1)
-            }
-        }
-        guard let text = String(validating: out, as: UTF8.self) else {
-            throw Self.invalid("a string that is not UTF-8", value.start)
-        }
-        return text
     }
 
     /// The text of the number at `index`.

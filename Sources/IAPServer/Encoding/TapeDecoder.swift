@@ -65,7 +65,7 @@ final class TapeDecoder: Decoder {
     func isNull(_ index: Int) -> Bool { tape.values[index].kind == .null }
 
     func string(at index: Int) throws -> String {
-        guard let text = try tape.string(index) else { throw mismatch(String.self, at: index) }
+        guard let text = tape.string(index) else { throw mismatch(String.self, at: index) }
         return text
     }
 
@@ -146,7 +146,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         var member = object + 1
         let tape = decoder.tape
         for _ in 0..<tape.values[object].count {
-            if let name = try? tape.string(member), let key = Key(stringValue: name) { keys.append(key) }
+            if let name = tape.string(member), let key = Key(stringValue: name) { keys.append(key) }
             member = tape.values[member + 1].next
         }
         return keys
