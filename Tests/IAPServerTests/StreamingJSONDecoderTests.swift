@@ -142,31 +142,78 @@ struct StreamingJSONDecoderTests {
              "nested": [[], ["x"], ["y", "z"]], "table": {"b": 1, "a": 2.5, "": 0}, "numbered": {"1": "one", "-2": "two"},
              "url": "https://example.com/a?b=c", "data": "aGVsbG8=", "decimal": 12.345, "unknown": {"deep": [[{}]]}}
             """
-        let variants = [
-            base,
-            base.replacingOccurrences(of: "\"integer\": -9223372036854775808", with: "\"integer\": 1.0"),
-            base.replacingOccurrences(of: "\"integer\": -9223372036854775808", with: "\"integer\": 1.5"),
-            base.replacingOccurrences(
-                of: "\"integer\": -9223372036854775808", with: "\"integer\": 9223372036854775808"),
-            base.replacingOccurrences(of: "\"small\": -128", with: "\"small\": 128"),
-            base.replacingOccurrences(of: "\"unsigned\": 18446744073709551615", with: "\"unsigned\": -1"),
-            base.replacingOccurrences(of: "\"double\": -1.5e-300", with: "\"double\": 1e999"),
-            base.replacingOccurrences(of: "\"flag\": true", with: "\"flag\": 1"),
-            base.replacingOccurrences(of: "\"nothing\": null", with: "\"nothing\": \"1\""),
-            base.replacingOccurrences(of: "\"text\"", with: "\"te\\u0078t\""),
-            base.replacingOccurrences(of: "\"text\": ", with: "\"text\": \"first\", \"text\": "),
-            base.replacingOccurrences(of: "\"data\": \"aGVsbG8=\"", with: "\"data\": \"not base 64\""),
-            base.replacingOccurrences(of: "\"numbered\": {\"1\"", with: "\"numbered\": {\"one\""),
-            base.replacingOccurrences(of: "\"date\": 774192000.123", with: "\"date\": \"2025-01-01\""),
-            base.replacingOccurrences(of: "\\ud83c\\udf37", with: "\\ud83c"),
-            base.replacingOccurrences(of: "-0,", with: "01,"),
-            " \n\t" + base + "\r\n",
-            base + " x",
+        let changes: [(String, String)] = [
+            ("\"integer\": -9223372036854775808", "\"integer\": 1.0"),
+            ("\"integer\": -9223372036854775808", "\"integer\": 1.5"),
+            ("\"integer\": -9223372036854775808", "\"integer\": 9007199254740993.0"),
+            ("\"integer\": -9223372036854775808", "\"integer\": 100e-2"),
+            ("\"integer\": -9223372036854775808", "\"integer\": -1.5E1"),
+            ("\"unsigned\": 18446744073709551615", "\"unsigned\": 1.8446744073709551616e19"),
+            ("\"small\": -128", "\"small\": 128"),
+            ("\"unsigned\": 18446744073709551615", "\"unsigned\": -1"),
+            ("\"double\": -1.5e-300", "\"double\": 1e999"),
+            ("\"flag\": true", "\"flag\": 1"),
+            ("\"nothing\": null", "\"nothing\": \"1\""),
+            ("\"text\"", "\"te\\u0078t\""),
+            ("\"text\": ", "\"text\": \"first\", \"text\": "),
+            ("\"data\": \"aGVsbG8=\"", "\"data\": \"not base 64\""),
+            ("\"numbered\": {\"1\"", "\"numbered\": {\"one\""),
+            ("\"date\": 774192000.123", "\"date\": \"2025-01-01\""),
+            ("\\ud83c\\udf37", "\\ud83c"),
+            ("-0,", "01,"),
         ]
+        let variants =
+            [base, " \n\t" + base + "\r\n", base + " x"]
+            + changes.map { base.replacingOccurrences(of: $0.0, with: $0.1) }
         let read = try Self.ours.decode(Everything.self, from: base)
         #expect(read.text == "a\"b\\c/d\u{8}\u{c}\n\r\té🌷\u{0}é🌷" && read.numbered == [1: "one", -2: "two"])
         #expect(read.list == [1, nil, 0, 2000] && read.date == Date(timeIntervalSinceReferenceDate: 774_192_000.123))
         for json in variants { Self.expectAgreement(Everything.self, Array(json.utf8)) }
+    }
+
+    /// Reads `b` before `a`, and what is under "super" through a super decoder.
+    struct OutOfOrder: Decodable, Equatable {
+        var a: Int
+        var b: Int
+        var inherited: [String: Int]?
+        enum CodingKeys: String, CodingKey { case a, b }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            b = try container.decode(Int.self, forKey: .b)
+            a = try container.decode(Int.self, forKey: .a)
+            inherited = try? [String: Int](from: container.superDecoder())
+        }
+    }
+
+    /// Keeps the integers of an array and skips what is not one, as apps read lenient lists.
+    struct Lenient: Decodable, Equatable {
+        var integers: [Int]
+        struct Skipped: Decodable {}
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            integers = []
+            while !container.isAtEnd {
+                if let integer = try? container.decode(Int.self) {
+                    integers.append(integer)
+                } else if try container.decodeNil() {
+                    integers.append(0)
+                } else {
+                    _ = try container.decode(Skipped.self)
+                }
+            }
+        }
+    }
+
+    @Test func repeatedKeysSuperDecodersAndSkippedElementsReadAsFoundationReadsThem() {
+        Self.expectAgreement([String: Int].self, Array(#"{"a": 1, "b": 2, "a": 3}"#.utf8))
+        Self.expectAgreement(OutOfOrder.self, Array(#"{"a": 1, "b": 2, "a": 3}"#.utf8))
+        Self.expectAgreement(OutOfOrder.self, Array(#"{"b": 2, "a": 1, "super": {"x": 1, "x": 2, "y": 3}}"#.utf8))
+        Self.expectAgreement(OutOfOrder.self, Array(#"{"a": 1, "\u0061": 5, "b": 2}"#.utf8))
+        Self.expectAgreement(OutOfOrder.self, Array(#"{"a": null, "b": 2}"#.utf8))
+        Self.expectAgreement(Lenient.self, Array(#"[1, "two", null, 3.0, {"four": 4}, [5], 6]"#.utf8))
+        Self.expectAgreement([Int].self, Array(#"[1, "two"]"#.utf8))
+        Self.expectAgreement([Int?].self, Array(#"[1, null]"#.utf8))
+        #expect((try? Self.ours.decode(Lenient.self, from: #"[1, "two", null, 3.0, 6]"#).integers) == [1, 0, 3, 6])
     }
 
     @Test func brokenRecordsAreErrorsWhereFoundationFindsThem() throws {

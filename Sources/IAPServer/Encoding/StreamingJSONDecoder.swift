@@ -9,8 +9,10 @@ import IAPSignedData
 /// building dictionaries. A keyed container looks for the next key where the last one was found, so a value read in
 /// the order it was written (what synthesized conformances do) costs one comparison a key; any other order, unknown
 /// keys and whitespace read as well. It reads what Foundation's decoder reads with its default strategies: dates as
-/// `Date`'s own form (seconds since 2001), data as base64, URLs as strings. Invalid JSON, invalid UTF-8, numbers that
-/// do not fit and documents nested deeper than ``maximumDepth`` are errors, never crashes.
+/// `Date`'s own form (seconds since 2001), data as base64, URLs as strings; a key that appears twice gives its first
+/// value; an integer written with a fraction or an exponent is read from its digits, exactly. Invalid JSON, invalid
+/// UTF-8 (in any string, read or not), numbers that do not fit and documents nested deeper than ``maximumDepth`` are
+/// errors, never crashes. Stricter than Foundation in one place: its depth limit is 512.
 struct StreamingJSONDecoder {
     /// Containers nested deeper than this are refused.
     static let maximumDepth = 128
@@ -43,15 +45,20 @@ struct JSONTape {
         var next: Int
         /// Members of an object, elements of an array.
         var count: Int
+        /// An object in which a key appears twice (its first value is the one read, as Foundation's decoder does).
+        var repeatsKeys = false
     }
 
     let bytes: [UInt8]
     private(set) var values: [Value] = []
+    /// The keys of the objects being read (a hash of each and its index), to find a key that appears twice.
+    private var openKeys: [(hash: UInt64, index: Int)] = []
 
     init(_ bytes: [UInt8]) throws {
         self.bytes = bytes
         values.reserveCapacity(bytes.count / 16)
-        var position = 0
+        // A byte order mark is skipped, as Foundation's decoder skips it.
+        var position = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         try readValue(&position, depth: 0)
         skipSpace(&position)
         guard position == bytes.count else { throw Self.invalid("unexpected bytes after the document", position) }
@@ -62,7 +69,12 @@ struct JSONTape {
     }
 
     private func skipSpace(_ position: inout Int) {
-        while position < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[position]) { position += 1 }
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
     }
 
     private func byte(_ position: Int) throws -> UInt8 {
@@ -82,6 +94,8 @@ struct JSONTape {
             position += 1
             skipSpace(&position)
             var count = 0
+            let firstKey = openKeys.count
+            defer { openKeys.removeSubrange(firstKey...) }
             if try byte(position) == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 position += 1
             } else {
@@ -90,6 +104,7 @@ struct JSONTape {
                         skipSpace(&position)
                         guard try byte(position) == UInt8(ascii: "\"") else { throw Self.invalid("a key", position) }
                         try readString(&position)
+                        noteKey(values.count - 1, of: index, since: firstKey)
                         skipSpace(&position)
                         guard try byte(position) == UInt8(ascii: ":") else { throw Self.invalid("a colon", position) }
                         position += 1
@@ -119,6 +134,20 @@ struct JSONTape {
         default:
             throw Self.invalid("no value starts with this byte", position)
         }
+    }
+
+    /// Marks `object` when the key at `key` appeared before in it: keys are compared by hash, then by text.
+    private mutating func noteKey(_ key: Int, of object: Int, since first: Int) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        if values[key].kind == .string {
+            for byte in bytes[values[key].start..<values[key].end] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        } else {
+            for byte in (string(key) ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        for earlier in openKeys[first...] where earlier.hash == hash && string(earlier.index) == string(key) {
+            values[object].repeatsKeys = true
+        }
+        openKeys.append((hash, key))
     }
 
     private mutating func readLiteral(_ text: StaticString, _ kind: Kind, _ position: inout Int) throws {
@@ -217,6 +246,52 @@ struct JSONTape {
         }
     }
 
+    /// A number written with a fraction or an exponent (`1.0`, `2E3`, `9007199254740993.0`) as the integer it stands
+    /// for, computed from its digits (a `Double` would round past 2^53); nil when it has a fraction or does not fit.
+    private func scaledInteger<T: FixedWidthInteger>(_ value: Value, as _: T.Type) -> T? {
+        var digits: [UInt8] = []
+        var position = value.start
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var scale = 0
+        var inFraction = false
+        while position < value.end, bytes[position] | 0x20 != UInt8(ascii: "e") {
+            if bytes[position] == UInt8(ascii: ".") {
+                inFraction = true
+            } else {
+                digits.append(bytes[position] - UInt8(ascii: "0"))
+                if inFraction { scale -= 1 }
+            }
+            position += 1
+        }
+        if position < value.end {
+            guard let exponent = Int(Substring(decoding: bytes[(position + 1)..<value.end], as: UTF8.self)),
+                abs(exponent) < 1_000
+            else { return nil }
+            scale += exponent
+        }
+        while let first = digits.first, first == 0, digits.count > 1 { digits.removeFirst() }
+        if scale < 0 {
+            // The digits shifted out must all be zeros.
+            let kept = max(digits.count + scale, 0)
+            guard digits[kept...].allSatisfy({ $0 == 0 }) else { return nil }
+            digits.removeSubrange(kept...)
+        } else {
+            guard digits.count + scale <= 40 || digits.allSatisfy({ $0 == 0 }) else { return nil }
+            digits += repeatElement(0, count: digits.allSatisfy { $0 == 0 } ? 0 : scale)
+        }
+        var result: T = 0
+        for digit in digits {
+            let (shifted, overflow) = result.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) =
+                negative
+                ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
+            guard !overflow, !overflow2 else { return nil }
+            result = next
+        }
+        return result
+    }
+
     /// The text of the number at `index`.
     func numberText(_ index: Int) -> Substring? {
         let value = values[index]
@@ -235,9 +310,7 @@ struct JSONTape {
         var result: T = 0
         while position < value.end {
             let digit = bytes[position] &- UInt8(ascii: "0")
-            guard digit < 10 else {
-                return numberText(index).flatMap { Double($0) }.flatMap { T(exactly: $0) }
-            }
+            guard digit < 10 else { return scaledInteger(value, as: T.self) }
             let (shifted, overflow) = result.multipliedReportingOverflow(by: 10)
             let (next, overflow2) =
                 negative

@@ -107,6 +107,9 @@ final class TapeDecoder: Decoder {
 
     func mismatch(_ type: Any.Type, at index: Int) -> DecodingError {
         let found = tape.values[index].kind
+        if found == .null {
+            return .valueNotFound(type, .init(codingPath: path, debugDescription: "Found null instead of \(type)."))
+        }
         return .typeMismatch(
             type, .init(codingPath: path, debugDescription: "Expected to decode \(type) but found \(found) instead."))
     }
@@ -143,22 +146,30 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var allKeys: [Key] {
         var keys: [Key] = []
+        var seen: Set<String> = []
         var member = object + 1
         let tape = decoder.tape
         for _ in 0..<tape.values[object].count {
-            if let name = tape.string(member), let key = Key(stringValue: name) { keys.append(key) }
+            // A key that appears twice is listed once (its first value is the one read).
+            if let name = tape.string(member), !tape.values[object].repeatsKeys || seen.insert(name).inserted,
+                let key = Key(stringValue: name)
+            {
+                keys.append(key)
+            }
             member = tape.values[member + 1].next
         }
         return keys
     }
 
-    /// The index of `key`'s value, looked for from the cursor on and then from the start.
-    private func find(_ key: Key) -> Int? {
+    /// The index of `key`'s value, looked for from the cursor on and then from the start; from the start only in an
+    /// object where a key appears twice, so that the first one is found.
+    private func find(_ key: Key) -> Int? { find(name: key.stringValue) }
+
+    private func find(name: String) -> Int? {
         let tape = decoder.tape
         let count = tape.values[object].count
         let end = tape.values[object].next
-        let name = key.stringValue
-        var member = cursor.next
+        var member = tape.values[object].repeatsKeys ? object + 1 : cursor.next
         for _ in 0..<count {
             if member >= end { member = object + 1 }
             let following = tape.values[member + 1].next
@@ -267,17 +278,32 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         try decoder.nested(at: try required(key), key: key).unkeyedContainer()
     }
 
+    /// The value under "super" (whatever `Key` is), or null when there is none, as Foundation's decoder gives.
     func superDecoder() throws -> any Decoder {
-        guard let key = Key(stringValue: "super") else {
-            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "No key \"super\"."))
-        }
-        return try superDecoder(forKey: key)
+        guard let index = find(name: "super") else { return try TapeDecoder.null(path: codingPath) }
+        return decoder.nested(at: index, key: SuperKey())
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { decoder.nested(at: try required(key), key: key) }
 }
 
+/// The key of a super decoder's value.
+private struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
+}
+
 extension TapeDecoder {
+    /// A decoder of a null, for a super decoder whose key is missing.
+    static func null(path: [any CodingKey]) throws -> TapeDecoder {
+        let decoder = TapeDecoder(tape: try JSONTape(Array("null".utf8)))
+        decoder.path = path + [SuperKey()]
+        return decoder
+    }
+
     func pushing(_ key: any CodingKey) { path.append(key) }
     func popping() { path.removeLast() }
 
@@ -309,28 +335,34 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     var codingPath: [any CodingKey] { decoder.path(at: depth) }
     var isAtEnd: Bool { currentIndex >= count! }
 
-    private mutating func next() throws -> Int {
+    /// The current element's value; the container moves past it only once it has been read, as Foundation's does, so
+    /// an element that fails to decode can be tried as another type.
+    private func current() throws -> Int {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 Any.self, .init(codingPath: codingPath, debugDescription: "Unkeyed container is at end."))
         }
-        let index = element
-        element = decoder.tape.values[index].next
-        currentIndex += 1
-        return index
+        return element
     }
 
+    private mutating func advance() {
+        element = decoder.tape.values[element].next
+        currentIndex += 1
+    }
+
+    /// Reads the current element with `read` and moves past it.
     private mutating func read<T>(_ read: (Int) throws -> T) throws -> T {
-        let key = IndexKey(intValue: currentIndex)
-        let index = try next()
-        decoder.pushing(key)
+        let index = try current()
+        decoder.pushing(IndexKey(intValue: currentIndex))
         defer { decoder.popping() }
-        return try read(index)
+        let value = try read(index)
+        advance()
+        return value
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd, decoder.isNull(element) else { return false }
-        _ = try next()
+        guard decoder.isNull(try current()) else { return false }
+        advance()
         return true
     }
 
@@ -346,25 +378,30 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let key = IndexKey(intValue: currentIndex)
-        return try decoder.value(type, at: try next(), key: key)
+        let value = try decoder.value(type, at: try current(), key: IndexKey(intValue: currentIndex))
+        advance()
+        return value
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        let key = IndexKey(intValue: currentIndex)
-        return try decoder.nested(at: try next(), key: key).container(keyedBy: type)
+        let container = try decoder.nested(at: try current(), key: IndexKey(intValue: currentIndex))
+            .container(keyedBy: type)
+        advance()
+        return container
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let key = IndexKey(intValue: currentIndex)
-        return try decoder.nested(at: try next(), key: key).unkeyedContainer()
+        let container = try decoder.nested(at: try current(), key: IndexKey(intValue: currentIndex)).unkeyedContainer()
+        advance()
+        return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let key = IndexKey(intValue: currentIndex)
-        return decoder.nested(at: try next(), key: key)
+        let nested = decoder.nested(at: try current(), key: IndexKey(intValue: currentIndex))
+        advance()
+        return nested
     }
 }
 
