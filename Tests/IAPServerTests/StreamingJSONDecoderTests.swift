@@ -230,6 +230,19 @@ struct StreamingJSONDecoderTests {
         }
     }
 
+    @Test func longObjectsAndHugeExponentsAreReadInTimeAndWithoutTraps() throws {
+        // 20,000 keys read in work linear in them (not 200 million key comparisons), with a repeated key too.
+        let keys = (0..<20_000).map { #""k\#($0)": \#($0)"# }
+        let long = "{" + keys.joined(separator: ", ") + "}"
+        #expect(try Self.ours.decode([String: Int].self, from: long).count == 20_000)
+        let repeated = "{" + (keys + [#""k7": -1"#]).joined(separator: ", ") + "}"
+        Self.expectAgreement([String: Int].self, Array(repeated.utf8))
+        for exponent in ["1e-9223372036854775808", "1e9223372036854775807", "0e99999", "1.0e-999"] {
+            _ = try? Self.ours.decode(Int.self, from: exponent)
+            _ = try? Self.ours.decode(UInt8.self, from: "-" + exponent)
+        }
+    }
+
     @Test func deepNestingIsAnErrorNotACrash() {
         for json in [String(repeating: "[", count: 100_000), String(repeating: "{\"a\":", count: 100_000)] {
             #expect(throws: DecodingError.self) { try Self.ours.decode([String: Int].self, from: json) }

@@ -51,8 +51,10 @@ struct JSONTape {
 
     let bytes: [UInt8]
     private(set) var values: [Value] = []
-    /// The keys of the objects being read (a hash of each and its index), to find a key that appears twice.
-    private var openKeys: [(hash: UInt64, index: Int)] = []
+    /// The keys of the objects being read (a hash of each and its index), to find a key that appears twice. An object
+    /// with more than ``linearKeys`` keys indexes them by hash instead, so a long one costs no more than its length.
+    private var openKeys: [(hash: Int, index: Int)] = []
+    private static let linearKeys = 16
 
     init(_ bytes: [UInt8]) throws {
         self.bytes = bytes
@@ -96,6 +98,7 @@ struct JSONTape {
             var count = 0
             let firstKey = openKeys.count
             defer { openKeys.removeSubrange(firstKey...) }
+            var indexedKeys: [Int: [Int]] = [:]
             if try byte(position) == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 position += 1
             } else {
@@ -104,7 +107,7 @@ struct JSONTape {
                         skipSpace(&position)
                         guard try byte(position) == UInt8(ascii: "\"") else { throw Self.invalid("a key", position) }
                         try readString(&position)
-                        noteKey(values.count - 1, of: index, since: firstKey)
+                        noteKey(values.count - 1, of: index, since: firstKey, indexed: &indexedKeys)
                         skipSpace(&position)
                         guard try byte(position) == UInt8(ascii: ":") else { throw Self.invalid("a colon", position) }
                         position += 1
@@ -136,18 +139,30 @@ struct JSONTape {
         }
     }
 
-    /// Marks `object` when the key at `key` appeared before in it: keys are compared by hash, then by text.
-    private mutating func noteKey(_ key: Int, of object: Int, since first: Int) {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// Marks `object` when the key at `key` appeared before in it: keys are compared by hash (seeded, so no document
+    /// can make them all collide), then by text.
+    private mutating func noteKey(_ key: Int, of object: Int, since first: Int, indexed: inout [Int: [Int]]) {
+        var hasher = Hasher()
         if values[key].kind == .string {
-            for byte in bytes[values[key].start..<values[key].end] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            bytes[values[key].start..<values[key].end].withUnsafeBytes { hasher.combine(bytes: $0) }
         } else {
-            for byte in (string(key) ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            var text = string(key) ?? ""
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
-        for earlier in openKeys[first...] where earlier.hash == hash && string(earlier.index) == string(key) {
-            values[object].repeatsKeys = true
+        let hash = hasher.finalize()
+        let earlier = openKeys.count - first
+        if indexed.isEmpty, earlier < Self.linearKeys {
+            for known in openKeys[first...] where known.hash == hash && string(known.index) == string(key) {
+                values[object].repeatsKeys = true
+            }
+            openKeys.append((hash, key))
+            if earlier + 1 == Self.linearKeys {
+                for known in openKeys[first...] { indexed[known.hash, default: []].append(known.index) }
+            }
+        } else {
+            for known in indexed[hash] ?? [] where string(known) == string(key) { values[object].repeatsKeys = true }
+            indexed[hash, default: []].append(key)
         }
-        openKeys.append((hash, key))
     }
 
     private mutating func readLiteral(_ text: StaticString, _ kind: Kind, _ position: inout Int) throws {
@@ -266,7 +281,7 @@ struct JSONTape {
         }
         if position < value.end {
             guard let exponent = Int(Substring(decoding: bytes[(position + 1)..<value.end], as: UTF8.self)),
-                abs(exponent) < 1_000
+                exponent.magnitude < 1_000
             else { return nil }
             scale += exponent
         }

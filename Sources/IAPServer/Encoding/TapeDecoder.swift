@@ -126,6 +126,8 @@ private struct IndexKey: CodingKey {
 /// Where a keyed container looks for its next key: after the last one found.
 private final class MemberCursor {
     var next: Int
+    /// In an object where a key appears twice: each key's first value, indexed on the first lookup.
+    var firsts: [String: Int]?
     init(_ next: Int) { self.next = next }
 }
 
@@ -161,15 +163,16 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         return keys
     }
 
-    /// The index of `key`'s value, looked for from the cursor on and then from the start; from the start only in an
-    /// object where a key appears twice, so that the first one is found.
+    /// The index of `key`'s value, looked for from the cursor on and then from the start; in an object where a key
+    /// appears twice, its first value, from an index of them.
     private func find(_ key: Key) -> Int? { find(name: key.stringValue) }
 
     private func find(name: String) -> Int? {
         let tape = decoder.tape
         let count = tape.values[object].count
         let end = tape.values[object].next
-        var member = tape.values[object].repeatsKeys ? object + 1 : cursor.next
+        if tape.values[object].repeatsKeys { return firstValue(of: name) }
+        var member = cursor.next
         for _ in 0..<count {
             if member >= end { member = object + 1 }
             let following = tape.values[member + 1].next
@@ -180,6 +183,20 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
             member = following
         }
         return nil
+    }
+
+    /// The first value of `name` in an object where a key appears twice.
+    private func firstValue(of name: String) -> Int? {
+        if let firsts = cursor.firsts { return firsts[name] }
+        var firsts: [String: Int] = [:]
+        var member = object + 1
+        let tape = decoder.tape
+        for _ in 0..<tape.values[object].count {
+            if let text = tape.string(member), firsts[text] == nil { firsts[text] = member + 1 }
+            member = tape.values[member + 1].next
+        }
+        cursor.firsts = firsts
+        return firsts[name]
     }
 
     private func required(_ key: Key) throws -> Int {
