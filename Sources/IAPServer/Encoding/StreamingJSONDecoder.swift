@@ -52,9 +52,10 @@ struct JSONTape {
     let bytes: [UInt8]
     private(set) var values: [Value] = []
     /// The keys of the objects being read (a hash of each and its index), to find a key that appears twice. An object
-    /// with more than ``linearKeys`` keys indexes them by hash instead, so a long one costs no more than its length.
-    private var openKeys: [(hash: Int, index: Int)] = []
-    private static let linearKeys = 16
+    /// with more than ``linearKeys`` keys (records have about 20) keeps a set of them instead, so a long one costs no
+    /// more than its length.
+    private var openKeys: [(hash: UInt64, index: Int)] = []
+    private static let linearKeys = 64
 
     init(_ bytes: [UInt8]) throws {
         self.bytes = bytes
@@ -98,7 +99,7 @@ struct JSONTape {
             var count = 0
             let firstKey = openKeys.count
             defer { openKeys.removeSubrange(firstKey...) }
-            var indexedKeys: [Int: [Int]] = [:]
+            var indexedKeys: Set<String> = []
             if try byte(position) == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 position += 1
             } else {
@@ -139,29 +140,26 @@ struct JSONTape {
         }
     }
 
-    /// Marks `object` when the key at `key` appeared before in it: keys are compared by hash (seeded, so no document
-    /// can make them all collide), then by text.
-    private mutating func noteKey(_ key: Int, of object: Int, since first: Int, indexed: inout [Int: [Int]]) {
-        var hasher = Hasher()
-        if values[key].kind == .string {
-            bytes[values[key].start..<values[key].end].withUnsafeBytes { hasher.combine(bytes: $0) }
-        } else {
-            var text = string(key) ?? ""
-            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
-        let hash = hasher.finalize()
+    /// Marks `object` when the key at `key` appeared before in it: among its first ``linearKeys`` keys by hash, then
+    /// by text (a collision costs at most a comparison with each of those); past them, in a set of their texts.
+    private mutating func noteKey(_ key: Int, of object: Int, since first: Int, indexed: inout Set<String>) {
         let earlier = openKeys.count - first
-        if indexed.isEmpty, earlier < Self.linearKeys {
-            for known in openKeys[first...] where known.hash == hash && string(known.index) == string(key) {
-                values[object].repeatsKeys = true
-            }
-            openKeys.append((hash, key))
-            if earlier + 1 == Self.linearKeys {
-                for known in openKeys[first...] { indexed[known.hash, default: []].append(known.index) }
-            }
+        guard indexed.isEmpty, earlier < Self.linearKeys else {
+            if !indexed.insert(string(key) ?? "").inserted { values[object].repeatsKeys = true }
+            return
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        if values[key].kind == .string {
+            for byte in bytes[values[key].start..<values[key].end] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         } else {
-            for known in indexed[hash] ?? [] where string(known) == string(key) { values[object].repeatsKeys = true }
-            indexed[hash, default: []].append(key)
+            for byte in (string(key) ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        for known in openKeys[first...] where known.hash == hash && string(known.index) == string(key) {
+            values[object].repeatsKeys = true
+        }
+        openKeys.append((hash, key))
+        if earlier + 1 == Self.linearKeys {
+            for known in openKeys[first...] { indexed.insert(string(known.index) ?? "") }
         }
     }
 
