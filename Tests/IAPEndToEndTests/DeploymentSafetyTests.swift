@@ -194,7 +194,11 @@ import Testing
             latencies.append(ContinuousClock.now - start)
             #expect(answer.status == 200)
         }
-        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "\(latencies)")
+        // Locked out, each answer would wait for the header deadlines of the connections ahead of it: seconds at
+        // least. The median stays under a second; one answer may take longer on a machine busy with the whole suite
+        // (seen: 1.15 s for the first, right after the flood, in a CI run).
+        #expect(latencies.allSatisfy { $0 < .seconds(5) }, "\(latencies)")
+        #expect(latencies.sorted()[latencies.count / 2] < .seconds(1), "\(latencies)")
         #expect(server.process.isRunning)
     }
 
