@@ -295,12 +295,7 @@ struct JSONTape {
         }
         var result: T = 0
         for digit in digits {
-            let (shifted, overflow) = result.multipliedReportingOverflow(by: 10)
-            let (next, overflow2) =
-                negative
-                ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
-            guard !overflow, !overflow2 else { return nil }
-            result = next
+            guard Self.append(digit, to: &result, negative: negative) else { return nil }
         }
         return result
     }
@@ -324,14 +319,19 @@ struct JSONTape {
         while position < value.end {
             let digit = bytes[position] &- UInt8(ascii: "0")
             guard digit < 10 else { return scaledInteger(value, as: T.self) }
-            let (shifted, overflow) = result.multipliedReportingOverflow(by: 10)
-            let (next, overflow2) =
-                negative
-                ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
-            guard !overflow, !overflow2 else { return nil }
-            result = next
+            guard Self.append(digit, to: &result, negative: negative) else { return nil }
             position += 1
         }
         return result
+    }
+
+    /// `result` times ten plus `digit` (minus, for a negative number, so that `T.min` fits); false on overflow.
+    private static func append<T: FixedWidthInteger>(_ digit: UInt8, to result: inout T, negative: Bool) -> Bool {
+        let (shifted, overflow) = result.multipliedReportingOverflow(by: 10)
+        let (next, overflow2) =
+            negative ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
+        guard !overflow, !overflow2 else { return false }
+        result = next
+        return true
     }
 }
