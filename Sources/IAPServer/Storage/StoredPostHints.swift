@@ -1,0 +1,55 @@
+import Foundation
+import IAPCore
+
+/// Which posts this server has recently seen stored: a hint, never a fact, for choosing the cheaper way on PostgreSQL.
+/// Apps post the same transaction at every launch. Once it is stored, the read that answers a post of what is stored
+/// (``SQLStorage``'s `alreadyRecorded`) costs PostgreSQL less than the one data-modifying statement, which sets up
+/// its inserts and updates for every post even when they write nothing; for a new post the read would be a wasted
+/// round trip. So the read goes first only when this says the post was answered before.
+///
+/// A fixed table of 64-bit fingerprints, one per slot (a newer post takes an older one's slot): bounded memory, no
+/// growth with traffic. A wrong hint costs one round trip and nothing else, since the read checks the database (another
+/// instance may have changed an owner, or a fingerprint may collide); a missing one costs what every post cost before.
+final class StoredPostHints: Sendable {
+    private let slots: Locked<[UInt64]>
+    private let mask: Int
+
+    /// A table of `2^bits` slots (8 bytes each): 1 MiB and the last 131,072 posts' slots by default.
+    init(bits: Int = 17) {
+        slots = Locked(Array(repeating: 0, count: 1 << bits))
+        mask = (1 << bits) - 1
+    }
+
+    /// The fingerprint of a post of `transaction` claimed by `claimant`: what a re-post of the same document (the same
+    /// transaction, signed at the same moment, as long) by the same claimant has.
+    static func fingerprint(_ transaction: StoredTransaction, claimant: String?) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func byte(_ byte: UInt8) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        func text(_ text: String) {
+            for each in text.utf8 { byte(each) }
+            byte(0xff)
+        }
+        func number(_ number: Int64) {
+            for shift in stride(from: 0, to: 64, by: 8) { byte(UInt8(truncatingIfNeeded: number >> shift)) }
+        }
+        text(transaction.bundleID)
+        text(transaction.transactionID)
+        number(transaction.signedDate.millisecondsSince1970)
+        number(Int64(transaction.document.utf8.count))
+        if let claimant { text(claimant) } else { byte(0xfe) }
+        // Zero marks an empty slot.
+        return hash == 0 ? 1 : hash
+    }
+
+    /// Whether a post with `fingerprint` was answered as stored.
+    func contains(_ fingerprint: UInt64) -> Bool {
+        slots.withLock { $0[Int(truncatingIfNeeded: fingerprint) & mask] == fingerprint }
+    }
+
+    /// Notes that a post with `fingerprint` was answered as stored.
+    func insert(_ fingerprint: UInt64) {
+        slots.withLock { $0[Int(truncatingIfNeeded: fingerprint) & mask] = fingerprint }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import IAPCore
+import IAPTestSupport
+import Synchronization
+import Testing
+
+@testable import IAPServer
+
+/// On PostgreSQL a server reads a re-post of what it answered before instead of running the one data-modifying
+/// statement; the hint it keeps for that is bounded, and a wrong one (another instance changed the owner, a newer
+/// version was stored, a fingerprint collides) costs a round trip, never a different answer.
+struct StoredPostHintsTests {
+    typealias Conformance = StorageConformanceTests
+
+    @Test func aFingerprintNamesTheDocumentAndTheClaimant() {
+        let bought = Conformance.transaction("t1", signed: 1, document: "doc-a")
+        let base = StoredPostHints.fingerprint(bought, claimant: "ana")
+        #expect(StoredPostHints.fingerprint(bought, claimant: "ana") == base)
+        let variants = [
+            StoredPostHints.fingerprint(bought, claimant: nil),
+            StoredPostHints.fingerprint(bought, claimant: "bo"),
+            StoredPostHints.fingerprint(Conformance.transaction("t2", signed: 1, document: "doc-a"), claimant: "ana"),
+            StoredPostHints.fingerprint(Conformance.transaction("t1", signed: 2, document: "doc-a"), claimant: "ana"),
+            StoredPostHints.fingerprint(Conformance.transaction("t1", signed: 1, document: "doc-ab"), claimant: "ana"),
+        ]
+        #expect(Set(variants + [base]).count == 6)
+        #expect(!variants.contains(0) && base != 0)
+    }
+
+    @Test func theTableHoldsOneFingerprintPerSlotAndNoMore() {
+        let hints = StoredPostHints(bits: 3)
+        let fingerprints = (0..<1_000).map {
+            StoredPostHints.fingerprint(Conformance.transaction("t\($0)", signed: 1), claimant: nil)
+        }
+        for fingerprint in fingerprints { hints.insert(fingerprint) }
+        // Eight slots: at most eight are held, and the last one written to each slot is.
+        #expect(fingerprints.filter { hints.contains($0) }.count <= 8)
+        #expect(hints.contains(fingerprints[999]))
+        #expect(!hints.contains(fingerprints[999] ^ 0x100))
+    }
+
+    /// Two servers on one PostgreSQL database, one of them logging its statements: every post is answered as the
+    /// other server (which has no hint for it) answers the same post, and a re-post of what is stored is one read.
+    @Test func aRePostIsReadAndAWrongHintChangesNoAnswer() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let name = TestDatabases.freshDatabaseName()
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
+        try await admin.close()
+        let address = try #require(TestDatabases.postgresURL(database: name))
+        let logged = StatementLoggingDatabase(try PostgresDatabase(url: address))
+        let first = try await SQLStorage(database: logged)
+        let second = try await SQLStorage(database: try PostgresDatabase(url: address))
+
+        /// What `first` answers to a post, the statements it ran, and what `second` answers to the same post.
+        func post(_ claimant: String?, _ transaction: StoredTransaction, policy: TransferPolicy = .refuse)
+            async throws -> (outcome: RecordOutcome, statements: [String], reference: RecordOutcome)
+        {
+            let batch = PurchaseBatch(claimant: claimant, transactions: [transaction], policy: policy)
+            logged.statements.withLock { $0 = [] }
+            let outcome = try await first.record(batch)
+            let statements = logged.statements.withLock { $0 }
+            return (outcome, statements, try await second.record(batch))
+        }
+        let isRead = { (text: String) in text.hasPrefix("WITH first_owner") }
+        let isWrite = { (text: String) in text.hasPrefix("WITH inserted") }
+
+        // New: the one statement. Again: one read, the same answer.
+        let bought = Conformance.transaction("t1", signed: 1, document: "doc-one")
+        let new = try await post(nil, bought)
+        #expect(new.statements.count == 1 && new.statements.allSatisfy(isWrite))
+        let again = try await post(nil, bought)
+        #expect(again.statements.count == 1 && again.statements.allSatisfy(isRead))
+        #expect(again.outcome == new.outcome && again.outcome == again.reference)
+
+        // The other server hands the purchase to the first claim: the hint now names an owner who is gone, and the
+        // read finds the new one.
+        let claimed = try await second.record(PurchaseBatch(claimant: "ana", transactions: [bought]))
+        #expect(claimed.owners == ["ana"])
+        let moved = try await post(nil, bought)
+        #expect(moved.outcome.owners == ["ana"] && moved.outcome == moved.reference)
+        #expect(moved.statements.count == 1 && moved.statements.allSatisfy(isRead))
+
+        // A newer version stored by the other server: the old document's re-post is answered with it.
+        let newer = Conformance.transaction("t1", signed: 5, document: "doc-two", revoked: true)
+        _ = try await second.record(PurchaseBatch(claimant: "ana", transactions: [newer]))
+        let old = try await post(nil, bought)
+        #expect(old.outcome == old.reference)
+        let records = try await first.records(of: CustomerKey(bundleID: Conformance.bundle, id: "ana"))
+        #expect(records.transactions.map(\.document) == ["doc-two"])
+
+        // A fingerprint that collides (same transaction, moment and length, another document): the read finds it
+        // is not stored and the statement writes it, as the other server would.
+        let twin = Conformance.transaction("t1", signed: 5, document: "doc-2wo", revoked: true)
+        #expect(
+            StoredPostHints.fingerprint(twin, claimant: "ana") == StoredPostHints.fingerprint(newer, claimant: "ana"))
+        _ = try await post("ana", newer)
+        let collided = try await post("ana", twin)
+        #expect(collided.statements.count == 2)
+        #expect(collided.statements.first.map(isRead) == true && collided.statements.last.map(isWrite) == true)
+        #expect(collided.outcome == collided.reference)
+
+        // Another customer's claim is refused the same way by both.
+        let refused = try await post("eve", bought)
+        #expect(refused.outcome == .claimedByAnother(originalTransactionID: "t1", owner: "ana"))
+        #expect(refused.reference == refused.outcome)
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+}
+
+/// A database that notes the text of every statement run outside a write transaction.
+final class StatementLoggingDatabase: SQLDatabase {
+    let database: any SQLDatabase
+    let statements = Mutex<[String]>([])
+
+    init(_ database: any SQLDatabase) { self.database = database }
+
+    var engine: SQLEngine { database.engine }
+
+    func transaction<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool))
+        async throws -> R
+    {
+        try await database.transaction(body)
+    }
+
+    func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
+        try await database.read { db in try await body(LoggingRunner(runner: db, log: self)) }
+    }
+
+    func close() async throws { try await database.close() }
+
+    struct LoggingRunner: SQLStatementRunner {
+        let runner: any SQLStatementRunner
+        let log: StatementLoggingDatabase
+
+        func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
+            log.statements.withLock { $0.append(statement.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return try await runner.rows(statement)
+        }
+    }
+}
