@@ -3,6 +3,7 @@
 #   1. iapkit serve on an SQLite file (release build),
 #   2. two iapkit serve processes on one PostgreSQL database (load split between them), when PostgreSQL is installed,
 #      then the same two behind Debian's nginx (Scripts/nginx-balancer.sh), checking that every document is stored once,
+#      then two more under nice 10 on a second, empty database of the same server (the database first for the cores),
 #   3. the baseline a Python developer would write instead: FastAPI + uvicorn (2 workers) + Apple's
 #      app-store-server-library + SQLite (Scripts/server-bench/fastapi_baseline.py).
 # Every contender verifies the same simulator-signed transactions (20,000 distinct ones from 2,000 accounts, every other
@@ -69,7 +70,7 @@ else
 fi
 echo "$(wc -l <"$work/bodies.jsonl") bodies"
 
-declare -A rps p50 p99 rss
+declare -A rps p50 p99 rss server99
 echo "== iapkit serve, SQLite file"
 serve 18301 --database "$work/bench.sqlite"
 sqlite_pid=${pids[-1]}
@@ -125,15 +126,28 @@ kill "$fresh_hooks_pid"; wait "$fresh_hooks_pid" 2>/dev/null || true
 
 if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "== two iapkit serve processes, one PostgreSQL database"
+  # The servers' own latency histograms (GET /metrics, behind the admin token) give each row a second p99.
+  export IAPKIT_ADMINTOKEN=bench-admin-token-0123456789abcdef
+  metrics() { # metrics FILE PORTS...: the servers' /metrics text, concatenated
+    local file=$1; shift
+    for port in "$@"; do
+      curl -s -H "Authorization: Bearer $IAPKIT_ADMINTOKEN" "http://127.0.0.1:$port/metrics"
+    done >"$file"
+  }
   read -r pg_data pg_url < <(bash Scripts/postgres.sh start 55440)
   trap 'cleanup; bash Scripts/postgres.sh stop "$pg_data" || true' EXIT
   serve 18302 --database "$pg_url"; first=${pids[-1]}
   serve 18303 --database "$pg_url"; second=${pids[-1]}
+  metrics "$work/metrics-before" 18302 18303
   half=$((connections / 2))
   # Each wrk posts its own half of the documents, as different devices post different transactions.
-  # add NAME: the two RESULT lines' sum of requests/s and worst p50 and p99 as the row NAME.
-  add() {
+  add() { # add NAME [PORTS...]: also the servers' own p99 of the run, from $work/metrics-before and the ports now
     local ra rb; ra=$(cat "$work/pg-a"); rb=$(cat "$work/pg-b")
+    if [ $# -gt 1 ]; then
+      metrics "$work/metrics-after" "${@:2}"
+      server99[$1]=$(python3 Scripts/server-bench/server-p99.py "$work/metrics-before" "$work/metrics-after")
+      mv "$work/metrics-after" "$work/metrics-before"
+    fi
     rps[$1]=$(python3 -c "print(round($(field "$ra" rps) + $(field "$rb" rps)))")
     p50[$1]=$(python3 -c "print(max($(field "$ra" p50_ms), $(field "$rb" p50_ms)))")
     p99[$1]=$(python3 -c "print(max($(field "$ra" p99_ms), $(field "$rb" p99_ms)))")
@@ -146,12 +160,12 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   wait "$a" "$b"
   seconds=$saved
   cat "$work/pg-a" "$work/pg-b" | tee "$work/pg-fresh"
-  add postgresfresh
+  add postgresfresh 18302 18303
   load 18302 "$half" 0 2 >"$work/pg-a" & a=$!
   load 18303 "$half" 1 2 >"$work/pg-b" & b=$!
   wait "$a" "$b"
   cat "$work/pg-a" "$work/pg-b"
-  add postgres
+  add postgres 18302 18303
   cat "$work/pg-a" "$work/pg-b" >"$work/pg-mix"
   # The most documents each half has posted in one run (every run walks its half from the start).
   posted() { # the largest of the RESULT lines' request counts and plain numbers given
@@ -177,7 +191,7 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   load 18306 "$half" 1 2 >"$work/pg-b" & b=$!
   wait "$a" "$b"
   cat "$work/pg-a" "$work/pg-b"
-  add postgresnginx
+  add postgresnginx 18302 18303
   most_a=$(posted "$most_a" "$(cat "$work/pg-a")"); most_b=$(posted "$most_b" "$(cat "$work/pg-b")")
   rss[postgres]=$(peak_rss_mb "$first" "$second"); rss[postgresfresh]=${rss[postgres]}; rss[postgresnginx]=${rss[postgres]}
   kill "$balancer" "$first" "$second"; wait "$balancer" "$first" "$second" 2>/dev/null || true
@@ -195,6 +209,32 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
     "when a run ended); $failed requests failed"
   [ "$stored" -ge "$expected" ] && [ "$stored" -le $((expected + slack)) ] && [ "$failed" = 0 ] \
     || echo "warning: the PostgreSQL runs did not end in one consistent state"
+
+  echo "== two iapkit serve processes under nice 10, one PostgreSQL database (a second, empty one)"
+  # The same two runs with the servers yielding the cores to PostgreSQL: on one machine a backend that holds a lock
+  # (a row's, or the table's extension) and loses its core to a server thread stalls every post waiting behind it.
+  "$psql" "$pg_url" -qc "CREATE DATABASE iapkit_nice"
+  nice_url=${pg_url/\/iapkit_test/\/iapkit_nice}
+  serve 18307 --database "$nice_url"; first=${pids[-1]}
+  serve 18308 --database "$nice_url"; second=${pids[-1]}
+  for pid in "$first" "$second"; do
+    for task in /proc/"$pid"/task/*; do renice -n 10 -p "${task##*/}" >/dev/null; done
+  done
+  metrics "$work/metrics-before" 18307 18308
+  seconds=3
+  load 18307 "$half" 0 2 >"$work/pg-a" & a=$!
+  load 18308 "$half" 1 2 >"$work/pg-b" & b=$!
+  wait "$a" "$b"
+  seconds=$saved
+  cat "$work/pg-a" "$work/pg-b"
+  add nicefresh 18307 18308
+  load 18307 "$half" 0 2 >"$work/pg-a" & a=$!
+  load 18308 "$half" 1 2 >"$work/pg-b" & b=$!
+  wait "$a" "$b"
+  cat "$work/pg-a" "$work/pg-b"
+  add nice 18307 18308
+  rss[nice]=$(peak_rss_mb "$first" "$second"); rss[nicefresh]=${rss[nice]}
+  kill "$first" "$second"; wait "$first" "$second" 2>/dev/null || true
 fi
 
 echo "== baseline: FastAPI + uvicorn (2 workers) + app-store-server-library + SQLite"
@@ -211,9 +251,9 @@ rps[baseline]=$(field "$result" rps); p50[baseline]=$(field "$result" p50_ms); p
 rss[baseline]=$(peak_rss_mb "$baseline")
 
 echo
-echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | peak RSS | against the baseline |"
-echo "|---|---|---|---|---|---|"
-for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx baseline floor; do
+echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | p99 in the servers | peak RSS | against the baseline |"
+echo "|---|---|---|---|---|---|---|"
+for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx nice nicefresh baseline floor; do
   [ -n "${rps[$name]:-}" ] || continue
   label=$name
   [ "$name" = sqlite ] && label="iapkit serve, SQLite"
@@ -223,10 +263,12 @@ for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx b
   [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL"
   [ "$name" = postgresfresh ] && label="2 × iapkit serve, one PostgreSQL, new transactions only (3 s)"
   [ "$name" = postgresnginx ] && label="2 × iapkit serve behind nginx, one PostgreSQL, $nginx_load"
+  [ "$name" = nice ] && label="2 × iapkit serve under nice 10, one PostgreSQL"
+  [ "$name" = nicefresh ] && label="2 × iapkit serve under nice 10, one PostgreSQL, new transactions only (3 s)"
   [ "$name" = baseline ] && label="FastAPI + uvicorn ×2 + Apple's library + SQLite"
   [ "$name" = floor ] && label="(scale) iapkit serve refusing an empty body: HTTP stack only"
   ratio=$(python3 -c "print(f'{${rps[$name]} / ${rps[baseline]}:.1f}×')")
-  echo "| $label | ${rps[$name]} | ${p50[$name]} ms | ${p99[$name]} ms | ${rss[$name]} MB | $ratio |"
+  echo "| $label | ${rps[$name]} | ${p50[$name]} ms | ${p99[$name]} ms | ${server99[$name]:-} | ${rss[$name]} MB | $ratio |"
 done
 echo
 echo "webhooks on against off, same run: re-post mix $(python3 -c "print(f'{${rps[hooks]} / ${rps[sqlite]}:.2f}')"), new transactions $(python3 -c "print(f'{${rps[freshhooks]} / ${rps[fresh]}:.2f}')")"
