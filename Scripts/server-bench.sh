@@ -154,17 +154,18 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   }
   # New transactions only first (3 s on the empty database, as SQLite's row), which also warms it as SQLite's
   # 2 s warm-up does; then the re-post mix.
+  # halves PORT PORT: each wrk posts its own half to one port for $seconds; prints both RESULT lines (also in pg-a, pg-b).
+  halves() {
+    load "$1" "$half" 0 2 >"$work/pg-a" & a=$!
+    load "$2" "$half" 1 2 >"$work/pg-b" & b=$!
+    wait "$a" "$b"
+    cat "$work/pg-a" "$work/pg-b"
+  }
   saved=$seconds; seconds=3
-  load 18302 "$half" 0 2 >"$work/pg-a" & a=$!
-  load 18303 "$half" 1 2 >"$work/pg-b" & b=$!
-  wait "$a" "$b"
+  halves 18302 18303 | tee "$work/pg-fresh"
   seconds=$saved
-  cat "$work/pg-a" "$work/pg-b" | tee "$work/pg-fresh"
   add postgresfresh 18302 18303
-  load 18302 "$half" 0 2 >"$work/pg-a" & a=$!
-  load 18303 "$half" 1 2 >"$work/pg-b" & b=$!
-  wait "$a" "$b"
-  cat "$work/pg-a" "$work/pg-b"
+  halves 18302 18303
   add postgres 18302 18303
   cat "$work/pg-a" "$work/pg-b" >"$work/pg-mix"
   # The most documents each half has posted in one run (every run walks its half from the start).
@@ -187,10 +188,7 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   # The same mix through the balancer (deploy/nginx/iapkit.conf's proxy settings, without TLS): each wrk still posts
   # its own half, now to whichever instance nginx picks.
   balancer=$(bash Scripts/nginx-balancer.sh 18306 "$work/nginx-balancer" 18302 18303); pids+=("$balancer")
-  load 18306 "$half" 0 2 >"$work/pg-a" & a=$!
-  load 18306 "$half" 1 2 >"$work/pg-b" & b=$!
-  wait "$a" "$b"
-  cat "$work/pg-a" "$work/pg-b"
+  halves 18306 18306
   add postgresnginx 18302 18303
   most_a=$(posted "$most_a" "$(cat "$work/pg-a")"); most_b=$(posted "$most_b" "$(cat "$work/pg-b")")
   rss[postgres]=$(peak_rss_mb "$first" "$second"); rss[postgresfresh]=${rss[postgres]}; rss[postgresnginx]=${rss[postgres]}
@@ -222,16 +220,10 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   done
   metrics "$work/metrics-before" 18307 18308
   seconds=3
-  load 18307 "$half" 0 2 >"$work/pg-a" & a=$!
-  load 18308 "$half" 1 2 >"$work/pg-b" & b=$!
-  wait "$a" "$b"
+  halves 18307 18308
   seconds=$saved
-  cat "$work/pg-a" "$work/pg-b"
   add nicefresh 18307 18308
-  load 18307 "$half" 0 2 >"$work/pg-a" & a=$!
-  load 18308 "$half" 1 2 >"$work/pg-b" & b=$!
-  wait "$a" "$b"
-  cat "$work/pg-a" "$work/pg-b"
+  halves 18307 18308
   add nice 18307 18308
   rss[nice]=$(peak_rss_mb "$first" "$second"); rss[nicefresh]=${rss[nice]}
   kill "$first" "$second"; wait "$first" "$second" 2>/dev/null || true
