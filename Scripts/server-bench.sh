@@ -209,8 +209,8 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
     || echo "warning: the PostgreSQL runs did not end in one consistent state"
 
   echo "== two iapkit serve processes under nice 10, one PostgreSQL database (a second, empty one)"
-  # The same two runs with the servers yielding the cores to PostgreSQL: on one machine a backend that holds a lock
-  # (a row's, or the table's extension) and loses its core to a server thread stalls every post waiting behind it.
+  # The same two runs with the servers' threads under nice 10: on shared cores, which process gets a core first decides
+  # the tail (docs/scale.md).
   "$psql" "$pg_url" -qc "CREATE DATABASE iapkit_nice"
   nice_url=${pg_url/\/iapkit_test/\/iapkit_nice}
   serve 18307 --database "$nice_url"; first=${pids[-1]}

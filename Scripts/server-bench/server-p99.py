@@ -4,8 +4,8 @@ each `iapkit serve` keeps at GET /metrics (Hummingbird's metrics middleware: fro
     python3 server-p99.py BEFORE AFTER    (each a file of one or more servers' /metrics text, concatenated)
 
 Prints the bucket bound that holds the 99th percentile of the requests answered between the two snapshots, as
-`<= N ms`. wrk's figure also counts the time an answer waits for wrk itself to be scheduled, which on two shared cores
-can be most of it.
+`<= N ms`. Each answer counts once here; wrk corrects for coordinated omission (an answer slower than twice the mean
+interval adds the samples a steady client would have seen meanwhile), so a few rare stalls can make its p99 alone.
 """
 import re
 import sys

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCore
 import IAPSignedData
 
 /// Reads the JSON the server stores (records, digests) into `Decodable` values, the counterpart of
@@ -148,12 +149,13 @@ struct JSONTape {
             if !indexed.insert(string(key) ?? "").inserted { values[object].repeatsKeys = true }
             return
         }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var fnv = FNV1a()
         if values[key].kind == .string {
-            for byte in bytes[values[key].start..<values[key].end] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            fnv.add(contentsOf: bytes[values[key].start..<values[key].end])
         } else {
-            for byte in (string(key) ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            fnv.add(contentsOf: (string(key) ?? "").utf8)
         }
+        let hash = fnv.value
         for known in openKeys[first...] where known.hash == hash && string(known.index) == string(key) {
             values[object].repeatsKeys = true
         }

@@ -23,24 +23,21 @@ final class StoredPostHints: Sendable {
     /// The fingerprint of a post of `transaction` claimed by `claimant`: what a re-post of the same document (the same
     /// transaction, signed at the same moment, as long) by the same claimant has.
     static func fingerprint(_ transaction: StoredTransaction, claimant: String?) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func byte(_ byte: UInt8) {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
+        var hash = FNV1a()
         func text(_ text: String) {
-            for each in text.utf8 { byte(each) }
-            byte(0xff)
+            hash.add(contentsOf: text.utf8)
+            hash.add(0xff)
         }
         func number(_ number: Int64) {
-            for shift in stride(from: 0, to: 64, by: 8) { byte(UInt8(truncatingIfNeeded: number >> shift)) }
+            for shift in stride(from: 0, to: 64, by: 8) { hash.add(UInt8(truncatingIfNeeded: number >> shift)) }
         }
         text(transaction.bundleID)
         text(transaction.transactionID)
         number(transaction.signedDate.millisecondsSince1970)
         number(Int64(transaction.document.utf8.count))
-        if let claimant { text(claimant) } else { byte(0xfe) }
+        if let claimant { text(claimant) } else { hash.add(0xfe) }
         // Zero marks an empty slot.
-        return hash == 0 ? 1 : hash
+        return hash.value == 0 ? 1 : hash.value
     }
 
     /// Whether a post with `fingerprint` was answered as stored.

@@ -1,4 +1,5 @@
 import Foundation
+import IAPCore
 
 /// A type a payload field can hold: read from the scanner, written back as a `JSONValue`.
 protocol JSONFieldValue: Sendable {
@@ -90,9 +91,9 @@ public struct PayloadFieldTable<Model>: Sendable {
 /// The byte-level half of ``PayloadFieldTable``, kept out of the generic type so it never needs type metadata.
 enum KeyIndex {
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for index in 0..<bytes.count { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
-        return hash
+        var hash = FNV1a()
+        hash.add(contentsOf: bytes)
+        return hash.value
     }
 
     static func find(_ key: UnsafeBufferPointer<UInt8>, keys: [[UInt8]], slots: [Int16], mask: Int) -> Int? {
