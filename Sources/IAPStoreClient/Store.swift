@@ -61,6 +61,8 @@ public actor Store {
     private var serverCallsInFlight = 0
     private var serverAnswersOverlapped = false
     private var catchingUp: Task<Void, Never>?
+    /// Purchases waiting for a call to the validation server to end (see ``answersCaughtUp()``).
+    private var callEndWaiters: [CheckedContinuation<Void, Never>] = []
     /// Counts logins and logouts: an answer asked for before one is not this customer's.
     private var identity = 0
     /// The revoked transactions announced so far (an answer can take one away that a later one brings back).
@@ -269,9 +271,9 @@ public actor Store {
     // MARK: - Purchase
 
     /// Buys a product: one purchase at a time (another one in progress throws ``StoreError/Code/purchaseInProgress``).
-    /// Returns `.purchased` with the transaction (verified, unlocked, finished), `.pending` (resolved later through updates) or
-    /// `.cancelled`; throws when the store fails (state `.failed`) or what it handed out does not verify (state
-    /// `.failedVerification`, nothing unlocked or finished).
+    /// Returns `.purchased` with the transaction (verified, unlocked, finished, in the answers as of after the server
+    /// calls that overlapped it), `.pending` (resolved later through updates) or `.cancelled`; throws when the store
+    /// fails (`.failed`) or what it handed out does not verify (`.failedVerification`: nothing unlocked or finished).
     @discardableResult
     public func purchase(
         _ productID: String, quantity: Int = 1, offer: PurchaseOffer? = nil,
@@ -322,9 +324,10 @@ public actor Store {
             case .success(let change):
                 await accept(change)
                 await finish(checked)
+                catchUpWithTheServer()
+                await answersCaughtUp()
                 purchaseStates[productID] = .purchased
                 emit(StoreEvent(.purchaseSucceeded, productID: productID, transactionID: checked.transactionID))
-                catchUpWithTheServer()
                 return StorePurchaseResult(state: .purchased, transaction: checked.transaction)
             }
         }
@@ -380,16 +383,40 @@ public actor Store {
         guard case .server = validationMode else { return try await call() }
         if serverCallsInFlight > 0 { serverAnswersOverlapped = true }
         serverCallsInFlight += 1
-        defer { serverCallsInFlight -= 1 }
+        defer {
+            serverCallsInFlight -= 1
+            for waiter in callEndWaiters { waiter.resume() }
+            callEndWaiters = []
+        }
         return try await call()
+    }
+
+    /// Waits until the answers of calls that overlapped have been caught up, so a purchase returns with answers as of
+    /// after its own write and every write that overlapped it. Bounded: it waits for a few calls to end at most (each
+    /// has the server's timeout), then returns with what it has; the next call catches up.
+    private func answersCaughtUp() async {
+        guard case .server = validationMode else { return }
+        for _ in 0..<5 {
+            if let catchingUp {
+                await catchingUp.value
+            } else if !serverAnswersOverlapped {
+                return
+            } else if serverCallsInFlight > 0 {
+                await withCheckedContinuation { callEndWaiters.append($0) }
+                catchUpWithTheServer()
+            } else {
+                return  // the last catch-up could not read: the next call catches up
+            }
+        }
     }
 
     /// A validation server answers with the customer's snapshot as of that answer, and calls that overlap can answer
     /// in either order: the answer applied last may predate a write the other call made (an upgrade's purchase and
     /// the update to the subscription it replaces, sent at once). Once the overlapping calls have all answered, one
     /// more read brings the snapshot as of after all of them; again while reads overlap new calls (a few times at
-    /// most: an answer that cannot be read leaves the next call to catch up). It runs on its own, so no purchase waits
-    /// for it, and its answer is dropped when the customer logged in or out meanwhile.
+    /// most: an answer that cannot be read leaves the next call to catch up). A read that another call overlapped is
+    /// read again, and an answer is dropped when the customer logged in or out meanwhile. It runs on its own; only a
+    /// purchase waits for it before returning.
     private func catchUpWithTheServer() {
         guard case .server(let server) = validationMode, catchingUp == nil, serverCallsInFlight == 0,
             serverAnswersOverlapped
@@ -408,6 +435,8 @@ public actor Store {
                     serverAnswersOverlapped = true
                     return
                 }
+                // A call that started meanwhile may have written after this read: read again once it has answered.
+                guard !serverAnswersOverlapped else { continue }
                 guard let answer, customer == identity else { return }
                 let before = entitlements
                 await accept(.server(answer), verified: false)

@@ -1,11 +1,13 @@
 public import Hummingbird
 public import Logging
 public import NIOCore
+import ServiceLifecycle
 
 /// Runs a Hummingbird application on loopback for the length of a test's body, then stops it: its listening socket
-/// is closed first, so no connection is accepted any more, and only then is its task cancelled (without waiting). Cancelling a
-/// listening server drops the connections it accepted but had not yet taken (a client's reconnect at the last
-/// moment), whose writers trap ("Deinited NIOAsyncWriter without calling finish()").
+/// is closed first, so no connection is accepted any more, then it shuts down gracefully (without waiting). Cancelling
+/// a server instead drops the connections it accepted but had not yet taken (a client's reconnect at the last moment),
+/// whose writers trap ("Deinited NIOAsyncWriter without calling finish()"): a fixed delay before cancelling did not
+/// prevent that on a loaded machine.
 public enum LoopbackServer {
     /// Makes the application with `onRunning` as its `onServerRunning` callback, runs it, calls `body` with the bound
     /// port, then stops the server as above.
@@ -17,9 +19,11 @@ public enum LoopbackServer {
         let application = make { listenerSink.yield($0) }
         // Not a child task: stopping the server never waits on its connections (a handler that ignores cancellation
         // cannot hold a test up).
+        let group = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [], logger: application.logger))
         let server = Task {
             defer { listenerSink.finish() }
-            try await application.runService(gracefulShutdownSignals: [])
+            try await group.run()
         }
         var listening = listeners.makeAsyncIterator()
         guard let listener = await listening.next() else {
@@ -31,11 +35,13 @@ public enum LoopbackServer {
         do { outcome = .success(try await body(listener.localAddress?.port ?? 0)) } catch {
             outcome = .failure(error)
         }
-        // The port is free once this returns; the server takes what it accepted before, then its connections are
-        // cancelled.
+        // The port is free once this returns. The server takes every connection it accepted before, answers what they
+        // asked and closes them; a handler that ignores the shutdown is cancelled after 5 s, long after the last
+        // accepted connection was taken.
         try? await listener.close()
         Task {
-            try? await Task.sleep(for: .milliseconds(50))
+            await group.triggerGracefulShutdown()
+            try? await Task.sleep(for: .seconds(5))
             server.cancel()
         }
         return try outcome.get()
