@@ -151,9 +151,9 @@ struct JSONTape {
         }
         var fnv = FNV1a()
         if values[key].kind == .string {
-            fnv.add(contentsOf: bytes[values[key].start..<values[key].end])
+            fnv.add(bytes[values[key].start..<values[key].end])
         } else {
-            fnv.add(contentsOf: (string(key) ?? "").utf8)
+            fnv.add(string(key) ?? "")
         }
         let hash = fnv.value
         for known in openKeys[first...] where known.hash == hash && string(known.index) == string(key) {

@@ -25,7 +25,7 @@ final class StoredPostHints: Sendable {
     static func fingerprint(_ transaction: StoredTransaction, claimant: String?) -> UInt64 {
         var hash = FNV1a()
         func text(_ text: String) {
-            hash.add(contentsOf: text.utf8)
+            hash.add(text)
             hash.add(0xff)
         }
         func number(_ number: Int64) {

@@ -92,7 +92,7 @@ public struct PayloadFieldTable<Model>: Sendable {
 enum KeyIndex {
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash = FNV1a()
-        hash.add(contentsOf: bytes)
+        hash.add(bytes)
         return hash.value
     }
 
