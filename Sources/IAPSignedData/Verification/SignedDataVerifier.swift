@@ -47,21 +47,34 @@ public final class SignedDataVerifier: Sendable {
     /// Checks certificate chains and remembers the ones it verified.
     private let chains: ChainVerifier
     private let headerCache = JWSHeaderCache()
+    private let signatures: SignatureMemory
 
+    /// - Parameters:
+    ///   - trustStore: the roots documents must chain to.
+    ///   - configuration: which app and environments documents must be for.
+    ///   - cacheCapacity: how many distinct verified chains to remember.
+    ///   - signatureMemory: how many verified signatures to remember (32 bytes each), so the same document verified
+    ///     again skips its P-256 check; 0 (the default) remembers none. A server that sees the same documents again
+    ///     (apps post them at every launch) should.
     /// - Throws: ``ConfigurationError`` `appAppleIdRequired` when Production is accepted without an app Apple id.
-    public init(trustStore: TrustStore, configuration: Configuration = Configuration(), cacheCapacity: Int = 256)
-        throws(ConfigurationError)
-    {
+    public init(
+        trustStore: TrustStore, configuration: Configuration = Configuration(), cacheCapacity: Int = 256,
+        signatureMemory: Int = 0
+    ) throws(ConfigurationError) {
         if configuration.environments?.contains(.production) == true, configuration.appAppleID == nil {
             throw ConfigurationError(
                 code: "appAppleIdRequired", reason: "a Production verifier needs the app's Apple id to check")
         }
         self.configuration = configuration
         self.chains = ChainVerifier(trustStore: trustStore, cacheCapacity: cacheCapacity)
+        self.signatures = SignatureMemory(capacity: signatureMemory)
     }
 
     /// How many verified chains are remembered now.
     public var cachedChainCount: Int { chains.cachedChainCount }
+
+    /// How many signatures this verifier has checked with P-256 so far (not answered from its signature memory).
+    public var signatureChecks: Int { signatures.checks }
 
     // MARK: Entry points
 
@@ -236,6 +249,7 @@ public final class SignedDataVerifier: Sendable {
         // 2-4. The chain at the signed date, then the signature with the leaf's key.
         var chain = ChainVerification(leafPublicKey: nil, chain: [], kind: nil, failures: [])
         var validationTime: Date?
+        let leafCertificate = jws.header.certificateChain?.first ?? []
         if let certificates = jws.header.certificateChain {
             if certificates.count != 3, certificates.count != 1 {
                 failures.append(
@@ -273,7 +287,7 @@ public final class SignedDataVerifier: Sendable {
             if !algorithmAllowed {
                 skipped.append(SkippedCheck(.signature, "alg is not ES256"))
             } else if let key = P256.Signing.PublicKey(leafKey) {
-                if !Self.isValidSignature(jws.signature, of: jws.signingInput, key: key) {
+                if !signatures.isValid(jws.signature, of: jws.signingInput, leaf: leafCertificate[...], key: key) {
                     failures.append(
                         VerificationFailure(
                             .signatureInvalid, "the ES256 signature does not verify with the leaf's key"))
@@ -289,15 +303,6 @@ public final class SignedDataVerifier: Sendable {
         return SignedDataVerdict(
             payload: payload, header: jws.header, failures: failures, skippedChecks: skipped, chainKind: chain.kind,
             chain: chain.chain, chainValidationTime: validationTime, nested: [])
-    }
-
-    private static func isValidSignature(_ signature: [UInt8], of signingInput: [UInt8], key: P256.Signing.PublicKey)
-        -> Bool
-    {
-        guard signature.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
-            return false
-        }
-        return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
     }
 
     private func claimFailures(of payload: some VerifiablePayload, skipped: inout [SkippedCheck])

@@ -1,0 +1,98 @@
+import Foundation
+import IAPSignedData
+import IAPTestSupport
+import IAPTrust
+import Testing
+
+/// A verifier with a signature memory answers a document it verified before without a second P-256 check, and
+/// answers everything exactly as a verifier without one: a forgery of a remembered document still fails.
+struct SignatureMemoryTests {
+    static func verifier(memory: Int) -> SignedDataVerifier {
+        try! SignedDataVerifier(
+            trustStore: TrustStore(roots: [TestJWS.trusted.root]),
+            configuration: .init(bundleID: "com.example.florist", appAppleID: 1_234_567, environments: [.sandbox]),
+            signatureMemory: memory)
+    }
+
+    /// `jws` with its three parts replaced where given.
+    static func splice(_ jws: String, header: String? = nil, payload: String? = nil, signature: String? = nil)
+        -> String
+    {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        return [header ?? parts[0], payload ?? parts[1], signature ?? parts[2]].joined(separator: ".")
+    }
+
+    @Test func aDocumentVerifiedBeforeSkipsItsSignatureCheckAndGetsTheSameVerdict() async throws {
+        let remembering = Self.verifier(memory: 1_024)
+        let plain = Self.verifier(memory: 0)
+        let document = try TestJWS.signer().sign(TestJWS.transaction())
+        let first = try await remembering.verifyTransaction(document)
+        let again = try await remembering.verifyTransaction(document)
+        let unremembered = try await plain.verifyTransaction(document)
+        #expect(first.isValid && again.isValid && unremembered.isValid)
+        #expect(again.payload == unremembered.payload)
+        #expect(again.skippedChecks == unremembered.skippedChecks)
+        #expect(remembering.signatureChecks == 1)
+        _ = try await plain.verifyTransaction(document)
+        #expect(plain.signatureChecks == 2, "without a memory every verification checks the signature")
+    }
+
+    @Test func forgeriesOfARememberedDocumentStillFail() async throws {
+        let verifier = Self.verifier(memory: 1_024)
+        let genuine = try TestJWS.signer().sign(TestJWS.transaction())
+        #expect(try await verifier.verifyTransaction(genuine).isValid)
+        let parts = genuine.split(separator: ".").map(String.init)
+
+        // The genuine signature over another payload.
+        var other = TestJWS.transaction()
+        other.productID = "com.example.florist.vip.gold"
+        let otherPayload = try TestJWS.signer().sign(other).split(separator: ".").map(String.init)[1]
+        let moved = Self.splice(genuine, payload: otherPayload)
+        #expect(try await verifier.verifyTransaction(moved).failed(.signatureInvalid))
+
+        // One character of the signature changed.
+        var signature = Array(parts[2])
+        signature[signature.count / 2] = signature[signature.count / 2] == "A" ? "B" : "A"
+        let altered = Self.splice(genuine, signature: String(signature))
+        #expect(try await verifier.verifyTransaction(altered).failed(.signatureInvalid))
+
+        // Signed by another key under the trusted chain's header.
+        let rogue = try TestJWS.signer(key: TestJWS.rogueKey).sign(TestJWS.transaction())
+        #expect(try await verifier.verifyTransaction(rogue).failed(.signatureInvalid))
+
+        #expect(verifier.signatureChecks == 4)
+        #expect(try await verifier.verifyTransaction(genuine).isValid)
+        #expect(verifier.signatureChecks == 4, "the genuine document is still remembered")
+    }
+
+    @Test func concurrentVerificationsWithAMemoryAgree() async throws {
+        let verifier = Self.verifier(memory: 16)
+        let genuine = try TestJWS.signer().sign(TestJWS.transaction())
+        let forged = try TestJWS.signer(key: TestJWS.rogueKey).sign(TestJWS.transaction())
+        let results = await withTaskGroup(of: (Bool, Bool).self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let isGenuine = index % 3 != 0
+                    let verdict = try? await verifier.verifyTransaction(isGenuine ? genuine : forged)
+                    return (isGenuine, verdict?.isValid ?? false)
+                }
+            }
+            var all: [(Bool, Bool)] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 200)
+        #expect(results.allSatisfy { $0.0 == $0.1 })
+    }
+
+    @Test func theMemoryHoldsAFixedNumberOfSignatures() async throws {
+        // One slot: a second document takes the first one's place.
+        let verifier = Self.verifier(memory: 1)
+        var second = TestJWS.transaction()
+        second.transactionID = "2000000000000999"
+        let a = try TestJWS.signer().sign(TestJWS.transaction())
+        let b = try TestJWS.signer().sign(second)
+        for document in [a, a, b, b, a] { #expect(try await verifier.verifyTransaction(document).isValid) }
+        #expect(verifier.signatureChecks == 3)
+    }
+}
