@@ -56,12 +56,13 @@ public actor Store {
     private var updates: AsyncStream<String>?
     private var listenerTask: Task<Void, Never>?
     private var storeListeners: [Task<Void, Never>] = []
-    /// Calls to the validation server under way, and whether two of them overlapped since the last catch-up (see
-    /// ``catchUpWithTheServer()``).
+    /// Calls to the validation server under way (reconciliations among them), whether two overlapped since the last
+    /// catch-up, whether its read failed, and the purchases waiting for a call to end (``catchUpWithTheServer()``).
     private var serverCallsInFlight = 0
+    private var reconcileCallsInFlight = 0
     private var serverAnswersOverlapped = false
     private var catchingUp: Task<Void, Never>?
-    /// Purchases waiting for a call to the validation server to end (see ``answersCaughtUp()``).
+    private var catchUpFailed = false
     private var callEndWaiters: [CheckedContinuation<Void, Never>] = []
     /// Counts logins and logouts: an answer asked for before one is not this customer's.
     private var identity = 0
@@ -207,6 +208,8 @@ public actor Store {
         defer { openJournals[journal] = nil }
         do {
             let (current, token, validation) = (state, appAccountToken, validation)
+            reconcileCallsInFlight += 1
+            defer { reconcileCallsInFlight -= 1 }
             var (next, failures) = try await askingTheServer { () async throws(StoreError) in
                 try await validation.reconcile(
                     state: current, appAccountToken: token, refreshingReceipt: refreshingReceipt)
@@ -391,36 +394,33 @@ public actor Store {
         return try await call()
     }
 
-    /// Waits until the answers of calls that overlapped have been caught up, so a purchase returns with answers as of
-    /// after its own write and every write that overlapped it. Bounded: it waits for a few calls to end at most (each
-    /// has the server's timeout), then returns with what it has; the next call catches up.
+    /// Waits until overlapping calls' answers are caught up, so a purchase returns with the state after its write and
+    /// theirs. Bounded: a few single calls (each has the server's timeout); never a reconciliation (the App Store's
+    /// sync, then a post of each transaction: it catches up when it ends), nor after a catch-up that could not read.
     private func answersCaughtUp() async {
         guard case .server = validationMode else { return }
         for _ in 0..<5 {
             if let catchingUp {
                 await catchingUp.value
-            } else if !serverAnswersOverlapped {
-                return
-            } else if serverCallsInFlight > 0 {
-                await withCheckedContinuation { callEndWaiters.append($0) }
-                catchUpWithTheServer()
-            } else {
-                return  // the last catch-up could not read: the next call catches up
+                continue
             }
+            let onlyReconciling = serverCallsInFlight > 0 && serverCallsInFlight == reconcileCallsInFlight
+            guard serverAnswersOverlapped, !catchUpFailed, !onlyReconciling else { return }
+            if serverCallsInFlight > 0 { await withCheckedContinuation { callEndWaiters.append($0) } }
+            catchUpWithTheServer()
         }
     }
 
-    /// A validation server answers with the customer's snapshot as of that answer, and calls that overlap can answer
-    /// in either order: the answer applied last may predate a write the other call made (an upgrade's purchase and
-    /// the update to the subscription it replaces, sent at once). Once the overlapping calls have all answered, one
-    /// more read brings the snapshot as of after all of them; again while reads overlap new calls (a few times at
-    /// most: an answer that cannot be read leaves the next call to catch up). A read that another call overlapped is
-    /// read again, and an answer is dropped when the customer logged in or out meanwhile. It runs on its own; only a
-    /// purchase waits for it before returning.
+    /// A validation server answers with the customer's snapshot as of that answer, and overlapping calls can answer in
+    /// either order: the one applied last may predate the other's write (an upgrade's purchase and the update to the
+    /// subscription it replaces). Once they have all answered, one more read brings the state after all of them; a read
+    /// another call overlapped is read again (three at most), a failed one leaves the next call to catch up, and an
+    /// answer is dropped when the customer logged in or out meanwhile. Only a purchase waits for it.
     private func catchUpWithTheServer() {
         guard case .server(let server) = validationMode, catchingUp == nil, serverCallsInFlight == 0,
             serverAnswersOverlapped
         else { return }
+        catchUpFailed = false
         catchingUp = Task {
             defer { catchingUp = nil }
             for _ in 0..<3 where serverCallsInFlight == 0 && serverAnswersOverlapped {
@@ -432,7 +432,7 @@ public actor Store {
                         try await server.current(appAccountToken: token, state: state)
                     }
                 } catch {
-                    serverAnswersOverlapped = true
+                    (serverAnswersOverlapped, catchUpFailed) = (true, true)
                     return
                 }
                 // A call that started meanwhile may have written after this read: read again once it has answered.

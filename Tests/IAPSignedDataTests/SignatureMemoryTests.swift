@@ -95,4 +95,24 @@ struct SignatureMemoryTests {
         for document in [a, a, b, b, a] { #expect(try await verifier.verifyTransaction(document).isValid) }
         #expect(verifier.signatureChecks == 3)
     }
+
+    @Test func aSignatureUnderAnUntrustedChainIsNotRemembered() async throws {
+        let verifier = Self.verifier(memory: 1_024)
+        var options = MintedChain.Options()
+        options.leafMarker = false
+        let unmarked = TestJWS.mint(options: options)
+        let document = try TestJWS.signer(chain: unmarked.certificates).sign(TestJWS.transaction())
+        for _ in 0..<2 { #expect(try await verifier.verifyTransaction(document).failed(.leafMarkerMissing)) }
+        #expect(verifier.signatureChecks == 2)
+    }
+
+    @Test func anyCapacityIsAccepted() async throws {
+        let document = try TestJWS.signer().sign(TestJWS.transaction())
+        for capacity in [Int.min, -1, 0, 1, 3, Int.max] {
+            let verifier = Self.verifier(memory: capacity)
+            #expect(try await verifier.verifyTransaction(document).isValid)
+            #expect(try await verifier.verifyTransaction(document).isValid)
+            #expect(verifier.signatureChecks == (capacity > 0 ? 1 : 2))
+        }
+    }
 }

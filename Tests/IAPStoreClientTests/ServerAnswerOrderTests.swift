@@ -70,6 +70,27 @@ import Testing
         }
     }
 
+    /// A transport that, once armed, holds every post of `product` until released.
+    final class HoldingPosts: HTTPTransport, Sendable {
+        let base = URLSessionTransport()
+        let product: String
+        let armed = Atomic(false)
+        let released = Atomic(false)
+        let held = Atomic(0)
+
+        init(of product: String) { self.product = product }
+
+        func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportAnswer {
+            if armed.load(ordering: .sequentiallyConsistent), request.method == "POST",
+                Crossing.product(posted: request.body) == product
+            {
+                held.add(1, ordering: .sequentiallyConsistent)
+                try await Crossing.wait(for: released)
+            }
+            return try await base.send(request)
+        }
+    }
+
     static let quiet: Logger = {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -77,7 +98,7 @@ import Testing
     }()
 
     /// A store of "ana" validating with the harness's server at `url` through `transport`.
-    static func store(_ world: StoreHarness, _ url: URL, _ transport: Crossing) async throws -> Store {
+    static func store(_ world: StoreHarness, _ url: URL, _ transport: any HTTPTransport) async throws -> Store {
         let server = ValidationServer(
             url: url, apiKey: StoreHarness.validationKey, transport: transport, timeout: .seconds(15),
             answerVerification: AnswerVerification(
@@ -132,6 +153,34 @@ import Testing
             #expect(transport.reads.load(ordering: .sequentiallyConsistent) > readsBefore, "a read after the crossing")
             try await Task.sleep(for: .milliseconds(200))  // anything announced late would arrive by now
             #expect(log.count(.refunded, product: F.flowers) == 1)
+        }
+    }
+
+    /// A reconciliation can take long (the App Store's sync, then a post of each transaction): a purchase made
+    /// meanwhile returns without waiting for it, and the reconciliation catches up when it ends.
+    @Test func aPurchaseDoesNotWaitForAReconciliationUnderWay() async throws {
+        let world = try StoreHarness(.server)
+        try world.customer("ana")
+        try await StoreHarness.serve(world.simulator, apiKeys: [StoreHarness.validationKey]) { url in
+            let transport = HoldingPosts(of: F.chocolates)
+            let store = try await Self.store(world, url, transport)
+            await store.start()
+            #expect(try await store.purchase(F.chocolates) == .purchased)
+            transport.armed.store(true, ordering: .sequentiallyConsistent)
+            let reconciling = Task { await store.reconcile() }
+            for _ in 0..<1_000 where transport.held.load(ordering: .sequentiallyConsistent) == 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let held = transport.held.load(ordering: .sequentiallyConsistent)
+            #expect(held == 1, "the reconciliation's post of chocolates is held")
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            #expect(await store.isPurchased(F.flowers))
+            let stillHeld = !transport.released.load(ordering: .sequentiallyConsistent)
+            #expect(stillHeld)
+            transport.released.store(true, ordering: .sequentiallyConsistent)
+            await reconciling.value
+            #expect(await store.isPurchased(F.flowers))
+            #expect(await store.isPurchased(F.chocolates))
         }
     }
 }

@@ -6,7 +6,7 @@ import IAPSignedData
 
 /// An app as the server runs it: its configuration with the verifiers and the engine made from it, once.
 struct ServedApp: Sendable {
-    /// How many verified signatures each app's verifier remembers (2 MiB): a re-post of a document seen since skips
+    /// How many verified signatures each app's verifier remembers (2.5 MiB): a re-post of a document seen since skips
     /// its P-256 check, about a tenth of a server's CPU under re-posts.
     static let signatureMemory = 65_536
 

@@ -6,9 +6,9 @@ import IAPCore
 /// Checking the signature is most of what verifying a document costs once its chain is remembered, and a server sees
 /// the same documents again and again: an app posts the customer's transactions at every launch. The memory keeps a
 /// SHA-256 of what one check depends on (the digest of the signed bytes, the signature, and the leaf certificate the
-/// key comes from), and only for signatures that verified: the same three give the same answer, so a hit is that
-/// answer. A fixed table, `capacity` slots of 32 bytes, chosen by the key's first bytes; a newer key takes an older
-/// one's slot. Every other check of a document still runs each time.
+/// key comes from), and only for signatures that verified under a trusted chain: the same three give the same answer,
+/// so a hit is that answer. A fixed table, `capacity` slots of 40 bytes (at most 2^20 of them), chosen by the key's
+/// first bytes; a newer key takes an older one's slot. Every other check of a document still runs each time.
 final class SignatureMemory: Sendable {
     private struct Table {
         var slots: [SHA256Digest?]
@@ -17,8 +17,12 @@ final class SignatureMemory: Sendable {
     private let table: Locked<Table>
     private let mask: Int
 
-    /// A memory of `capacity` signatures (rounded up to a power of two); 0 remembers none.
+    /// The most signatures a memory holds (40 MiB).
+    static let largest = 1 << 20
+
+    /// A memory of `capacity` signatures (rounded up to a power of two, at most ``largest``); 0 remembers none.
     init(capacity: Int) {
+        let capacity = min(capacity, Self.largest)
         let size = capacity <= 0 ? 0 : 1 << (Int.bitWidth - (capacity - 1).leadingZeroBitCount)
         table = Locked(Table(slots: Array(repeating: nil, count: size)))
         mask = size - 1
@@ -27,9 +31,11 @@ final class SignatureMemory: Sendable {
     /// How many signatures were checked with P-256 (not answered from memory) so far.
     var checks: Int { table.withLock { $0.checks } }
 
-    /// Whether `signature` (raw r‖s) signs `signingInput` under `key`, the key of the certificate `leaf`.
+    /// Whether `signature` (raw r‖s) signs `signingInput` under `key`, the key of the certificate `leaf`; remembered
+    /// when it does and `remember` (the leaf's chain is trusted).
     func isValid(
-        _ signature: [UInt8], of signingInput: [UInt8], leaf: ArraySlice<UInt8>, key: P256.Signing.PublicKey
+        _ signature: [UInt8], of signingInput: [UInt8], leaf: ArraySlice<UInt8>, key: P256.Signing.PublicKey,
+        remember: Bool
     ) -> Bool {
         guard signature.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
             return false
@@ -48,7 +54,7 @@ final class SignatureMemory: Sendable {
         if table.withLock({ $0.slots[slot] == remembered }) { return true }
         table.withLock { $0.checks += 1 }
         guard key.isValidSignature(ecdsa, for: digest) else { return false }
-        table.withLock { $0.slots[slot] = remembered }
+        if remember { table.withLock { $0.slots[slot] = remembered } }
         return true
     }
 }

@@ -53,9 +53,9 @@ public final class SignedDataVerifier: Sendable {
     ///   - trustStore: the roots documents must chain to.
     ///   - configuration: which app and environments documents must be for.
     ///   - cacheCapacity: how many distinct verified chains to remember.
-    ///   - signatureMemory: how many verified signatures to remember (32 bytes each), so the same document verified
-    ///     again skips its P-256 check; 0 (the default) remembers none. A server that sees the same documents again
-    ///     (apps post them at every launch) should.
+    ///   - signatureMemory: how many verified signatures to remember (40 bytes each, at most 1,048,576), so the same
+    ///     document verified again skips its P-256 check; 0 (the default) remembers none. A server that sees the same
+    ///     documents again (apps post them at every launch) should.
     /// - Throws: ``ConfigurationError`` `appAppleIdRequired` when Production is accepted without an app Apple id.
     public init(
         trustStore: TrustStore, configuration: Configuration = Configuration(), cacheCapacity: Int = 256,
@@ -287,7 +287,10 @@ public final class SignedDataVerifier: Sendable {
             if !algorithmAllowed {
                 skipped.append(SkippedCheck(.signature, "alg is not ES256"))
             } else if let key = P256.Signing.PublicKey(leafKey) {
-                if !signatures.isValid(jws.signature, of: jws.signingInput, leaf: leafCertificate[...], key: key) {
+                if !signatures.isValid(
+                    jws.signature, of: jws.signingInput, leaf: leafCertificate[...], key: key,
+                    remember: chain.isTrusted)
+                {
                     failures.append(
                         VerificationFailure(
                             .signatureInvalid, "the ES256 signature does not verify with the leaf's key"))
