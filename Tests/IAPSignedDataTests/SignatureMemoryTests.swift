@@ -65,26 +65,6 @@ struct SignatureMemoryTests {
         #expect(verifier.signatureChecks == 4, "the genuine document is still remembered")
     }
 
-    @Test func concurrentVerificationsWithAMemoryAgree() async throws {
-        let verifier = Self.verifier(memory: 16)
-        let genuine = try TestJWS.signer().sign(TestJWS.transaction())
-        let forged = try TestJWS.signer(key: TestJWS.rogueKey).sign(TestJWS.transaction())
-        let results = await withTaskGroup(of: (Bool, Bool).self) { group in
-            for index in 0..<200 {
-                group.addTask {
-                    let isGenuine = index % 3 != 0
-                    let verdict = try? await verifier.verifyTransaction(isGenuine ? genuine : forged)
-                    return (isGenuine, verdict?.isValid ?? false)
-                }
-            }
-            var all: [(Bool, Bool)] = []
-            for await result in group { all.append(result) }
-            return all
-        }
-        #expect(results.count == 200)
-        #expect(results.allSatisfy { $0.0 == $0.1 })
-    }
-
     @Test func theMemoryHoldsAFixedNumberOfSignatures() async throws {
         // One slot: a second document takes the first one's place.
         let verifier = Self.verifier(memory: 1)

@@ -57,8 +57,10 @@ struct SignedDataVerifierBehaviourTests {
         #expect(verdict.failed(.certificateExpired))
     }
 
-    @Test func concurrentVerificationsAgree() async throws {
-        let verifier = TestJWS.verifier()
+    /// With and without a signature memory (``SignatureMemoryTests``).
+    @Test(arguments: [0, 16])
+    func concurrentVerificationsAgree(signatureMemory: Int) async throws {
+        let verifier = SignatureMemoryTests.verifier(memory: signatureMemory)
         let genuine = try TestJWS.signer().sign(TestJWS.transaction())
         let forged = try TestJWS.signer(key: TestJWS.rogueKey).sign(TestJWS.transaction())
         let results = await withTaskGroup(of: (Bool, Bool).self) { group in
