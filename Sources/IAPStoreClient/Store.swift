@@ -208,9 +208,7 @@ public actor Store {
         defer { openJournals[journal] = nil }
         do {
             let (current, token, validation) = (state, appAccountToken, validation)
-            reconcileCallsInFlight += 1
-            defer { reconcileCallsInFlight -= 1 }
-            var (next, failures) = try await askingTheServer { () async throws(StoreError) in
+            var (next, failures) = try await askingTheServer(reconciling: true) { () async throws(StoreError) in
                 try await validation.reconcile(
                     state: current, appAccountToken: token, refreshingReceipt: refreshingReceipt)
             }
@@ -382,12 +380,17 @@ public actor Store {
 
     /// Runs `call`, one of the validation server's, counting it among those under way. Nothing is counted in the
     /// other modes (the device's own records merge in any order).
-    private func askingTheServer<T: Sendable, E: Error>(_ call: () async throws(E) -> T) async throws(E) -> T {
+    private func askingTheServer<T: Sendable, E: Error>(
+        reconciling: Bool = false, _ call: () async throws(E) -> T
+    ) async throws(E) -> T {
         guard case .server = validationMode else { return try await call() }
         if serverCallsInFlight > 0 { serverAnswersOverlapped = true }
+        let reconciles = reconciling ? 1 : 0
         serverCallsInFlight += 1
+        reconcileCallsInFlight += reconciles
         defer {
             serverCallsInFlight -= 1
+            reconcileCallsInFlight -= reconciles
             for waiter in callEndWaiters { waiter.resume() }
             callEndWaiters = []
         }
@@ -557,12 +560,9 @@ public actor Store {
         var metadata: Logger.Metadata = ["event": .string(event.kind.rawValue)]
         if let product = event.productID { metadata["product"] = .string(product) }
         if let transaction = event.transactionID { metadata["transaction"] = .string(transaction) }
-        let level: Logger.Level =
-            switch event.kind {
-            case .purchaseFailed, .verificationFailed, .reconcileFailed, .restoreFailed, .productsUnavailable: .warning
-            default: .info
-            }
-        logger.log(level: level, "\(event.kind.rawValue)\(event.detail.map { ": \($0)" } ?? "")", metadata: metadata)
+        logger.log(
+            level: event.kind.logLevel, "\(event.kind.rawValue)\(event.detail.map { ": \($0)" } ?? "")",
+            metadata: metadata)
         for continuation in listeners.values { continuation.yield(event) }
     }
 

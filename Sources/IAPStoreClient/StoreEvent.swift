@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Something the ``Store`` did or saw, in a stable vocabulary (the seeds' notifications): logged through swift-log
 /// with the kind under the `event` metadata key, and delivered to every ``Store/events()`` listener.
@@ -58,5 +59,15 @@ public struct StoreEvent: Hashable, Sendable {
         self.productID = productID
         self.transactionID = transactionID
         self.detail = detail
+    }
+}
+
+extension StoreEvent.Kind {
+    /// The level the Store logs this kind of event at: failures as warnings, the rest as information.
+    var logLevel: Logger.Level {
+        switch self {
+        case .purchaseFailed, .verificationFailed, .reconcileFailed, .restoreFailed, .productsUnavailable: .warning
+        default: .info
+        }
     }
 }
