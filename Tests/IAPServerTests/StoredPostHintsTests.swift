@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPEntitlements
 import IAPTestSupport
 import Synchronization
 import Testing
@@ -65,7 +66,7 @@ struct StoredPostHintsTests {
             let statements = logged.statements.withLock { $0 }
             return (outcome, statements, try await second.record(batch))
         }
-        let isRead = { (text: String) in text.hasPrefix("WITH first_owner") }
+        let isRead = { (text: String) in text.hasPrefix("SELECT o.customer_id AS owner") }
         let isWrite = { (text: String) in text.hasPrefix("WITH inserted") }
 
         // New: the one statement. Again: one read, the same answer.
@@ -107,6 +108,85 @@ struct StoredPostHintsTests {
         let refused = try await post("eve", bought)
         #expect(refused.outcome == .claimedByAnother(originalTransactionID: "t1", owner: "ana"))
         #expect(refused.reference == refused.outcome)
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+}
+
+extension StoredPostHintsTests {
+    /// The read of a re-post in one row answers what the writer answers (the other server, which has no hint): for a
+    /// customer with purchases, renewal information and consumptions read whole, and for one whose history is long
+    /// enough to keep a digest.
+    @Test func aRePostReadInOneRowAnswersAsTheWriterDoes() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let name = TestDatabases.freshDatabaseName()
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
+        try await admin.close()
+        let address = try #require(TestDatabases.postgresURL(database: name))
+        let logged = StatementLoggingDatabase(try PostgresDatabase(url: address))
+        let first = try await SQLStorage(database: logged)
+        let second = try await SQLStorage(database: try PostgresDatabase(url: address))
+        let isOneRowRead = { (text: String) in text.hasPrefix("SELECT o.customer_id AS owner") }
+
+        /// Posts `transaction` to `first` twice (the second time as a re-post it read) and to `second`.
+        func rePost(_ claimant: String?, _ transaction: StoredTransaction) async throws {
+            let batch = PurchaseBatch(claimant: claimant, transactions: [transaction])
+            _ = try await first.record(batch)
+            logged.statements.withLock { $0 = [] }
+            let again = try await first.record(batch)
+            let statements = logged.statements.withLock { $0 }
+            #expect(statements.count == 1 && statements.allSatisfy(isOneRowRead), "\(statements)")
+            #expect(again == (try await second.record(batch)))
+            let owner = try #require(again.owners?.first)
+            #expect(
+                again
+                    == .recorded(
+                        owners: [owner],
+                        digest: try await second.digest(of: CustomerKey(bundleID: Conformance.bundle, id: owner))))
+        }
+
+        // Ana: three purchases (posted in no order), a subscription's renewal information, two consumptions.
+        let ana = CustomerKey(bundleID: Conformance.bundle, id: "ana")
+        for id in ["t3", "t1", "t2"] {
+            _ = try await second.record(
+                PurchaseBatch(claimant: "ana", transactions: [Conformance.transaction(id, signed: 1)]))
+        }
+        let renewal = StoredRenewal(
+            bundleID: Conformance.bundle, originalTransactionID: "t1",
+            signedDate: Date(timeIntervalSince1970: 1_700_000_001),
+            document: "renewal-1",
+            record: RenewalRecord(originalTransactionID: "t1", productID: "p.lifetime", source: .signedTransaction))
+        _ = try await second.record(
+            PurchaseBatch(
+                claimant: "ana", transactions: [Conformance.transaction("t1", signed: 1)], renewals: [renewal]))
+        for (key, day) in [("k2", 2.0), ("k1", 1.0)] {
+            let use = ConsumptionRecord(
+                productID: "p.coins", quantity: 1, date: Date(timeIntervalSince1970: day), id: key)
+            #expect(try await second.record(consumption: use, for: ana))
+        }
+        try await rePost("ana", Conformance.transaction("t2", signed: 1))
+        try await rePost(nil, Conformance.transaction("t3", signed: 1))
+        let read = try await first.record(
+            PurchaseBatch(claimant: "ana", transactions: [Conformance.transaction("t2", signed: 1)]))
+        guard case .recorded(_, let digest) = read else {
+            Issue.record("the re-post was refused: \(read)")
+            return
+        }
+        let history = digest.history.history
+        #expect(history.records.map(\.transactionID) == ["t1", "t2", "t3"])
+        #expect(history.renewals.count == 1 && history.consumptions.map(\.id) == ["k2", "k1"])
+
+        // Bo: more purchases than a history keeps without a digest.
+        for index in 0..<70 {
+            _ = try await second.record(
+                PurchaseBatch(claimant: "bo", transactions: [Conformance.transaction("b\(index)", signed: 1)]))
+        }
+        #expect(try await second.digest(of: CustomerKey(bundleID: Conformance.bundle, id: "bo")).version > 0)
+        try await rePost("bo", Conformance.transaction("b7", signed: 1))
         try await first.shutdown()
         try await second.shutdown()
     }

@@ -3,7 +3,7 @@ import IAPCore
 
 /// Which posts this server has recently seen stored: a hint, never a fact, for choosing the cheaper way on PostgreSQL.
 /// Apps post the same transaction at every launch. Once it is stored, the read that answers a post of what is stored
-/// (``SQLStorage``'s `alreadyRecorded`) costs PostgreSQL less than the one data-modifying statement, which sets up
+/// (``SQLStorage``'s `storedPost`, one row) costs PostgreSQL less than the one data-modifying statement, which sets up
 /// its inserts and updates for every post even when they write nothing; for a new post the read would be a wasted
 /// round trip. So the read goes first only when this says the post was answered before.
 ///
