@@ -123,17 +123,16 @@ extension SQLStorage {
 
     /// What `alreadyRecorded` answers to a post of one transaction, read in one row: the owner of its original
     /// transaction, whether the stored document is the posted one, and the owner's digest or, when they have no usable
-    /// one, their records aggregated (a JSON text a line). The general read, a union of seven lookups with a sort, cost
+    /// one, their records (a JSON array of each kind). The general read, a union of seven lookups with a sort, costs
     /// PostgreSQL about a quarter more (pgbench, 2026-11-28), and a row for each record costs the server more than one
     /// row. Nil when the post may change something: the caller writes then.
-    func storedPost(_ posted: (transaction: StoredTransaction, json: String), claimant: String?)
+    func storedPost(_ transaction: StoredTransaction, claimant: String?)
         async throws(StorageError) -> RecordOutcome?
     {
-        let transaction = posted.transaction
         // One kind of record in ``recordsQuery(_:unlessDigested:documents:)``'s order, unless a digest stands for them.
         func records(from: String, where condition: String, order: String) -> String {
             """
-            CASE WHEN COALESCE(d.digest, '') = '' THEN (SELECT string_agg(x.record, chr(10) ORDER BY \(order))
+            CASE WHEN COALESCE(d.digest, '') = '' THEN (SELECT '[' || string_agg(x.record, ',' ORDER BY \(order)) || ']'
                     FROM \(from) WHERE \(condition)) END
             """
         }
@@ -175,17 +174,17 @@ extension SQLStorage {
                 let stored = try digest(json: json, version: try row.integer("version"))
                 return stored.map { .recorded(owners: [owner], digest: $0) }
             }
-            func lines(_ column: String) throws -> [String] {
-                try row.optionalText(column)?.utf8.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }
-                    ?? []
+            func all<Record: Decodable>(_ column: String, _ type: Record.Type) throws -> [Record] {
+                try row.optionalText(column).map { try decoder.decode([Record].self, from: $0) } ?? []
             }
-            let records: StoredRecords = (try lines("purchases"), try lines("renewals"), try lines("consumptions"))
+            var history = PurchaseHistory()
+            history.records = try all("purchases", PurchaseRecord.self)
+            history.renewals = try all("renewals", RenewalRecord.self)
+            history.consumptions = try all("consumptions", ConsumptionRecord.self)
             // No digest: a short history, read whole (a long one goes through the writer, which builds one).
-            let count = records.purchases.count + records.renewals.count + records.consumptions.count
+            let count = history.records.count + history.renewals.count + history.consumptions.count
             guard count < Self.digestThreshold else { return nil }
-            let written = EncodedRows(transactions: [posted], renewals: [])
-            let history = CompactHistory(try history(from: records, written: written))
-            return .recorded(owners: [owner], digest: CustomerDigest(history: history, version: 0))
+            return .recorded(owners: [owner], digest: CustomerDigest(history: CompactHistory(history), version: 0))
         }
     }
 

@@ -37,7 +37,7 @@ public final class SQLStorage: ServerStorage {
             let fingerprint = StoredPostHints.fingerprint(only.transaction, claimant: batch.claimant)
             if storedPosts?.contains(fingerprint) == true {
                 readAlready = true
-                if let unchanged = try await storedPost(only, claimant: batch.claimant) { return unchanged }
+                if let unchanged = try await storedPost(only.transaction, claimant: batch.claimant) { return unchanged }
             }
             if let outcome = try await recordInOneStatement(only.transaction, json: only.json, claimant: batch.claimant)
             {
@@ -262,39 +262,28 @@ public final class SQLStorage: ServerStorage {
     /// row whose stored JSON is one just written (in `written`) takes the record it was written from instead of
     /// decoding it again.
     func history(from rows: [SQLRow], written: EncodedRows? = nil) throws(StorageError) -> PurchaseHistory {
-        var records: StoredRecords = ([], [], [])
-        try Self.decoding {
-            for row in rows {
-                switch try row.integer("kind") {
-                case 0: records.purchases.append(try row.text("record"))
-                case 1: records.renewals.append(try row.text("record"))
-                case 2: records.consumptions.append(try row.text("record"))
-                default: break
-                }
-            }
-        }
-        return try history(from: records, written: written)
-    }
-
-    /// A customer's records as stored (JSON), in the order ``recordsQuery(_:unlessDigested:documents:)`` reads them.
-    typealias StoredRecords = (purchases: [String], renewals: [String], consumptions: [String])
-
-    /// The entitlement history of `records`; one just written (in `written`) takes the record it was written from.
-    func history(from records: StoredRecords, written: EncodedRows? = nil) throws(StorageError) -> PurchaseHistory {
         let knownPurchases = Dictionary(
             (written?.transactions ?? []).map { ($0.json, $0.transaction.record) }, uniquingKeysWith: { a, _ in a })
         let knownRenewals = Dictionary(
             (written?.renewals ?? []).map { ($0.json, $0.renewal.record) }, uniquingKeysWith: { a, _ in a })
         return try Self.decoding {
             var history = PurchaseHistory()
-            for json in records.purchases {
-                history.records.append(try knownPurchases[json] ?? decoder.decode(PurchaseRecord.self, from: json))
-            }
-            for json in records.renewals {
-                history.renewals.append(try knownRenewals[json] ?? decoder.decode(RenewalRecord.self, from: json))
-            }
-            for json in records.consumptions {
-                history.consumptions.append(try decoder.decode(ConsumptionRecord.self, from: json))
+            for row in rows {
+                switch try row.integer("kind") {
+                case 0:
+                    let json = try row.text("record")
+                    history.records.append(
+                        try knownPurchases[json] ?? decoder.decode(PurchaseRecord.self, from: json))
+                case 1:
+                    let json = try row.text("record")
+                    history.renewals.append(
+                        try knownRenewals[json] ?? decoder.decode(RenewalRecord.self, from: json))
+                case 2:
+                    history.consumptions.append(
+                        try decoder.decode(ConsumptionRecord.self, from: try row.text("record")))
+                default:
+                    break
+                }
             }
             return history
         }
