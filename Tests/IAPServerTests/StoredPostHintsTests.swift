@@ -40,12 +40,12 @@ struct StoredPostHintsTests {
         #expect(!hints.contains(fingerprints[999] ^ 0x100))
     }
 
-    /// Two servers on one PostgreSQL database, one of them logging its statements: every post is answered as the
-    /// other server (which has no hint for it) answers the same post, and a re-post of what is stored is one read.
-    @Test func aRePostIsReadAndAWrongHintChangesNoAnswer() async throws {
+    /// Two servers' storage on a fresh PostgreSQL database, the first logging its statements; nil (noted) without
+    /// one.
+    static func twoServers() async throws -> (StatementLoggingDatabase, SQLStorage, SQLStorage)? {
         guard let url = TestDatabases.postgresURL else {
             print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
-            return
+            return nil
         }
         let name = TestDatabases.freshDatabaseName()
         let admin = try PostgresDatabase(url: url, maximumConnections: 1)
@@ -53,8 +53,16 @@ struct StoredPostHintsTests {
         try await admin.close()
         let address = try #require(TestDatabases.postgresURL(database: name))
         let logged = StatementLoggingDatabase(try PostgresDatabase(url: address))
-        let first = try await SQLStorage(database: logged)
-        let second = try await SQLStorage(database: try PostgresDatabase(url: address))
+        return (
+            logged, try await SQLStorage(database: logged),
+            try await SQLStorage(database: try PostgresDatabase(url: address))
+        )
+    }
+
+    /// Two servers on one PostgreSQL database, one of them logging its statements: every post is answered as the
+    /// other server (which has no hint for it) answers the same post, and a re-post of what is stored is one read.
+    @Test func aRePostIsReadAndAWrongHintChangesNoAnswer() async throws {
+        guard let (logged, first, second) = try await Self.twoServers() else { return }
 
         /// What `first` answers to a post, the statements it ran, and what `second` answers to the same post.
         func post(_ claimant: String?, _ transaction: StoredTransaction, policy: TransferPolicy = .refuse)
@@ -118,18 +126,7 @@ extension StoredPostHintsTests {
     /// customer with purchases, renewal information and consumptions read whole, and for one whose history is long
     /// enough to keep a digest.
     @Test func aRePostReadInOneRowAnswersAsTheWriterDoes() async throws {
-        guard let url = TestDatabases.postgresURL else {
-            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
-            return
-        }
-        let name = TestDatabases.freshDatabaseName()
-        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
-        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
-        try await admin.close()
-        let address = try #require(TestDatabases.postgresURL(database: name))
-        let logged = StatementLoggingDatabase(try PostgresDatabase(url: address))
-        let first = try await SQLStorage(database: logged)
-        let second = try await SQLStorage(database: try PostgresDatabase(url: address))
+        guard let (logged, first, second) = try await Self.twoServers() else { return }
         let isOneRowRead = { (text: String) in text.hasPrefix("SELECT o.customer_id AS owner") }
 
         /// Posts `transaction` to `first` twice (the second time as a re-post it read) and to `second`.
