@@ -129,11 +129,13 @@ extension SQLStorage {
     func storedPost(_ transaction: StoredTransaction, claimant: String?)
         async throws(StorageError) -> RecordOutcome?
     {
-        // One kind of record in ``recordsQuery(_:unlessDigested:documents:)``'s order, unless a digest stands for them.
+        // One kind of record in ``recordsQuery(_:unlessDigested:documents:)``'s order, unless a digest stands for them;
+        // no more than a history without a digest holds (a longer one is answered by the writer, never decoded here).
         func records(from: String, where condition: String, order: String) -> String {
             """
-            CASE WHEN COALESCE(d.digest, '') = '' THEN (SELECT '[' || string_agg(x.record, ',' ORDER BY \(order)) || ']'
-                    FROM \(from) WHERE \(condition)) END
+            CASE WHEN COALESCE(d.digest, '') = '' THEN (SELECT '[' || string_agg(r.record, ',' ORDER BY r.k) || ']'
+                    FROM (SELECT x.record, \(order) AS k FROM \(from) WHERE \(condition)
+                        ORDER BY \(order) LIMIT \(Self.digestThreshold)) r) END
             """
         }
         func owned(_ table: String) -> String {
