@@ -7,22 +7,26 @@ public import IAPEntitlements
 /// reaches into what was folded.
 extension SQLStorage {
     public func digest(of customer: CustomerKey) async throws(StorageError) -> CustomerDigest {
-        let (stored, rows): (SQLRow?, [SQLRow]) = try await read { db in
-            let stored = try await db.rows(Self.digestQuery(customer)).first
-            if let stored, try !(stored.optionalText("digest") ?? "").isEmpty { return (stored, []) }
-            return (stored, try await db.rows(Self.recordsQuery(customer, documents: false)))
+        // One statement, so the digest's version and the rows are of one moment: the digest when it is usable, else
+        // every row (and the stale digest's version).
+        let found = try await read { db in
+            try await db.rows(Self.recordsQuery(customer, unlessDigested: true, documents: false))
         }
-        if let stored, let digest = try digest(from: stored) { return digest }
-        let version = (try Self.decoding { try stored?.integer("version") } ?? 0)
-        let built = CustomerDigest(history: CompactHistory(try history(from: rows)), version: version)
-        guard rows.count >= Self.digestThreshold else { return built }
+        let (stored, rows) = try Self.decoding {
+            let row = try found.first { try $0.integer("kind") == 3 }
+            return (
+                try row.map { (version: try $0.integer("sort_number"), json: try $0.optionalText("record")) },
+                try found.filter { try $0.integer("kind") != 3 }
+            )
+        }
+        if let stored, let digest = try digest(json: stored.json, version: stored.version) { return digest }
+        let built = CompactHistory(try history(from: rows))
+        // Version 0: not stored (a short history is read whole).
+        guard rows.count >= Self.digestThreshold else { return CustomerDigest(history: built, version: 0) }
         // A long history without a digest (from before digests, or one a refund made stale): built from every record
-        // and kept, unless a write changed it meanwhile.
+        // and kept, unless a write came after the read (the stale version moved on).
         return try await inTransaction { db in
-            let current = try await db.rows(Self.digestQuery(customer)).first
-            guard (try current?.integer("version") ?? 0) == version else { return (built, commit: false) }
-            try await Self.saveDigest(built.history, of: customer, version: version + 1, db: db)
-            return (CustomerDigest(history: built.history, version: version + 1), commit: true)
+            (try await Self.keepDigest(built, of: customer, replacingStale: stored?.version, db: db), commit: true)
         }
     }
 
@@ -49,21 +53,26 @@ extension SQLStorage {
     /// the new rows appended when they are new transactions after what it folded, else it is built again from every
     /// row (and kept when the history is long enough to need one); any other owner's is marked stale (built again
     /// when next read). Answers the first owner's.
+    ///
+    /// Every owner's digest row is taken first (``holdDigest(of:db:)``), so a write of the same customer on another
+    /// instance waits for this one and builds on it.
     func writeUpdatingDigests(
         _ rows: EncodedRows, owners: [String], bundleID: String, db: any SQLStatementRunner
     ) async throws -> CustomerDigest? {
         try await Self.write(rows, db: db)
         guard let first = owners.first else { return nil }
+        // In one order, so that two writes of the same two customers never wait for each other in a circle.
+        var held: [String: (version: Int64, json: String)] = [:]
+        for owner in Set(owners).sorted() {
+            held[owner] = try await Self.holdDigest(of: CustomerKey(bundleID: bundleID, id: owner), db: db)
+        }
         for other in owners.dropFirst() {
             try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
         }
         let customer = CustomerKey(bundleID: bundleID, id: first)
-        // One statement: the digest when there is a usable one, else every row (and the stale digest, if any).
-        var found = try await db.rows(
-            Self.recordsQuery(customer, unlessDigested: true, documents: false))
-        let stored = try found.first { try $0.integer("kind") == 3 }
-        let version = (try stored?.integer("sort_number") ?? 0) + 1
-        if let stored, let digest = try digest(json: try stored.optionalText("record"), version: version - 1) {
+        let stored = held[first] ?? (0, "")
+        let version = stored.version + 1
+        if let digest = try digest(json: stored.json, version: stored.version) {
             // A stored transaction is in the digest's kept records or before its fold point, where append refuses it.
             let kept = Set(digest.history.history.records.map(\.transactionID))
             var history = digest.history
@@ -75,26 +84,38 @@ extension SQLStorage {
                 try await Self.saveDigest(history, of: customer, version: version, db: db)
                 return CustomerDigest(history: history, version: version)
             }
-            found = try await db.rows(Self.recordsQuery(customer, documents: false))
         }
+        let found = try await db.rows(Self.recordsQuery(customer, documents: false))
         let built = CompactHistory(try history(from: found, written: rows))
-        if found.count >= Self.digestThreshold || stored != nil {
-            try await Self.saveDigest(built, of: customer, version: version, db: db)
-            return CustomerDigest(history: built, version: version)
+        guard found.count >= Self.digestThreshold else {
+            try await Self.dropDigest(of: customer, db: db)
+            return CustomerDigest(history: built, version: 0)
         }
-        return CustomerDigest(history: built, version: 0)
+        try await Self.saveDigest(built, of: customer, version: version, db: db)
+        return CustomerDigest(history: built, version: version)
     }
 
-    static func digestQuery(_ customer: CustomerKey) -> SQLStatement {
-        SQLStatement(
-            "SELECT version, digest FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
-            [.text(customer.bundleID), .text(customer.id)])
-    }
-
-    /// The digest a row holds; nil when it is marked stale (empty) or the row has none (a join found no digest).
-    func digest(from row: SQLRow) throws(StorageError) -> CustomerDigest? {
-        let (json, version) = try Self.decoding { (try row.optionalText("digest"), try row.integer("version")) }
-        return try digest(json: json, version: version)
+    /// Takes `customer`'s digest row for the rest of the write's transaction, creating it (stale, at version 0) when
+    /// they have none, and answers it as it stands. On PostgreSQL a write of the same customer on any instance waits
+    /// here until this one commits, and what this one reads afterwards includes every write before it; on SQLite
+    /// writes take turns anyway.
+    static func holdDigest(of customer: CustomerKey, db: any SQLStatementRunner) async throws
+        -> (version: Int64, json: String)
+    {
+        let row = try await db.rows(
+            SQLStatement(
+                """
+                INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest) VALUES ($1, $2, 0, '')
+                ON CONFLICT (bundle_id, customer_id) DO UPDATE SET version = iap_customer_digests.version
+                RETURNING version, digest
+                """, [.text(customer.bundleID), .text(customer.id)])
+        ).first
+        return try decoding {
+            guard let row else {
+                throw StorageError(code: "storageCorrupt", reason: "a digest row could not be taken")
+            }
+            return (try row.integer("version"), try row.optionalText("digest") ?? "")
+        }
     }
 
     func digest(json: String?, version: Int64) throws(StorageError) -> CustomerDigest? {
@@ -118,14 +139,14 @@ extension SQLStorage {
                 """, [.text(customer.bundleID), .text(customer.id), .integer(version), .text(json)]))
     }
 
-    /// Marks a digest stale (empty), keeping its version counting, so a fold read before can never replace the one
-    /// built next.
+    /// Marks a digest stale (empty), keeping its version counting (from 1 for a customer who had no row), so a fold
+    /// read before can never replace the one built next.
     static func dropDigest(of customer: CustomerKey, db: any SQLStatementRunner) async throws {
         try await db.run(
             SQLStatement(
                 """
-                UPDATE iap_customer_digests SET digest = '', version = version + 1
-                WHERE bundle_id = $1 AND customer_id = $2
+                INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest) VALUES ($1, $2, 1, '')
+                ON CONFLICT (bundle_id, customer_id) DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 """, [.text(customer.bundleID), .text(customer.id)]))
     }
 }

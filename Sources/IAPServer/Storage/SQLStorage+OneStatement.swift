@@ -59,8 +59,10 @@ extension SQLStorage {
                 WHERE bundle_id = $3 AND original_transaction_id = $2 AND expires_ms IS NOT NULL
                     AND expires_ms < $12 AND superseded = 0 AND transaction_id <> $1 AND EXISTS (SELECT 1 FROM w)
             ), g AS (
-                UPDATE iap_customer_digests SET digest = '', version = version + 1
-                WHERE bundle_id = $3 AND customer_id = \(owner) AND EXISTS (SELECT 1 FROM w)
+                INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest)
+                SELECT $3, \(owner), 1, '' WHERE EXISTS (SELECT 1 FROM w)
+                ON CONFLICT (bundle_id, customer_id)
+                    DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 RETURNING version
             )
             SELECT 6 AS kind, \(owner) AS sort_text, (SELECT version FROM g) AS sort_number,
@@ -79,13 +81,13 @@ extension SQLStorage {
         let written = EncodedRows(transactions: [(transaction, json)], renewals: [])
         let bundleID = transaction.bundleID
         // Not in a transaction: on PostgreSQL a statement outside one commits on its own, all or nothing.
-        return try await read { db in
+        let answer: OneStatementAnswer? = try await read { db in
             var found = try await db.rows(SQLStatement(text, values))
             guard let last = found.popLast(), try last.integer("kind") == 6 else {
                 throw StorageError(code: "storageCorrupt", reason: "a write in one statement answered no owner")
             }
             // The last row (kind 6) says who owns the purchase (sort_text), the version the write left the digest at
-            // (sort_number) and whether the owner holds a claim (signed_date, 1 or 0).
+            // (sort_number, nil when it wrote nothing) and whether the owner holds a claim (signed_date, 1 or 0).
             guard let id = try last.optionalText("sort_text") else { return nil }
             // A claim is written here only by the customer who holds it (or takes a purchase nobody owned).
             if let claimant {
@@ -93,32 +95,49 @@ extension SQLStorage {
                 guard id == claimant, held else { return nil }
             }
             let customer = CustomerKey(bundleID: bundleID, id: id)
+            // The digest row as the statement read it (before its own write), if the customer had one.
             let stored = try found.first { try $0.integer("kind") == 3 }
-            // The version a stale digest is at: the write marked it, or it was stale already; nil without a digest.
-            let stale = try last.optionalInteger("sort_number") ?? stored?.integer("sort_number")
+            let seen = try stored?.integer("sort_number")
+            let wrote = try last.optionalInteger("sort_number")
+            // The write bumped the version the statement read by one, unless another write of this customer committed
+            // while this one waited for the digest row: what the statement read misses that write then.
+            if let wrote, wrote != (seen ?? 0) + 1 { return .readAgain(customer) }
+            // The version a stale digest is at: the write marked it, or it was stale already; nil without a row.
+            let stale = wrote ?? seen
             if let stored,
                 let digest = try digest(json: try stored.optionalText("record"), version: stored.integer("sort_number"))
             {
                 // Nothing written: the digest stands.
-                guard try last.optionalInteger("sort_number") != nil else {
-                    return .recorded(owners: [customer.id], digest: digest)
-                }
+                guard wrote != nil else { return .recorded(.recorded(owners: [customer.id], digest: digest)) }
                 var history = digest.history
                 if !history.history.records.contains(where: { $0.transactionID == transaction.transactionID }),
                     history.append(records: [transaction.record], renewals: [])
                 {
                     let kept = try await Self.keepDigest(history, of: customer, replacingStale: stale, db: db)
-                    return .recorded(owners: [customer.id], digest: kept)
+                    return .recorded(.recorded(owners: [customer.id], digest: kept))
                 }
                 found = try await db.rows(Self.recordsQuery(customer, documents: false))
             }
             let built = CompactHistory(try history(from: found, written: written))
-            guard found.count >= Self.digestThreshold || stored != nil else {
-                return .recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0))
+            let records = try found.filter { try $0.integer("kind") != 3 }.count
+            guard records >= Self.digestThreshold else {
+                return .recorded(.recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0)))
             }
             let kept = try await Self.keepDigest(built, of: customer, replacingStale: stale, db: db)
-            return .recorded(owners: [customer.id], digest: kept)
+            return .recorded(.recorded(owners: [customer.id], digest: kept))
         }
+        switch answer {
+        case nil: return nil
+        case .recorded(let outcome): return outcome
+        case .readAgain(let customer): return .recorded(owners: [customer.id], digest: try await digest(of: customer))
+        }
+    }
+
+    /// What the one statement's rows answer: the outcome, or that a write of the same customer came in between and
+    /// the customer's history must be read again.
+    private enum OneStatementAnswer: Sendable {
+        case recorded(RecordOutcome)
+        case readAgain(CustomerKey)
     }
 
     /// What `alreadyRecorded` answers to a post of one transaction, read in one row: the owner of its original

@@ -303,13 +303,15 @@ public final class SQLStorage: ServerStorage {
                     """,
                     [.text(customer.bundleID), .text(customer.id), .text(key), .text(json)]))
             guard !inserted.isEmpty else { return (false, commit: false) }
-            // The consumption joins the customer's digest, or the digest goes (built again when next read).
-            if let row = try await db.rows(Self.digestQuery(customer)).first, var digest = try digest(from: row) {
-                if digest.history.append(records: [], consumptions: [consumption]) {
-                    try await Self.saveDigest(digest.history, of: customer, version: digest.version + 1, db: db)
-                } else {
-                    try await Self.dropDigest(of: customer, db: db)
-                }
+            // The consumption joins the customer's digest, or the digest goes (built again when next read). The
+            // digest row is taken first: a write of the same customer elsewhere waits, or this one waits for it.
+            let held = try await Self.holdDigest(of: customer, db: db)
+            if var digest = try digest(json: held.json, version: held.version),
+                digest.history.append(records: [], consumptions: [consumption])
+            {
+                try await Self.saveDigest(digest.history, of: customer, version: held.version + 1, db: db)
+            } else {
+                try await Self.dropDigest(of: customer, db: db)
             }
             return (true, commit: true)
         }

@@ -1,0 +1,70 @@
+import Foundation
+import IAPCore
+import IAPEntitlements
+import IAPTestSupport
+import Testing
+
+@testable import IAPServer
+
+/// Two instances on one PostgreSQL database writing the same customer at once: a customer with a digest (a long
+/// history) keeps every purchase and consumption in it, whichever instance and whichever way (the one statement, the
+/// writer's transaction, a consumption) wrote them, and however the writes interleaved.
+struct ConcurrentDigestTests {
+    typealias Conformance = StorageConformanceTests
+
+    @Test func concurrentWritersOfOneCustomerLoseNothingFromTheDigest() async throws {
+        guard let (_, first, second) = try await StoredPostHintsTests.twoServers() else { return }
+        let bo = CustomerKey(bundleID: Conformance.bundle, id: "bo")
+        for index in 0..<70 {
+            _ = try await second.record(
+                PurchaseBatch(claimant: "bo", transactions: [Conformance.transaction("b\(index)", signed: 1)]))
+        }
+        #expect(try await second.digest(of: bo).version > 0)
+
+        // Each round: both instances post a new purchase of Bo's (one transaction: the one statement), a pair (the
+        // writer's transaction) and a consumption, all at once.
+        let rounds = 12
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for round in 0..<rounds {
+                for (name, storage) in [("f", first), ("s", second)] {
+                    group.addTask {
+                        _ = try await storage.record(
+                            PurchaseBatch(
+                                claimant: "bo",
+                                transactions: [Conformance.transaction("\(name)\(round)", signed: 1)]))
+                    }
+                    group.addTask {
+                        _ = try await storage.record(
+                            PurchaseBatch(
+                                claimant: "bo",
+                                transactions: [
+                                    Conformance.transaction("\(name)\(round)p", signed: 1),
+                                    Conformance.transaction("\(name)\(round)q", signed: 1),
+                                ]))
+                    }
+                    group.addTask {
+                        let use = ConsumptionRecord(
+                            productID: "p.coins", quantity: 1, date: Date(timeIntervalSince1970: Double(round)),
+                            id: "\(name)\(round)c")
+                        _ = try await storage.record(consumption: use, for: bo)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        let stored = try await first.records(of: bo)
+        let expected = Set(stored.transactions.map(\.transactionID))
+        #expect(expected.count == 70 + rounds * 2 * 3)
+        for storage in [first, second] {
+            let digest = try await storage.digest(of: bo)
+            #expect(Set(digest.history.history.records.map(\.transactionID)) == expected)
+            #expect(
+                Set(digest.history.history.consumptions.compactMap(\.id))
+                    == Set(stored.consumptions.compactMap(\.id)))
+            #expect(digest.history.history.consumptions.count == rounds * 2)
+        }
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+}
