@@ -100,8 +100,10 @@ extension SQLStorage {
             let seen = try stored?.integer("sort_number")
             let wrote = try last.optionalInteger("sort_number")
             // The write bumped the version the statement read by one, unless another write of this customer committed
-            // while this one waited for the digest row: what the statement read misses that write then.
-            if let wrote, wrote != (seen ?? 0) + 1 { return .readAgain(customer) }
+            // while this one waited for the digest row: what the statement read misses that write then. It answers
+            // the post as of the statement (as any read that came first would), but it is no digest to keep: the
+            // history is read again instead.
+            let whole = wrote.map { $0 == (seen ?? 0) + 1 } ?? true
             // The version a stale digest is at: the write marked it, or it was stale already; nil without a row.
             let stale = wrote ?? seen
             if let stored,
@@ -109,6 +111,7 @@ extension SQLStorage {
             {
                 // Nothing written: the digest stands.
                 guard wrote != nil else { return .recorded(.recorded(owners: [customer.id], digest: digest)) }
+                guard whole else { return .readAgain(customer) }
                 var history = digest.history
                 if !history.history.records.contains(where: { $0.transactionID == transaction.transactionID }),
                     history.append(records: [transaction.record], renewals: [])
@@ -123,6 +126,7 @@ extension SQLStorage {
             guard records >= Self.digestThreshold else {
                 return .recorded(.recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0)))
             }
+            guard whole else { return .readAgain(customer) }
             let kept = try await Self.keepDigest(built, of: customer, replacingStale: stale, db: db)
             return .recorded(.recorded(owners: [customer.id], digest: kept))
         }
