@@ -293,6 +293,9 @@ public final class SQLStorage: ServerStorage {
         let key = consumption.id ?? UUID().uuidString
         let json = try encode(consumption)
         return try await inTransaction { db in
+            // The customer's digest row first: a write of the same customer elsewhere waits for this one (or this one
+            // for it), so their consumptions take sequence numbers in turn and the digest builds on what came before.
+            let held = try await Self.holdDigest(of: customer, db: db)
             let inserted = try await db.rows(
                 SQLStatement(
                     """
@@ -303,9 +306,7 @@ public final class SQLStorage: ServerStorage {
                     """,
                     [.text(customer.bundleID), .text(customer.id), .text(key), .text(json)]))
             guard !inserted.isEmpty else { return (false, commit: false) }
-            // The consumption joins the customer's digest, or the digest goes (built again when next read). The
-            // digest row is taken first: a write of the same customer elsewhere waits, or this one waits for it.
-            let held = try await Self.holdDigest(of: customer, db: db)
+            // The consumption joins the customer's digest, or the digest goes (built again when next read).
             if var digest = try digest(json: held.json, version: held.version),
                 digest.history.append(records: [], consumptions: [consumption])
             {
