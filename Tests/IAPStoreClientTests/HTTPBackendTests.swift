@@ -123,6 +123,8 @@ import Testing
         try await StoreHarness.serve(world.simulator, port: port) { _ in
             await log.wait(for: .purchaseSucceeded, product: F.flowers)
             #expect(await store.isPurchased(F.flowers))
+            // Finished with the store after it was unlocked (a request of its own, which may still be on its way).
+            await log.wait(for: .transactionFinished, product: F.flowers)
             let unfinished = try world.simulator.unfinishedTransactions(account: "kid")
             #expect(unfinished.isEmpty)
         }

@@ -56,7 +56,8 @@ extension SQLStorage {
                     INSERT INTO iap_aliases (bundle_id, alias, customer_id) VALUES ($1, $2, $3)
                     ON CONFLICT (bundle_id, alias) DO UPDATE SET customer_id = excluded.customer_id
                     """, [.text(bundleID), .text(source.id), .text(target)]))
-            for customer in [source.id, target] {
+            // In one order, as every write takes digest rows (see `writeUpdatingDigests`).
+            for customer in [source.id, target].sorted() {
                 try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: customer), db: db)
             }
             if let announcer, !announcer.endpoints(bundleID).isEmpty, !moved.isEmpty {
