@@ -189,6 +189,62 @@ extension StoredPostHintsTests {
     }
 }
 
+extension StoredPostHintsTests {
+    /// The history a server read is offered to its next re-post read of the same customer, and kept only while the
+    /// customer's digest row is at the version it was read at: every write of their records on the other server (a
+    /// new purchase, a refund, a consumption, a login that merges another customer into them) shows in the next
+    /// answer, which is always the other server's.
+    @Test func aRememberedHistoryNeverOutlivesAWriteElsewhere() async throws {
+        guard let (_, first, second) = try await Self.twoServers() else { return }
+        let ana = CustomerKey(bundleID: Conformance.bundle, id: "ana")
+        for id in ["t1", "t2", "t3"] {
+            _ = try await first.record(
+                PurchaseBatch(claimant: "ana", transactions: [Conformance.transaction(id, signed: 1)]))
+        }
+        /// Re-posts `id` to both servers: the answers agree; `first`'s history is answered.
+        @discardableResult
+        func rePost(_ id: String) async throws -> PurchaseHistory {
+            let batch = PurchaseBatch(claimant: "ana", transactions: [Conformance.transaction(id, signed: 1)])
+            let answer = try await first.record(batch)
+            #expect(answer == (try await second.record(batch)), "\(id)")
+            guard case .recorded(_, let digest) = answer else {
+                Issue.record("the re-post of \(id) was refused: \(answer)")
+                return PurchaseHistory()
+            }
+            return digest.history.history
+        }
+        let hits = { first.histories?.hits ?? 0 }
+        try await rePost("t1")
+        #expect(hits() == 0)
+        try await rePost("t2")
+        try await rePost("t3")
+        #expect(hits() == 2)
+
+        _ = try await second.record(
+            PurchaseBatch(claimant: "ana", transactions: [Conformance.transaction("t4", signed: 1)]))
+        #expect(try await rePost("t1").records.map(\.transactionID) == ["t1", "t2", "t3", "t4"])
+        #expect(try await rePost("t2").records.count == 4)
+        #expect(hits() == 3)
+
+        _ = try await second.record(
+            PurchaseBatch(claimant: "ana", transactions: [Conformance.transaction("t2", signed: 5, revoked: true)]))
+        #expect(try await rePost("t3").records.first { $0.transactionID == "t2" }?.revocation != nil)
+
+        let use = ConsumptionRecord(productID: "p.coins", quantity: 1, date: Date(timeIntervalSince1970: 1), id: "c1")
+        #expect(try await second.record(consumption: use, for: ana))
+        #expect(try await rePost("t1").consumptions.map(\.id) == ["c1"])
+
+        _ = try await second.record(
+            PurchaseBatch(claimant: "bo", transactions: [Conformance.transaction("b1", signed: 1)]))
+        _ = try await second.logIn(CustomerKey(bundleID: Conformance.bundle, id: "bo"), as: "ana", announcing: nil)
+        #expect(try await rePost("t3").records.map(\.transactionID) == ["b1", "t1", "t2", "t3", "t4"])
+        #expect(try await rePost("t2").records.count == 5)
+        #expect(hits() == 4)
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+}
+
 /// A database that notes the text of every statement run outside a write transaction.
 final class StatementLoggingDatabase: SQLDatabase {
     let database: any SQLDatabase

@@ -36,6 +36,12 @@ public enum ServerMetrics {
         counter("iapkit_notifications_total", ("type", type), ("outcome", outcome)).increment()
     }
 
+    /// Counts one read of a re-post on PostgreSQL by where the customer's history came from: `remembered` (the
+    /// server's ``HistoryCache``, its version checked) or `read` (sent by the database).
+    static func rePostRead(_ history: String) {
+        counter("iapkit_repost_reads_total", [("history", history)]).increment()
+    }
+
     /// Counts one webhook delivery attempt by outcome: delivered, retry (failed, tried again later) or failed (given
     /// up).
     static func delivery(_ outcome: String) {

@@ -148,15 +148,19 @@ extension SQLStorage {
     /// transaction, whether the stored document is the posted one, and the owner's digest or, when they have no usable
     /// one, their records (a JSON array of each kind). The general read, a union of seven lookups with a sort, costs
     /// PostgreSQL about a quarter more (pgbench, 2026-11-28), and a row for each record costs the server more than one
-    /// row. Nil when the post may change something: the caller writes then.
+    /// row. The history ``HistoryCache`` offers for the owner this server expects is answered instead of the digest or
+    /// the records when the owner's digest row is still at the version it was read at. Nil when the post may change
+    /// something: the caller writes then.
     func storedPost(_ transaction: StoredTransaction, claimant: String?)
         async throws(StorageError) -> RecordOutcome?
     {
         // One kind of record in ``recordsQuery(_:unlessDigested:documents:)``'s order, unless a digest stands for them;
         // no more than a history without a digest holds (a longer one is answered by the writer, never decoded here).
+        // The offered history still stands ($5 and $6: the owner expected and the version it was read at).
+        let offered = "COALESCE(o.customer_id = $5 AND d.version = $6, FALSE)"
         func records(from: String, where condition: String, order: String) -> String {
             """
-            CASE WHEN COALESCE(d.digest, '') = '' THEN (SELECT '[' || string_agg(r.record, ',' ORDER BY r.k) || ']'
+            CASE WHEN COALESCE(d.digest, '') = '' AND NOT \(offered) THEN (SELECT '[' || string_agg(r.record, ',' ORDER BY r.k) || ']'
                     FROM (SELECT x.record, \(order) AS k FROM \(from) WHERE \(condition)
                         ORDER BY \(order) LIMIT \(Self.digestThreshold)) r) END
             """
@@ -168,10 +172,13 @@ extension SQLStorage {
             """
         }
         let owner = "y.bundle_id = o.bundle_id AND y.customer_id = o.customer_id"
+        let offer = histories?.offer(
+            bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
         let statement = SQLStatement(
             """
             SELECT o.customer_id AS owner, o.claimed, t.signed_date,
-                CASE WHEN t.document = $4 THEN 1 ELSE 0 END AS same_document, d.version, d.digest,
+                CASE WHEN t.document = $4 THEN 1 ELSE 0 END AS same_document, d.version,
+                CASE WHEN \(offered) THEN NULL ELSE d.digest END AS digest,
                 \(records(from: owned("iap_transactions"), where: owner, order: "x.transaction_id")) AS purchases,
                 \(records(from: owned("iap_renewals"), where: owner, order: "x.original_transaction_id")) AS renewals,
                 \(records(
@@ -185,6 +192,7 @@ extension SQLStorage {
             [
                 .text(transaction.bundleID), .text(transaction.transactionID),
                 .text(transaction.originalTransactionID), .text(transaction.document),
+                .text(offer?.customer ?? ""), .integer(offer?.version ?? -1),
             ])
         guard let row = try await read({ db in try await db.rows(statement) }).first else { return nil }
         return try Self.decoding { () throws -> RecordOutcome? in
@@ -195,9 +203,24 @@ extension SQLStorage {
                 try row.integer("same_document") == 1
                     || row.integer("signed_date") > transaction.signedDate.millisecondsSince1970
             else { return nil }
+            let version = try row.optionalInteger("version")
+            if let offer, let version, owner == offer.customer, version == offer.version {
+                histories?.taken()
+                ServerMetrics.rePostRead("remembered")
+                return .recorded(owners: [owner], digest: offer.digest)
+            }
+            ServerMetrics.rePostRead("read")
+            let customer = CustomerKey(bundleID: transaction.bundleID, id: owner)
+            histories?.noteOwner(
+                owner, bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
+            /// The answer, remembered with the version it was read at.
+            func answer(_ digest: CustomerDigest) -> RecordOutcome {
+                if let version { histories?.remember(digest, of: customer, at: version) }
+                return .recorded(owners: [owner], digest: digest)
+            }
             if let json = try row.optionalText("digest"), !json.isEmpty {
                 let stored = try digest(json: json, version: try row.integer("version"))
-                return stored.map { .recorded(owners: [owner], digest: $0) }
+                return stored.map(answer)
             }
             func all<Record: Decodable>(_ column: String, _ type: Record.Type) throws -> [Record] {
                 try row.optionalText(column).map { try decoder.decode([Record].self, from: $0) } ?? []
@@ -209,7 +232,7 @@ extension SQLStorage {
             // No digest: a short history, read whole (a long one goes through the writer, which builds one).
             let count = history.records.count + history.renewals.count + history.consumptions.count
             guard count < Self.digestThreshold else { return nil }
-            return .recorded(owners: [owner], digest: CustomerDigest(history: CompactHistory(history), version: 0))
+            return answer(CustomerDigest(history: CompactHistory(history), version: 0))
         }
     }
 

@@ -13,11 +13,14 @@ public final class SQLStorage: ServerStorage {
     /// The posts of one transaction this server answered on PostgreSQL, to read a re-post before writing (nil on
     /// SQLite, which always reads first).
     let storedPosts: StoredPostHints?
+    /// The histories this server read lately, offered to the read of a re-post (nil on SQLite).
+    let histories: HistoryCache?
 
     /// Opens storage in `database`, applying the migrations it has not seen.
     public init(database: any SQLDatabase) async throws(StorageError) {
         self.database = database
         storedPosts = database.engine == .postgres ? StoredPostHints() : nil
+        histories = database.engine == .postgres ? HistoryCache() : nil
         do {
             try await Migrations.apply(to: database)
         } catch {
@@ -41,7 +44,11 @@ public final class SQLStorage: ServerStorage {
             }
             if let outcome = try await recordInOneStatement(only.transaction, json: only.json, claimant: batch.claimant)
             {
-                if outcome.owners != nil { storedPosts?.insert(fingerprint) }
+                if let owner = outcome.owners?.first {
+                    storedPosts?.insert(fingerprint)
+                    histories?.noteOwner(
+                        owner, bundleID: bundleID, originalTransactionID: only.transaction.originalTransactionID)
+                }
                 return outcome
             }
         }
