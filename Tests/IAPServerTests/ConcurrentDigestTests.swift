@@ -67,4 +67,26 @@ struct ConcurrentDigestTests {
         try await first.shutdown()
         try await second.shutdown()
     }
+
+    /// Renewal information alone (what a notification may bring) changes its purchase's owner's history: their
+    /// digest does not stand without it.
+    @Test func renewalInformationAloneReachesTheOwnersDigest() async throws {
+        guard let (_, first, second) = try await StoredPostHintsTests.twoServers() else { return }
+        let bo = CustomerKey(bundleID: Conformance.bundle, id: "bo")
+        for index in 0..<70 {
+            _ = try await second.record(
+                PurchaseBatch(claimant: "bo", transactions: [Conformance.transaction("b\(index)", signed: 1)]))
+        }
+        #expect(try await first.digest(of: bo).version > 0)
+        let renewal = StoredRenewal(
+            bundleID: Conformance.bundle, originalTransactionID: "b3",
+            signedDate: Date(timeIntervalSince1970: 1_700_000_002), document: "renewal-b3",
+            record: RenewalRecord(originalTransactionID: "b3", productID: "p.lifetime", source: .signedTransaction))
+        _ = try await second.record(PurchaseBatch(claimant: nil, transactions: [], renewals: [renewal]))
+        for storage in [first, second] {
+            #expect(try await storage.digest(of: bo).history.history.renewals.map(\.originalTransactionID) == ["b3"])
+        }
+        try await first.shutdown()
+        try await second.shutdown()
+    }
 }

@@ -234,6 +234,14 @@ extension StoredPostHintsTests {
         #expect(try await second.record(consumption: use, for: ana))
         #expect(try await rePost("t1").consumptions.map(\.id) == ["c1"])
 
+        // Renewal information alone (as a notification brings it) changes the owner's history too.
+        let renewal = StoredRenewal(
+            bundleID: Conformance.bundle, originalTransactionID: "t1",
+            signedDate: Date(timeIntervalSince1970: 1_700_000_002), document: "renewal-1",
+            record: RenewalRecord(originalTransactionID: "t1", productID: "p.lifetime", source: .signedTransaction))
+        _ = try await second.record(PurchaseBatch(claimant: nil, transactions: [], renewals: [renewal]))
+        #expect(try await rePost("t3").renewals.map(\.originalTransactionID) == ["t1"])
+
         _ = try await second.record(
             PurchaseBatch(claimant: "bo", transactions: [Conformance.transaction("b1", signed: 1)]))
         _ = try await second.logIn(CustomerKey(bundleID: Conformance.bundle, id: "bo"), as: "ana", announcing: nil)

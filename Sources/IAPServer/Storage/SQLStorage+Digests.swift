@@ -50,33 +50,45 @@ extension SQLStorage {
     static let digestThreshold = 64
 
     /// Writes a batch's rows and brings the digests of the customers it touched up to date: the first owner's gets
-    /// the new rows appended when they are new transactions after what it folded, else it is built again from every
-    /// row (and kept when the history is long enough to need one); any other owner's is marked stale (built again
-    /// when next read). Answers the first owner's.
+    /// the new rows appended when they are new transactions after what it folded and no other customer's records
+    /// changed, else it is built again from every row (and kept when the history is long enough to need one); any
+    /// other customer whose records changed (another owner, the owner of a renewal's purchase, a purchase's
+    /// `previousOwners`) has theirs marked stale (built again when next read). Answers the first owner's.
     ///
-    /// Every owner's digest row is taken first (``holdDigest(of:db:)``), so a write of the same customer on another
-    /// instance waits for this one and builds on it.
+    /// Every one of those customers' digest rows is taken first (``holdDigest(of:db:)``), so a write of the same
+    /// customer on another instance waits for this one and builds on it.
     func writeUpdatingDigests(
-        _ rows: EncodedRows, owners: [String], bundleID: String, db: any SQLStatementRunner
+        _ rows: EncodedRows, owners: [String], previousOwners: [String] = [], bundleID: String,
+        db: any SQLStatementRunner
     ) async throws -> CustomerDigest? {
         try await Self.write(rows, db: db)
-        guard let first = owners.first else { return nil }
+        var others = Set(owners.dropFirst() + previousOwners)
+        let originals = Set(rows.transactions.map(\.transaction.originalTransactionID))
+        for original in Set(rows.renewals.map(\.renewal.originalTransactionID)).subtracting(originals).sorted() {
+            let found = try await db.rows(
+                SQLStatement(
+                    "SELECT customer_id FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2",
+                    [.text(bundleID), .text(original)]))
+            if let owner = try found.first?.text("customer_id") { others.insert(owner) }
+        }
+        if let first = owners.first { others.remove(first) }
         // In one order, so that two writes of the same two customers never wait for each other in a circle.
         var held: [String: (version: Int64, json: String)] = [:]
-        for owner in Set(owners).sorted() {
-            held[owner] = try await Self.holdDigest(of: CustomerKey(bundleID: bundleID, id: owner), db: db)
+        for customer in others.union(owners.prefix(1)).sorted() {
+            held[customer] = try await Self.holdDigest(of: CustomerKey(bundleID: bundleID, id: customer), db: db)
         }
-        for other in owners.dropFirst() {
+        for other in others.sorted() {
             try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: other), db: db)
         }
+        guard let first = owners.first else { return nil }
         let customer = CustomerKey(bundleID: bundleID, id: first)
-        let stored = held[first] ?? (0, "")
+        guard let stored = held[first] else { return nil }
         let version = stored.version + 1
         if let digest = try digest(json: stored.json, version: stored.version) {
             // A stored transaction is in the digest's kept records or before its fold point, where append refuses it.
             let kept = Set(digest.history.history.records.map(\.transactionID))
             var history = digest.history
-            if owners.count == 1, rows.transactions.allSatisfy({ !kept.contains($0.transaction.transactionID) }),
+            if others.isEmpty, rows.transactions.allSatisfy({ !kept.contains($0.transaction.transactionID) }),
                 history.append(
                     records: rows.transactions.map(\.transaction.record),
                     renewals: rows.renewals.map(\.renewal.record))
@@ -97,8 +109,8 @@ extension SQLStorage {
 
     /// Takes `customer`'s digest row for the rest of the write's transaction, creating it (stale, at version 0) when
     /// they have none, and answers it as it stands. On PostgreSQL a write of the same customer on any instance waits
-    /// here until this one commits, and what this one reads afterwards includes every write before it; on SQLite
-    /// writes take turns anyway.
+    /// for this one (here, or in the one statement's bump) until it commits, and what this one reads afterwards
+    /// includes every write before it; on SQLite writes take turns anyway.
     static func holdDigest(of customer: CustomerKey, db: any SQLStatementRunner) async throws
         -> (version: Int64, json: String)
     {
@@ -146,7 +158,8 @@ extension SQLStorage {
             SQLStatement(
                 """
                 INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest) VALUES ($1, $2, 1, '')
-                ON CONFLICT (bundle_id, customer_id) DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
+                ON CONFLICT (bundle_id, customer_id)
+                    DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 """, [.text(customer.bundleID), .text(customer.id)]))
     }
 }

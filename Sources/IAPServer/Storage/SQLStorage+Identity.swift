@@ -33,6 +33,11 @@ extension SQLStorage {
                     """, [.text(bundleID), .text(source.id), .text(target)])
             ).map { try $0.text("original_transaction_id") }.sorted()
             for original in moved { try await Self.setOwner(of: original, bundleID: bundleID, to: target, db: db) }
+            // The two digest rows, in one order, before the consumption rows: every write takes them in that order
+            // (owner and transaction rows, digest rows, consumption rows; see `writeUpdatingDigests`).
+            for customer in [source.id, target].sorted() {
+                try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: customer), db: db)
+            }
             // Consumptions follow (one recorded under the same key by both stays once).
             try await db.run(
                 SQLStatement(
@@ -56,10 +61,6 @@ extension SQLStorage {
                     INSERT INTO iap_aliases (bundle_id, alias, customer_id) VALUES ($1, $2, $3)
                     ON CONFLICT (bundle_id, alias) DO UPDATE SET customer_id = excluded.customer_id
                     """, [.text(bundleID), .text(source.id), .text(target)]))
-            // In one order, as every write takes digest rows (see `writeUpdatingDigests`).
-            for customer in [source.id, target].sorted() {
-                try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: customer), db: db)
-            }
             if let announcer, !announcer.endpoints(bundleID).isEmpty, !moved.isEmpty {
                 var transfers: [Transfer] = []
                 for original in moved {

@@ -18,9 +18,12 @@ extension SQLStorage {
 
     /// Records one transaction in one statement: its owner (kept, or the claimant, or made up as
     /// ``PurchaseBatch/implicitOwner(of:)`` when there is none); its row, unless the same document or a newer signed
-    /// version is stored; the earlier periods it supersedes; the owner's digest marked stale when the row was written;
-    /// and the owner's rows as they are after it. A customer with a digest gets it stored again by a second statement, which only
-    /// replaces the stale one: a write in between wins, and the next read builds the digest afresh.
+    /// version is stored; the earlier periods it supersedes; the owner's digest marked stale and its version bumped
+    /// when the row was written; and the owner's rows as they are after it. A customer with a digest gets it stored
+    /// again by a second statement, which only replaces the stale one: a write in between wins, and the next read
+    /// builds the digest afresh. The owner is read as it is now, not as the statement's snapshot has it (a login may
+    /// have moved the purchase), and held until the statement ends; the rows it locks are taken in the order every
+    /// write takes them: owner and transaction rows, then the digest row.
     ///
     /// Nil, having written nothing, when the owner could not be told (another post of the same new purchase was
     /// inserting it at that moment: its row was not in this statement's snapshot), or when `claimant` does not hold
@@ -47,10 +50,13 @@ extension SQLStorage {
                 VALUES ($3, $2, $20, $21)
                 ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
                 RETURNING customer_id, claimed
+            ), held AS (
+                SELECT customer_id, claimed FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2
+                FOR SHARE
             ), o AS (
                 SELECT customer_id, claimed FROM inserted
                 UNION ALL
-                SELECT customer_id, claimed FROM iap_owners WHERE bundle_id = $3 AND original_transaction_id = $2
+                SELECT customer_id, claimed FROM held
             ), w AS (
             \(Self.insertTransaction(owner: owner, onlyIf: "EXISTS (SELECT 1 FROM o WHERE \(owned)) AND \(stored)"))
                 RETURNING transaction_id, original_transaction_id, product_id, signed_date, app_account_token, record
@@ -58,9 +64,10 @@ extension SQLStorage {
                 UPDATE iap_transactions SET superseded = 1
                 WHERE bundle_id = $3 AND original_transaction_id = $2 AND expires_ms IS NOT NULL
                     AND expires_ms < $12 AND superseded = 0 AND transaction_id <> $1 AND EXISTS (SELECT 1 FROM w)
+                RETURNING 1
             ), g AS (
                 INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest)
-                SELECT $3, \(owner), 1, '' WHERE EXISTS (SELECT 1 FROM w)
+                SELECT $3, \(owner), 1, '' WHERE EXISTS (SELECT 1 FROM w) AND (SELECT COUNT(*) FROM s) >= 0
                 ON CONFLICT (bundle_id, customer_id)
                     DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 RETURNING version
@@ -99,10 +106,10 @@ extension SQLStorage {
             let stored = try found.first { try $0.integer("kind") == 3 }
             let seen = try stored?.integer("sort_number")
             let wrote = try last.optionalInteger("sort_number")
-            // The write bumped the version the statement read by one, unless another write of this customer committed
-            // while this one waited for the digest row: what the statement read misses that write then. It answers
-            // the post as of the statement (as any read that came first would), but it is no digest to keep: the
-            // history is read again instead.
+            // The write bumped the version the statement read by one, unless something else bumped it after the
+            // statement's snapshot (another write of this customer, which this one may have waited for, or a digest
+            // kept or folded): what the statement read may miss a write then. It answers the post as of the statement
+            // (as any read that came first would), but it is no digest to keep: a long history is read again.
             let whole = wrote.map { $0 == (seen ?? 0) + 1 } ?? true
             // The version a stale digest is at: the write marked it, or it was stale already; nil without a row.
             let stale = wrote ?? seen

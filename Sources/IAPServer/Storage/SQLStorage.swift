@@ -32,7 +32,7 @@ public final class SQLStorage: ServerStorage {
         -> RecordOutcome
     {
         let rows = try encodedRows(batch)
-        let bundleID = batch.transactions.first?.bundleID ?? ""
+        let bundleID = batch.transactions.first?.bundleID ?? batch.renewals.first?.bundleID ?? ""
         var readAlready = false
         if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first {
             // A post this server answered before is most likely stored: the read answers it for less (see
@@ -60,6 +60,7 @@ public final class SQLStorage: ServerStorage {
             var owners: [String] = batch.claimant.map { [$0] } ?? []
             var ownerOf: [String: String] = [:]
             var transfers: [Transfer] = []
+            var previousOwners: [String] = []
             for row in rows.transactions {
                 let original = row.transaction.originalTransactionID
                 var owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
@@ -78,7 +79,7 @@ public final class SQLStorage: ServerStorage {
                                     originalTransactionID: original, productID: row.transaction.productID,
                                     from: owner, reason: "restore"))
                         }
-                        try await Self.dropDigest(of: CustomerKey(bundleID: bundleID, id: owner), db: db)
+                        previousOwners.append(owner)
                         owner = claimant
                     }
                 }
@@ -92,7 +93,8 @@ public final class SQLStorage: ServerStorage {
                 let moments = announcer.moments()
                 rows.announce = (moments.recordedAt.millisecondsSince1970, moments.entitlementsAt.millisecondsSince1970)
             }
-            let digest = try await writeUpdatingDigests(rows, owners: owners, bundleID: bundleID, db: db)
+            let digest = try await writeUpdatingDigests(
+                rows, owners: owners, previousOwners: previousOwners, bundleID: bundleID, db: db)
             if rows.announce == nil {
                 try await announce(
                     rows, before: before, ownerOf: ownerOf,
@@ -301,7 +303,8 @@ public final class SQLStorage: ServerStorage {
         let json = try encode(consumption)
         return try await inTransaction { db in
             // The customer's digest row first: a write of the same customer elsewhere waits for this one (or this one
-            // for it), so their consumptions take sequence numbers in turn and the digest builds on what came before.
+            // for it), so one customer's consumptions take increasing sequence numbers (the sequence counts across
+            // customers) and the digest builds on what came before.
             let held = try await Self.holdDigest(of: customer, db: db)
             let inserted = try await db.rows(
                 SQLStatement(
