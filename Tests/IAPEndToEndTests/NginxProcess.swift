@@ -15,6 +15,10 @@ final class NginxProcess: @unchecked Sendable {
 
     /// Starts nginx balancing over `upstreams` (loopback ports), its files in `folder`, and waits until it answers
     /// `/health`.
+    ///
+    /// The listening ports are found free and then released, so another process can take one before nginx binds it:
+    /// nginx then exits, and the start is tried again on fresh ports (three times at most). A failure says what nginx
+    /// logged and what `/health` last answered.
     static func start(upstreams: [Int], in folder: URL) async throws -> NginxProcess {
         let certificate = folder.appendingPathComponent("site.pem")
         let key = folder.appendingPathComponent("site.key")
@@ -25,11 +29,25 @@ final class NginxProcess: @unchecked Sendable {
                 "-subj", "/CN=iap.example.com", "-keyout", key.path, "-out", certificate.path,
             ])
         try #require(made == 0, "\(madeOutput)")
-        let port = try NginxProxyTests.freePort()
-        let prefix = folder.appendingPathComponent("nginx")
-        try FileManager.default.createDirectory(at: prefix, withIntermediateDirectories: true)
-        let site = try NginxProxyTests.runnableSite(
-            upstreams: upstreams, port: port, certificate: certificate, key: key)
+        var failures: [String] = []
+        for attempt in 1...3 {
+            let prefix = folder.appendingPathComponent("nginx-\(attempt)")
+            try FileManager.default.createDirectory(at: prefix, withIntermediateDirectories: true)
+            let port = try NginxProxyTests.freePort()
+            let site = try NginxProxyTests.runnableSite(
+                upstreams: upstreams, port: port, certificate: certificate, key: key)
+            let nginx = try await launch(site: site, port: port, prefix: prefix)
+            let (ready, lastAnswer) = await nginx.waitForHealth(seconds: 30)
+            if ready { return nginx }
+            nginx.stop()
+            let log = (try? String(contentsOf: prefix.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+            failures.append("attempt \(attempt) on port \(port): /health \(lastAnswer); error.log: \(log.suffix(600))")
+        }
+        throw DidNotComeUp(description: "nginx did not come up: \(failures.joined(separator: " | "))")
+    }
+
+    /// Writes the main configuration around `site`, checks it with `nginx -t` and starts nginx in the foreground.
+    private static func launch(site: String, port: Int, prefix: URL) async throws -> NginxProcess {
         let main = """
             daemon off;
             worker_processes 1;
@@ -58,15 +76,26 @@ final class NginxProcess: @unchecked Sendable {
         proxy.standardOutput = FileHandle.nullDevice
         proxy.standardError = FileHandle.nullDevice
         try proxy.run()
-        let nginx = NginxProcess(port: port, process: proxy)
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = (try? await NginxProxyTests.curl(port: port, "GET", "/health").status) == 200
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
+        return NginxProcess(port: port, process: proxy)
+    }
+
+    /// Polls `/health` through the proxy until it answers 200, nginx exits, or `seconds` pass; returns whether it
+    /// answered and what the last try got.
+    private func waitForHealth(seconds: Double) async -> (ready: Bool, lastAnswer: String) {
+        let deadline = Date() + seconds
+        var lastAnswer = "not tried"
+        while Date() < deadline {
+            do {
+                let answer = try await NginxProxyTests.curl(port: port, "GET", "/health")
+                if answer.status == 200 { return (true, "200") }
+                lastAnswer = "\(answer.status) \(answer.body.prefix(200))"
+            } catch {
+                lastAnswer = "\(error)"
+            }
+            guard process.isRunning else { return (false, lastAnswer + " (nginx exited)") }
+            try? await Task.sleep(for: .milliseconds(100))
         }
-        if !ready { nginx.stop() }
-        try #require(ready, "nginx did not come up")
-        return nginx
+        return (false, lastAnswer + " (after \(Int(seconds)) s)")
     }
 
     /// SIGTERM (the master stops its worker); a proxy still running after 5 s is killed.
@@ -79,4 +108,9 @@ final class NginxProcess: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// nginx answered no `/health` in any attempt; the description says what each attempt saw.
+    struct DidNotComeUp: Error, CustomStringConvertible {
+        let description: String
+    }
 }
