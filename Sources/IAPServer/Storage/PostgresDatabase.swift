@@ -10,6 +10,9 @@ public final class PostgresDatabase: SQLDatabase {
     public var engine: SQLEngine { .postgres }
     private let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// Pings the pool's connections every `keepAliveInterval` (the pool's own keep-alive is off; see
+    /// ``configuration(url:maximumConnections:)``).
+    private let pinger: Task<Void, Never>
     private let logger: Logger
     private let prepared = PreparedStatements()
     private let reachability = Reachability()
@@ -19,18 +22,47 @@ public final class PostgresDatabase: SQLDatabase {
     let connectTimeout: Duration
     /// How long a statement may run (`statement_timeout` in the URL, seconds; 30 by default).
     let statementTimeout: Duration
+    /// How often the pool's connections are pinged (`keepalive` in the URL, seconds; 30 by default): often enough for
+    /// a firewall, a NAT or the database's `idle_session_timeout` to keep them, and to find one that died quietly
+    /// while nothing used it.
+    let keepAliveInterval: Duration
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`; TLS is off by
     /// default for loopback hosts and preferred otherwise).
     public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "iapkit.postgres")) throws {
-        client = PostgresClient(
-            configuration: try Self.configuration(url: url, maximumConnections: maximumConnections),
-            backgroundLogger: logger)
+        let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
         statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
+        keepAliveInterval = try Self.seconds("keepalive", in: url, default: 30)
         let client = self.client
         runner = Task { await client.run() }
+        let connections = configuration.options.maximumConnections
+        pinger = Task { [prepared, deadlines, reachability, logger, statementTimeout, keepAliveInterval] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: keepAliveInterval)
+                guard !Task.isCancelled, !reachability.isDown else { continue }
+                // As many pings at once as the pool has connections, so each idle connection likely takes one. A
+                // connection that does not answer within the statement timeout is closed, and the pool opens another.
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<connections {
+                        group.addTask {
+                            do {
+                                try await client.withConnection { connection in
+                                    _ = try await PostgresRunner(
+                                        connection: connection, logger: logger, prepared: prepared,
+                                        deadline: statementTimeout, deadlines: deadlines
+                                    ).rows(SQLStatement("SELECT 1"))
+                                }
+                            } catch {
+                                logger.debug("a keep-alive ping failed: \(error)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The URL's query item `name` in whole seconds (1 to 600), or `fallback` when absent.
@@ -73,6 +105,12 @@ public final class PostgresDatabase: SQLDatabase {
             host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
             database: database.isEmpty ? nil : database, tls: tls)
         configuration.options.maximumConnections = pool.flatMap { Int($0) } ?? maximumConnections
+        // The pool's timers are off: each time a statement hands a connection back, the pool would start one for
+        // closing it when idle and one for its keep-alive (a task group of two tasks and a sleep each). Every
+        // connection is kept instead, and a task of ours pings them (``keepAliveInterval``). Two instances answered /ready (one
+        // `SELECT 1` each) for 0.124 ms of server CPU a request without the timers, 0.133-0.162 with them.
+        configuration.options.minimumConnections = configuration.options.maximumConnections
+        configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = try seconds("connect_timeout", in: text, default: 10)
         // Every statement is an index lookup written for its plan: plan each prepared one once, never again per
         // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
@@ -206,6 +244,7 @@ public final class PostgresDatabase: SQLDatabase {
 
     public func close() async throws {
         deadlines.stop()
+        pinger.cancel()
         runner.cancel()
         await runner.value
     }

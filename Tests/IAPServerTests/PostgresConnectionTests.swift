@@ -1,0 +1,70 @@
+import Foundation
+import IAPCore
+import IAPTestSupport
+import Testing
+
+@testable import IAPServer
+
+/// The connections a server keeps to PostgreSQL: what the URL may set, and a kept connection outliving the database's
+/// idle timeout because it is pinged.
+@Suite struct PostgresConnectionTests {
+    @Test(arguments: [
+        "keepalive=0", "keepalive=601", "keepalive=soon", "statement_timeout=-1", "connect_timeout=", "pool_size=0",
+    ])
+    func aBadSettingIsRefusedByName(_ item: String) {
+        let name = String(item.prefix { $0 != "=" })
+        #expect {
+            _ = try PostgresDatabase(url: "postgres://postgres@127.0.0.1:9/x?\(item)")
+        } throws: { error in
+            guard let error = error as? StorageError else { return false }
+            return error.code == "badDatabaseURL" && error.description.contains(name)
+        }
+    }
+
+    @Test func theSettingsHaveTheirDefaults() async throws {
+        let database = try PostgresDatabase(url: "postgres://postgres@127.0.0.1:9/x?keepalive=5")
+        #expect(database.keepAliveInterval == .seconds(5))
+        #expect(database.connectTimeout == .seconds(10))
+        #expect(database.statementTimeout == .seconds(30))
+        try await database.close()
+    }
+
+    /// The database closes sessions idle for 3 s (`idle_session_timeout`); pinged every second, the server's
+    /// connections are never idle that long, so the same backends serve it 7 s later.
+    @Test func pingedConnectionsOutliveTheDatabasesIdleTimeout() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let name = TestDatabases.freshDatabaseName()
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
+        try await admin.execute(SQLStatement("ALTER DATABASE \(name) SET idle_session_timeout = '3s'"))
+        let address = try #require(TestDatabases.postgresURL(database: name))
+        let database = try PostgresDatabase(url: address + "&keepalive=1", maximumConnections: 2)
+        /// The process ids of the backends serving `name`, as the admin connection sees them.
+        func backends() async throws -> Set<Int64> {
+            let rows = try await admin.read { db in
+                try await db.rows(
+                    SQLStatement(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
+                        [.text(name)]))
+            }
+            return Set(try rows.map { try $0.integer("pid") })
+        }
+        _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1")) }
+        // Both connections are opened at start, not on demand.
+        var before: Set<Int64> = []
+        for _ in 0..<50 where before.count < 2 {
+            before = try await backends()
+            if before.count < 2 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(before.count == 2)
+        try await Task.sleep(for: .seconds(7))
+        #expect(try await backends() == before)
+        _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1")) }
+        try await database.close()
+        try await admin.execute(SQLStatement("DROP DATABASE \(name) WITH (FORCE)"))
+        try await admin.close()
+    }
+}
