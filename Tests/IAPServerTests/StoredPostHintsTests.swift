@@ -74,7 +74,7 @@ struct StoredPostHintsTests {
             let statements = logged.statements.withLock { $0 }
             return (outcome, statements, try await second.record(batch))
         }
-        let isRead = { (text: String) in text.hasPrefix("SELECT o.customer_id AS owner") }
+        let isRead = { (text: String) in text == SQLStorage.rePostText }
         let isWrite = { (text: String) in text.hasPrefix("WITH inserted") }
 
         // New: the one statement. Again: one read, the same answer.
@@ -127,7 +127,7 @@ extension StoredPostHintsTests {
     /// enough to keep a digest.
     @Test func aRePostReadInOneRowAnswersAsTheWriterDoes() async throws {
         guard let (logged, first, second) = try await Self.twoServers() else { return }
-        let isOneRowRead = { (text: String) in text.hasPrefix("SELECT o.customer_id AS owner") }
+        let isOneRowRead = { (text: String) in text == SQLStorage.rePostText }
 
         /// Posts `transaction` to `first` twice (the second time as a re-post it read) and to `second`.
         func rePost(_ claimant: String?, _ transaction: StoredTransaction) async throws {
@@ -282,5 +282,46 @@ final class StatementLoggingDatabase: SQLDatabase {
             log.statements.withLock { $0.append(statement.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
             return try await runner.rows(statement)
         }
+    }
+}
+
+extension StoredPostHintsTests {
+    /// Re-posts that come at once share statements (``Coalescer``, one lane), and each is answered as the other server
+    /// answers it alone: customers with and without claims, one whose stored document is newer than the posted one, and
+    /// one post the read cannot answer (another claimant), which goes on to the writer.
+    @Test func rePostsAtOnceShareStatementsAndAnswerAsAlone() async throws {
+        guard let (logged, first, second) = try await Self.twoServers() else { return }
+        var batches: [PurchaseBatch] = []
+        for customer in 0..<8 {
+            for purchase in 0..<3 {
+                let id = "c\(customer)-t\(purchase)"
+                let claimant = customer.isMultiple(of: 2) ? "customer-\(customer)" : nil
+                batches.append(
+                    PurchaseBatch(claimant: claimant, transactions: [Conformance.transaction(id, signed: 2)]))
+            }
+        }
+        for batch in batches { _ = try await first.record(batch) }
+        // An older document of a stored transaction, and a claim by someone else (refused by the writer).
+        batches.append(
+            PurchaseBatch(claimant: "customer-0", transactions: [Conformance.transaction("c0-t0", signed: 1)]))
+        batches.append(PurchaseBatch(claimant: "someone", transactions: [Conformance.transaction("c2-t1", signed: 2)]))
+        logged.statements.withLock { $0 = [] }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, RecordOutcome).self) { group in
+            for (index, batch) in batches.enumerated() { group.addTask { (index, try await first.record(batch)) } }
+            var outcomes: [Int: RecordOutcome] = [:]
+            for try await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
+        }
+        let reads = logged.statements.withLock { $0 }.filter { $0 == SQLStorage.rePostText }.count
+        #expect(reads < batches.count - 1, "\(reads) reads for \(batches.count - 1) re-posts the hints sent to a read")
+        for (index, batch) in batches.enumerated() {
+            #expect(outcomes[index] == (try await second.record(batch)), "\(batch.claimant ?? "-") \(index)")
+        }
+        if case .claimedByAnother = outcomes[batches.count - 1] {
+        } else {
+            Issue.record("the other claimant's post was answered \(String(describing: outcomes[batches.count - 1]))")
+        }
+        try await first.shutdown()
+        try await second.shutdown()
     }
 }

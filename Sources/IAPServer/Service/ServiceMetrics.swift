@@ -42,6 +42,13 @@ public enum ServerMetrics {
         counter("iapkit_repost_reads_total", [("history", history)]).increment()
     }
 
+    /// Counts one statement reading re-posts on PostgreSQL and the lookups it carried (``Coalescer``): their ratio is
+    /// the mean batch.
+    static func rePostBatch(lookups: Int) {
+        counter("iapkit_repost_batches_total", []).increment()
+        counter("iapkit_repost_batched_lookups_total", []).increment(by: Int64(lookups))
+    }
+
     /// Counts one webhook delivery attempt by outcome: delivered, retry (failed, tried again later) or failed (given
     /// up).
     static func delivery(_ outcome: String) {

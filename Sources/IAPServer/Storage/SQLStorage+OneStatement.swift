@@ -151,57 +151,31 @@ extension SQLStorage {
         case readAgain(CustomerKey)
     }
 
-    /// What `alreadyRecorded` answers to a post of one transaction, read in one row: the owner of its original
-    /// transaction, whether the stored document is the posted one, and the owner's digest or, when they have no usable
-    /// one, their records (a JSON array of each kind). The general read, a union of seven lookups with a sort, costs
-    /// PostgreSQL about a quarter more (pgbench, 2026-11-28), and a row for each record costs the server more than one
-    /// row. The history ``HistoryCache`` offers for the owner this server expects is answered instead of the digest or
-    /// the records when the owner's digest row is still at the version it was read at. Nil when the post may change
-    /// something: the caller writes then.
+    /// What `alreadyRecorded` answers to a post of one transaction, read in one row of ``readRePosts(_:database:)``
+    /// (with other re-posts' lookups when several come at once: ``rePostReads``). The history ``HistoryCache`` offers
+    /// for the owner this server expects is answered instead of the digest or the records when the owner's digest row is
+    /// still at the version it was read at. Nil when the post may change something: the caller writes then.
     func storedPost(_ transaction: StoredTransaction, claimant: String?)
         async throws(StorageError) -> RecordOutcome?
     {
-        // One kind of record in ``recordsQuery(_:unlessDigested:documents:)``'s order, unless a digest stands for them;
-        // no more than a history without a digest holds (a longer one is answered by the writer, never decoded here).
-        // The offered history still stands ($5 and $6: the owner expected and the version it was read at).
-        let offered = "COALESCE(o.customer_id = $5 AND d.version = $6, FALSE)"
-        func records(from: String, where condition: String, order: String) -> String {
-            """
-            CASE WHEN COALESCE(d.digest, '') = '' AND NOT \(offered) THEN (SELECT '[' || string_agg(r.record, ',' ORDER BY r.k) || ']'
-                    FROM (SELECT x.record, \(order) AS k FROM \(from) WHERE \(condition)
-                        ORDER BY \(order) LIMIT \(Self.digestThreshold)) r) END
-            """
-        }
-        func owned(_ table: String) -> String {
-            """
-            iap_owners y JOIN \(table) x
-                        ON x.bundle_id = y.bundle_id AND x.original_transaction_id = y.original_transaction_id
-            """
-        }
-        let owner = "y.bundle_id = o.bundle_id AND y.customer_id = o.customer_id"
         let offer = histories?.offer(
             bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
-        let statement = SQLStatement(
-            """
-            SELECT o.customer_id AS owner, o.claimed, t.signed_date,
-                CASE WHEN t.document = $4 THEN 1 ELSE 0 END AS same_document, d.version,
-                CASE WHEN \(offered) THEN NULL ELSE d.digest END AS digest,
-                \(records(from: owned("iap_transactions"), where: owner, order: "x.transaction_id")) AS purchases,
-                \(records(from: owned("iap_renewals"), where: owner, order: "x.original_transaction_id")) AS renewals,
-                \(records(
-                    from: "iap_consumptions x", where: "x.bundle_id = o.bundle_id AND x.customer_id = o.customer_id",
-                    order: "x.sequence")) AS consumptions
-            FROM iap_transactions t
-            JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = $3
-            LEFT JOIN iap_customer_digests d ON d.bundle_id = o.bundle_id AND d.customer_id = o.customer_id
-            WHERE t.bundle_id = $1 AND t.transaction_id = $2
-            """,
-            [
-                .text(transaction.bundleID), .text(transaction.transactionID),
-                .text(transaction.originalTransactionID), .text(transaction.document),
-                .text(offer?.customer ?? ""), .integer(offer?.version ?? -1),
-            ])
-        guard let row = try await read({ db in try await db.rows(statement) }).first else { return nil }
+        let lookup = RePostLookup(
+            b: transaction.bundleID, t: transaction.transactionID, o: transaction.originalTransactionID,
+            d: transaction.document, c: offer?.customer ?? "", v: offer?.version ?? -1)
+        let found: SQLRow?
+        do {
+            if let rePostReads {
+                found = try await rePostReads.answer(lookup)
+            } else {
+                found = try await Self.readRePosts([lookup], database: database)[0]
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError.unavailable(error)
+        }
+        guard let row = found else { return nil }
         return try Self.decoding { () throws -> RecordOutcome? in
             let owner = try row.text("owner")
             if let claimant, try row.integer("claimed") != 1 || owner != claimant { return nil }
@@ -242,6 +216,81 @@ extension SQLStorage {
             return answer(CustomerDigest(history: CompactHistory(history), version: 0))
         }
     }
+
+    /// One re-post's lookup in ``readRePosts(_:database:)``'s batch, as JSON: the bundle, the transaction, its original
+    /// transaction and the posted document; the owner and the version of the history ``HistoryCache`` offers.
+    struct RePostLookup: Codable, Sendable {
+        /// Its place in the batch.
+        var i = 0
+        let b: String
+        let t: String
+        let o: String
+        let d: String
+        let c: String
+        let v: Int64
+    }
+
+    /// The row `storedPost` reads for each lookup (nil where the transaction or its owner is not stored), all in one
+    /// statement: the lookups travel as one JSON array, each joined to its rows by index (`LATERAL`, so each is an
+    /// index lookup whatever the batch's size).
+    static func readRePosts(_ lookups: [RePostLookup], database: any SQLDatabase) async throws -> [SQLRow?] {
+        ServerMetrics.rePostBatch(lookups: lookups.count)
+        var numbered = lookups
+        for index in numbered.indices { numbered[index].i = index }
+        let json = try StreamingJSONEncoder().encode(numbered)
+        let rows = try await database.read { db in
+            try await db.rows(SQLStatement(rePostText, [.text(String(decoding: json, as: UTF8.self))]))
+        }
+        var found = [SQLRow?](repeating: nil, count: lookups.count)
+        for row in rows {
+            let index = try row.integer("i")
+            guard found.indices.contains(Int(index)) else { continue }
+            found[Int(index)] = row
+        }
+        return found
+    }
+
+    /// The text of ``readRePosts(_:database:)``: for each lookup `k`, the owner of its original transaction, whether
+    /// the stored document is the posted one, and the owner's digest or, when they have no usable one, their records (a
+    /// JSON array of each kind); the digest and the records are left out when the offered history still stands (the
+    /// owner expected, the version it was read at). The general read, a union of seven lookups with a sort, costs
+    /// PostgreSQL about a quarter more (pgbench, 2026-11-28), and a row for each record costs the server more than one.
+    static let rePostText: String = {
+        let offered = "COALESCE(o.customer_id = k.c AND d.version = k.v, FALSE)"
+        // One kind of record in ``recordsQuery(_:unlessDigested:documents:)``'s order, unless a digest stands for them;
+        // no more than a history without a digest holds (a longer one is answered by the writer, never decoded here).
+        func records(from: String, where condition: String, order: String) -> String {
+            """
+            CASE WHEN COALESCE(d.digest, '') = '' AND NOT \(offered) THEN (SELECT '[' || string_agg(r.record, ',' ORDER BY r.k) || ']'
+                    FROM (SELECT x.record, \(order) AS k FROM \(from) WHERE \(condition)
+                        ORDER BY \(order) LIMIT \(digestThreshold)) r) END
+            """
+        }
+        func owned(_ table: String) -> String {
+            """
+            iap_owners y JOIN \(table) x
+                        ON x.bundle_id = y.bundle_id AND x.original_transaction_id = y.original_transaction_id
+            """
+        }
+        let owner = "y.bundle_id = o.bundle_id AND y.customer_id = o.customer_id"
+        return """
+            SELECT k.i, p.* FROM json_to_recordset($1::json) AS k(i bigint, b text, t text, o text, d text, c text, v bigint)
+            CROSS JOIN LATERAL (
+                SELECT o.customer_id AS owner, o.claimed, t.signed_date,
+                    CASE WHEN t.document = k.d THEN 1 ELSE 0 END AS same_document, d.version,
+                    CASE WHEN \(offered) THEN NULL ELSE d.digest END AS digest,
+                    \(records(from: owned("iap_transactions"), where: owner, order: "x.transaction_id")) AS purchases,
+                    \(records(from: owned("iap_renewals"), where: owner, order: "x.original_transaction_id")) AS renewals,
+                    \(records(
+                        from: "iap_consumptions x", where: "x.bundle_id = o.bundle_id AND x.customer_id = o.customer_id",
+                        order: "x.sequence")) AS consumptions
+                FROM iap_transactions t
+                JOIN iap_owners o ON o.bundle_id = t.bundle_id AND o.original_transaction_id = k.o
+                LEFT JOIN iap_customer_digests d ON d.bundle_id = o.bundle_id AND d.customer_id = o.customer_id
+                WHERE t.bundle_id = k.b AND t.transaction_id = k.t
+            ) p
+            """
+    }()
 
     /// Stores `history` as the customer's digest in place of the stale one at version `stale`, or as their first
     /// one when `stale` is nil. Answers the digest as stored, or with version 0 (not stored) when another write came
