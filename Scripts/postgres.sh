@@ -1,7 +1,7 @@
 #!/bin/bash
 # Starts a throwaway PostgreSQL server on loopback for the tests and benchmarks (Debian's postgresql package, installed
 # when missing), and prints the URL to use. Stop it with: Scripts/postgres.sh stop DATADIR
-# Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL"
+# Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL" (the data directory under $PGROOT, /tmp by default)
 #        Scripts/postgres.sh pause DATADIR    (stops the server and keeps its data: a database outage)
 #        Scripts/postgres.sh resume DATADIR PORT
 # 400 connections: the test suite starts its PostgreSQL tests at once, each storage keeping up to four connections, and
@@ -22,7 +22,7 @@ as_postgres() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$1"; el
 case "$action" in
   start)
     port="${2:-55432}"
-    data="$(mktemp -d /tmp/iapkit-pg.XXXXXX)"
+    data="$(mktemp -d "${PGROOT:-/tmp}/iapkit-pg.XXXXXX")"
     [ "$(id -u)" = 0 ] && chown postgres "$data"
     as_postgres "$bin/initdb -D $data -A trust -U postgres >/dev/null"
     as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"

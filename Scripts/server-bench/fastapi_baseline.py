@@ -13,8 +13,9 @@ with open(os.environ["BASELINE_ROOT"], "rb") as handle:
     root = handle.read()
 verifier = SignedDataVerifier([root], False, Environment.SANDBOX, os.environ.get("BASELINE_BUNDLE", "com.example.florist"))
 database = sqlite3.connect(os.environ["BASELINE_DB"], check_same_thread=False, isolation_level=None)
-database.execute("PRAGMA journal_mode=WAL")
+# The wait first: the two workers start at once, and the second's switch to WAL waits for the first's instead of failing.
 database.execute("PRAGMA busy_timeout=5000")
+database.execute("PRAGMA journal_mode=WAL")
 database.execute("CREATE TABLE IF NOT EXISTS transactions (id TEXT PRIMARY KEY, original TEXT, product TEXT, jws TEXT)")
 app = FastAPI()
 

@@ -78,8 +78,13 @@ final class JSONStreamWriter {
     func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         let utf8 = text.utf8
-        // Most strings (keys, identifiers, dates) need no escape: copied whole.
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        // Most strings (keys, identifiers, dates, signed documents) need no escape: copied whole. The check runs over
+        // the string's own bytes where it has them (a loop without branches, which the compiler vectorizes): through
+        // `String.UTF8View` it cost 3% of a server's CPU when each re-post's document was written into a batch.
+        let plain =
+            utf8.withContiguousStorageIfAvailable(Self.needsNoEscape)
+            ?? !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+        if plain {
             bytes.append(contentsOf: utf8)
         } else {
             for byte in utf8 {
@@ -99,6 +104,15 @@ final class JSONStreamWriter {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `bytes` hold no control character, quote or backslash.
+    private static func needsNoEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var found: UInt8 = 0
+        for byte in bytes {
+            found |= (byte < 0x20 ? 1 : 0) | (byte == UInt8(ascii: "\"") ? 1 : 0) | (byte == UInt8(ascii: "\\") ? 1 : 0)
+        }
+        return found == 0
     }
 
     /// Writes an integer's decimal digits straight into the bytes.
