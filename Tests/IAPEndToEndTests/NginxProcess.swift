@@ -87,7 +87,8 @@ final class NginxProcess: @unchecked Sendable {
         while Date() < deadline {
             do {
                 let answer = try await NginxProxyTests.curl(port: port, "GET", "/health")
-                if answer.status == 200 { return (true, "200") }
+                // A 200 from a port another process took would not be this nginx's.
+                if answer.status == 200, process.isRunning { return (true, "200") }
                 lastAnswer = "\(answer.status) \(answer.body.prefix(200))"
             } catch {
                 lastAnswer = "\(error)"

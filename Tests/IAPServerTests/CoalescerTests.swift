@@ -25,14 +25,18 @@ import Testing
         }
 
         /// Lets the held first batch finish, once it is waiting.
-        func release() async {
-            while true {
-                if let continuation = gate.withLock({ $0.take() }) {
-                    continuation.resume()
-                    return
-                }
-                await Task.yield()
-            }
+        func release() async throws {
+            try await CoalescerTests.waitUntil("the first batch to wait") { gate.withLock { $0 != nil } }
+            gate.withLock { $0.take() }?.resume()
+        }
+    }
+
+    /// Waits (yielding) until `condition` holds; a failed test, not a hang, after 10 s.
+    static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "waited 10 s for \(what)")
+            await Task.yield()
         }
     }
 
@@ -42,10 +46,10 @@ import Testing
         let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             // The first takes the lane and is held; the next ten queue behind it.
             group.addTask { (0, try await coalescer.answer(0)) }
-            while recorder.batches.withLock({ $0.isEmpty }) { await Task.yield() }
+            try await Self.waitUntil("the first batch") { !recorder.batches.withLock { $0.isEmpty } }
             for item in 1...10 { group.addTask { (item, try await coalescer.answer(item)) } }
-            while coalescer.queued < 10 { await Task.yield() }
-            await recorder.release()
+            try await Self.waitUntil("10 waiting") { coalescer.queued >= 10 }
+            try await recorder.release()
             var answers: [Int: String] = [:]
             for try await (item, answer) in group { answers[item] = answer }
             return answers
@@ -57,47 +61,44 @@ import Testing
         #expect(coalescer.counts == (2, 11))
     }
 
-    @Test func aBatchLimitSplitsTheQueue() async throws {
-        let recorder = Recorder()
-        let coalescer = Coalescer<Int, String>(lanes: 1, batchLimit: 4) { try await recorder.run($0) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { _ = try await coalescer.answer(0) }
-            while recorder.batches.withLock({ $0.isEmpty }) { await Task.yield() }
-            for item in 1...10 {
-                group.addTask {
-                    let answer = try await coalescer.answer(item)
-                    #expect(answer == "answer \(item)")
-                }
-            }
-            while coalescer.queued < 10 { await Task.yield() }
-            await recorder.release()
-            try await group.waitForAll()
-        }
-        let sizes = recorder.batches.withLock { $0.map(\.count) }
-        #expect(sizes == [1, 4, 4, 2])
-    }
-
     @Test func aFailedBatchFailsItsCallersOnlyAndTheLaneGoesOn() async throws {
         let recorder = Recorder()
         recorder.failing.withLock { $0 = [3] }
-        let coalescer = Coalescer<Int, String>(lanes: 1, batchLimit: 4) { try await recorder.run($0) }
-        let results = await withTaskGroup(of: (Int, Bool).self) { group in
+        let coalescer = Coalescer<Int, String>(lanes: 1, batchLimit: 8) { try await recorder.run($0) }
+        let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             group.addTask { (0, (try? await coalescer.answer(0)) != nil) }
-            while recorder.batches.withLock({ $0.isEmpty }) { await Task.yield() }
+            try await Self.waitUntil("the first batch") { !recorder.batches.withLock { $0.isEmpty } }
             for item in 1...6 { group.addTask { (item, (try? await coalescer.answer(item)) != nil) } }
-            while coalescer.queued < 6 { await Task.yield() }
-            await recorder.release()
+            try await Self.waitUntil("6 waiting") { coalescer.queued >= 6 }
+            try await recorder.release()
             var results: [Int: Bool] = [:]
-            for await (item, answered) in group { results[item] = answered }
+            for try await (item, answered) in group { results[item] = answered }
             return results
         }
         let batches = recorder.batches.withLock { $0 }
         let failedBatch = Set(try #require(batches.first { $0.contains(3) }))
         for item in 0...6 { #expect(results[item] == !failedBatch.contains(item), "\(item) in \(batches)") }
-        // Every lookup ran, in the order the lane was handed on.
+        // Every lookup ran, once.
         #expect(batches.flatMap { $0 }.sorted() == Array(0...6))
         // And the lane is free again: a lone lookup runs at once.
         #expect(try await coalescer.answer(9) == "answer 9")
+    }
+
+    @Test func aLookupThatFindsTheQueueFullRunsAtOnceAlone() async throws {
+        let recorder = Recorder()
+        let coalescer = Coalescer<Int, String>(lanes: 1, batchLimit: 2) { try await recorder.run($0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try await coalescer.answer(0) }
+            try await Self.waitUntil("the first batch") { !recorder.batches.withLock { $0.isEmpty } }
+            for item in 1...2 { group.addTask { _ = try await coalescer.answer(item) } }
+            try await Self.waitUntil("2 waiting") { coalescer.queued >= 2 }
+            // The first batch is still held and two wait: the next one does not join them.
+            #expect(try await coalescer.answer(3) == "answer 3")
+            #expect(recorder.batches.withLock { $0 } == [[0], [3]])
+            try await recorder.release()
+            try await group.waitForAll()
+        }
+        #expect(recorder.batches.withLock { $0.map(Set.init) } == [[0], [3], [1, 2]])
     }
 
     @Test func underTheLaneLimitEveryLookupGoesAtOnceAlone() async throws {

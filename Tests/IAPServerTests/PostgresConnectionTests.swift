@@ -29,8 +29,8 @@ import Testing
         try await database.close()
     }
 
-    /// The database closes sessions idle for 3 s (`idle_session_timeout`); pinged every second, the server's
-    /// connections are never idle that long, so the same backends serve it 7 s later.
+    /// The database closes sessions idle for 5 s (`idle_session_timeout`); pinged every second, the server's
+    /// connections are never idle that long, so the same backends serve it 12 s later.
     @Test func pingedConnectionsOutliveTheDatabasesIdleTimeout() async throws {
         guard let url = TestDatabases.postgresURL else {
             print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
@@ -39,7 +39,7 @@ import Testing
         let name = TestDatabases.freshDatabaseName()
         let admin = try PostgresDatabase(url: url, maximumConnections: 1)
         try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
-        try await admin.execute(SQLStatement("ALTER DATABASE \(name) SET idle_session_timeout = '3s'"))
+        try await admin.execute(SQLStatement("ALTER DATABASE \(name) SET idle_session_timeout = '5s'"))
         let address = try #require(TestDatabases.postgresURL(database: name))
         let database = try PostgresDatabase(url: address + "&keepalive=1", maximumConnections: 2)
         /// The process ids of the backends serving `name`, as the admin connection sees them.
@@ -60,7 +60,7 @@ import Testing
             if before.count < 2 { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(before.count == 2)
-        try await Task.sleep(for: .seconds(7))
+        try await Task.sleep(for: .seconds(12))
         #expect(try await backends() == before)
         _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1")) }
         try await database.close()

@@ -8,8 +8,10 @@ import IAPCore
 /// waiting by then (up to `batchLimit`), runs them as one batch and hands each caller its answer. Under light load
 /// that is one lookup a statement, as before; under load the batches grow with the queue.
 ///
-/// A batch that fails fails each of its callers with the same error. The lane is then handed on as after a success, so
-/// a failing database costs each waiting caller one failed batch, bounded as every statement is.
+/// Bounded: no more than `batchLimit` lookups wait; one that comes when that many do runs at once, alone. So a caller
+/// waits at most for the batch in flight and then its own, each as bounded as a statement is (the connect and
+/// statement timeouts). A batch that fails fails each of its callers with the same error, and the lane is handed on as
+/// after a success.
 final class Coalescer<Item: Sendable, Answer: Sendable>: Sendable {
     /// Runs one batch: one answer per item, in the items' order.
     typealias Batch = @Sendable ([Item]) async throws -> [Answer]
@@ -54,10 +56,15 @@ final class Coalescer<Item: Sendable, Answer: Sendable>: Sendable {
 
     /// The answer to `item`, from a batch of its own or one it shares with other callers' items.
     func answer(_ item: Item) async throws -> Answer {
-        let leadsAtOnce = state.withLock { state in
-            guard state.lanesInUse < lanes else { return false }
+        let (leadsAtOnce, alone) = state.withLock { state in
+            guard state.lanesInUse < lanes else { return (false, state.queue.count >= batchLimit) }
             state.lanesInUse += 1
-            return true
+            return (true, false)
+        }
+        if alone {
+            let answers = try await batch([item])
+            precondition(answers.count == 1, "a batch answers each of its items")
+            return answers[0]
         }
         let turn: Turn =
             if leadsAtOnce {
@@ -90,12 +97,8 @@ final class Coalescer<Item: Sendable, Answer: Sendable>: Sendable {
         let result: Result<[Answer], any Error>
         do {
             let answers = try await batch(waiting.map(\.item))
-            result =
-                answers.count == waiting.count
-                ? .success(answers)
-                : .failure(
-                    StorageError(
-                        code: "batchMismatch", reason: "a batch answered \(answers.count) of \(waiting.count) lookups"))
+            precondition(answers.count == waiting.count, "a batch answers each of its items")
+            result = .success(answers)
         } catch {
             result = .failure(error)
         }

@@ -163,6 +163,11 @@ extension SQLStorage {
         let lookup = RePostLookup(
             b: transaction.bundleID, t: transaction.transactionID, o: transaction.originalTransactionID,
             d: transaction.document, c: offer?.customer ?? "", v: offer?.version ?? -1)
+        // PostgreSQL's text holds no NUL, and JSON's `\u0000` fails a whole batch: such a post goes to the writer,
+        // which refuses it alone.
+        guard ![lookup.b, lookup.t, lookup.o, lookup.d, lookup.c].contains(where: { $0.utf8.contains(0) }) else {
+            return nil
+        }
         let found: SQLRow?
         do {
             if let rePostReads {
@@ -231,8 +236,7 @@ extension SQLStorage {
     }
 
     /// The row `storedPost` reads for each lookup (nil where the transaction or its owner is not stored), all in one
-    /// statement: the lookups travel as one JSON array, each joined to its rows by index (`LATERAL`, so each is an
-    /// index lookup whatever the batch's size).
+    /// statement: the lookups travel as one JSON array, each joined to its rows (`LATERAL`, on the tables' keys).
     static func readRePosts(_ lookups: [RePostLookup], database: any SQLDatabase) async throws -> [SQLRow?] {
         ServerMetrics.rePostBatch(lookups: lookups.count)
         var numbered = lookups
