@@ -336,3 +336,45 @@ extension StoredPostHintsTests {
         try await second.shutdown()
     }
 }
+
+extension StoredPostHintsTests {
+    @Test func postsWithoutAHintAreReadFirstOnlyWhileMostTurnOutStored() {
+        let hints = StoredPostHints()
+        #expect(!hints.unhintedPostsAreMostlyStored)
+        for _ in 0..<40 { hints.noteUnhinted(stored: true) }
+        #expect(hints.unhintedPostsAreMostlyStored)
+        for _ in 0..<40 { hints.noteUnhinted(stored: false) }
+        #expect(!hints.unhintedPostsAreMostlyStored)
+    }
+
+    /// Behind a balancer: re-posts of what another instance stored reach a server with no hint for them. The first go
+    /// to the writer (which writes nothing); once most turn out stored, the rest are read first, with the same answers.
+    @Test func rePostsOfWhatAnotherInstanceStoredAreSoonReadFirst() async throws {
+        guard let (logged, first, second) = try await Self.twoServers() else { return }
+        let batches = (0..<60).map { index in
+            PurchaseBatch(
+                claimant: index.isMultiple(of: 3) ? "customer-\(index % 7)" : nil,
+                transactions: [Conformance.transaction("elsewhere-\(index)", signed: 3)])
+        }
+        for batch in batches { _ = try await second.record(batch) }
+        var readFirst: [Int] = []
+        for (index, batch) in batches.enumerated() {
+            logged.statements.withLock { $0 = [] }
+            let outcome = try await first.record(batch)
+            #expect(outcome == (try await second.record(batch)), "\(index)")
+            if logged.statements.withLock({ $0 }).first == SQLStorage.rePostText { readFirst.append(index) }
+        }
+        // The first posts go to the writer; from about the 22nd on, every one is read first.
+        #expect(readFirst.first.map { (15...30).contains($0) } == true, "\(readFirst)")
+        #expect(readFirst == Array((readFirst.first ?? 0)..<60), "\(readFirst)")
+        // New posts pull it back: after enough of them, a new post goes straight to the writer again.
+        for index in 0..<40 {
+            logged.statements.withLock { $0 = [] }
+            _ = try await first.record(
+                PurchaseBatch(claimant: nil, transactions: [Conformance.transaction("new-\(index)", signed: 3)]))
+        }
+        #expect(logged.statements.withLock { $0 }.first != SQLStorage.rePostText)
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+}

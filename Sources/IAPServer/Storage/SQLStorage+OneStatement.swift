@@ -16,6 +16,37 @@ extension SQLStorage {
         return announcer?.endpoints(transaction.bundleID).isEmpty ?? true
     }
 
+    /// Records a post of one transaction on PostgreSQL: answered by the read when it is stored, else by the one
+    /// statement. Nil when neither could (the caller writes through a transaction then), with whether it was read.
+    ///
+    /// A post this server answered before is most likely stored: the read answers it for less (see
+    /// ``StoredPostHints``). So is one it has no hint for while most such posts lately were (behind a balancer, an
+    /// app's re-post often reaches another instance); otherwise it goes straight to the one statement.
+    func recordAlone(_ transaction: StoredTransaction, json: String, claimant: String?)
+        async throws(StorageError) -> (outcome: RecordOutcome?, read: Bool)
+    {
+        let fingerprint = StoredPostHints.fingerprint(transaction, claimant: claimant)
+        let hinted = storedPosts?.contains(fingerprint) == true
+        let readFirst = hinted || storedPosts?.unhintedPostsAreMostlyStored == true
+        if readFirst {
+            let unchanged = try await storedPost(transaction, claimant: claimant)
+            if !hinted { storedPosts?.noteUnhinted(stored: unchanged != nil) }
+            if let unchanged {
+                storedPosts?.insert(fingerprint)
+                return (unchanged, true)
+            }
+        }
+        guard let (outcome, wrote) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
+        else { return (nil, readFirst) }
+        if !readFirst { storedPosts?.noteUnhinted(stored: !wrote) }
+        if let owner = outcome.owners?.first {
+            storedPosts?.insert(fingerprint)
+            histories?.noteOwner(
+                owner, bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
+        }
+        return (outcome, readFirst)
+    }
+
     /// Records one transaction in one statement: its owner (kept, or the claimant, or made up as
     /// ``PurchaseBatch/implicitOwner(of:)`` when there is none); its row, unless the same document or a newer signed
     /// version is stored; the earlier periods it supersedes; the owner's digest marked stale and its version bumped
@@ -30,7 +61,7 @@ extension SQLStorage {
     /// the claim already (a claim on a purchase someone else owns, or on one the server made up an owner for, follows
     /// the transfer policy). The caller takes the way through a transaction then.
     func recordInOneStatement(_ transaction: StoredTransaction, json: String, claimant: String?)
-        async throws(StorageError) -> RecordOutcome?
+        async throws(StorageError) -> (outcome: RecordOutcome, wrote: Bool)?
     {
         let owner = "(SELECT customer_id FROM o)"
         // Whose write this is: any owner's for an unclaimed post ($21 = 0), only the claimant's own claim otherwise.
@@ -88,6 +119,8 @@ extension SQLStorage {
         let written = EncodedRows(transactions: [(transaction, json)], renewals: [])
         let bundleID = transaction.bundleID
         // Not in a transaction: on PostgreSQL a statement outside one commits on its own, all or nothing.
+        // Whether the statement wrote the transaction's row (false: the document or a newer one was stored).
+        var wroteRow = false
         let answer: OneStatementAnswer? = try await read { db in
             var found = try await db.rows(SQLStatement(text, values))
             guard let last = found.popLast(), try last.integer("kind") == 6 else {
@@ -106,6 +139,7 @@ extension SQLStorage {
             let stored = try found.first { try $0.integer("kind") == 3 }
             let seen = try stored?.integer("sort_number")
             let wrote = try last.optionalInteger("sort_number")
+            wroteRow = wrote != nil
             // The write bumped the version the statement read by one, unless something else bumped it after the
             // statement's snapshot (another write of this customer, which this one may have waited for, or a digest
             // kept or folded): what the statement read may miss a write then. It answers the post as of the statement
@@ -139,8 +173,9 @@ extension SQLStorage {
         }
         switch answer {
         case nil: return nil
-        case .recorded(let outcome): return outcome
-        case .readAgain(let customer): return .recorded(owners: [customer.id], digest: try await digest(of: customer))
+        case .recorded(let outcome): return (outcome, wroteRow)
+        case .readAgain(let customer):
+            return (.recorded(owners: [customer.id], digest: try await digest(of: customer)), wroteRow)
         }
     }
 

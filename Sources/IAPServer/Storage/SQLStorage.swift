@@ -45,22 +45,9 @@ public final class SQLStorage: ServerStorage {
         let bundleID = batch.transactions.first?.bundleID ?? batch.renewals.first?.bundleID ?? ""
         var readAlready = false
         if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first {
-            // A post this server answered before is most likely stored: the read answers it for less (see
-            // ``StoredPostHints``); a new one goes straight to the one statement.
-            let fingerprint = StoredPostHints.fingerprint(only.transaction, claimant: batch.claimant)
-            if storedPosts?.contains(fingerprint) == true {
-                readAlready = true
-                if let unchanged = try await storedPost(only.transaction, claimant: batch.claimant) { return unchanged }
-            }
-            if let outcome = try await recordInOneStatement(only.transaction, json: only.json, claimant: batch.claimant)
-            {
-                if let owner = outcome.owners?.first {
-                    storedPosts?.insert(fingerprint)
-                    histories?.noteOwner(
-                        owner, bundleID: bundleID, originalTransactionID: only.transaction.originalTransactionID)
-                }
-                return outcome
-            }
+            let (outcome, read) = try await recordAlone(only.transaction, json: only.json, claimant: batch.claimant)
+            if let outcome { return outcome }
+            readAlready = read
         }
         if !readAlready, let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) {
             return unchanged
