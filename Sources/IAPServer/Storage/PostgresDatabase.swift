@@ -56,10 +56,10 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// Pings each of the pool's `count` connections once (`SELECT 1`). The pool hands out the first free connection,
-    /// so a ping keeps its connection until every ping has one (or 50 ms pass: a connection busy with a request needs
-    /// no ping, and requests may be waiting): otherwise a quick ping's connection
-    /// would take the next ping too, and the connections idle longest would never be pinged. A connection that does not
-    /// answer within the statement timeout is closed, and the pool opens another.
+    /// so a ping keeps its connection until every ping has one: otherwise a quick ping's connection would take the next
+    /// ping too, and the connections idle longest would never be pinged. It keeps it 50 ms at most, and not at all when
+    /// its lease had to wait (the pool is busy: its connections are in use and need no ping, and requests wait for
+    /// them). A connection that does not answer within the statement timeout is closed, and the pool opens another.
     private static func ping(
         _ count: Int, of client: PostgresClient, runner: @escaping @Sendable (PostgresConnection) -> PostgresRunner,
         logger: Logger
@@ -68,12 +68,14 @@ public final class PostgresDatabase: SQLDatabase {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
                 group.addTask {
+                    let asked = ContinuousClock.now
                     do {
                         try await client.withConnection { connection in
+                            let busy = ContinuousClock.now - asked > .milliseconds(2)
                             _ = try await runner(connection).rows(SQLStatement("SELECT 1"))
                             holding.withLock { $0 += 1 }
                             let deadline = ContinuousClock.now + .milliseconds(50)
-                            while holding.withLock({ $0 }) < count, ContinuousClock.now < deadline {
+                            while !busy, holding.withLock({ $0 }) < count, ContinuousClock.now < deadline {
                                 try await Task.sleep(for: .milliseconds(5))
                             }
                         }
