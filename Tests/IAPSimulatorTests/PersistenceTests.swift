@@ -2,9 +2,10 @@ import Foundation
 import IAPCatalog
 import IAPCore
 import IAPSignedData
-import IAPSimulator
 import IAPTestSupport
 import Testing
+
+@testable import IAPSimulator
 
 /// A store saved as rows and restored continues as the same store: what it holds reads back the same, and what
 /// happens next happens exactly as it would have without the restart.
@@ -19,6 +20,10 @@ import Testing
 
         mutating func save(_ store: AppStoreSimulator) {
             guard let rows = store.changedRows() else { return }
+            apply(rows)
+        }
+
+        mutating func apply(_ rows: SimulatorStateRows) {
             saves += 1
             state = rows.state
             for row in rows.transactions { transactions[row.key] = row.json == nil ? nil : row }
@@ -129,6 +134,34 @@ import Testing
         #expect(rows.transactions.count == 1, "one new transaction, not the fifty before it")
         #expect(rows.notifications.count <= 1)
         #expect(written >= 50)
+    }
+
+    /// A save encodes only the accounts that changed and keeps the others' JSON: the state it answers is still the
+    /// whole document, byte for byte, after changes to one account or many, and after a restart.
+    @Test func theSavedStateIsTheWholeDocumentWhicheverAccountsChanged() throws {
+        let store = try Self.store()
+        var database = RowStore()
+        func saveAndCompare(_ store: AppStoreSimulator, _ what: Comment) throws {
+            let rows = try #require(store.changedRows(), what)
+            database.apply(rows)
+            #expect(rows.state == store.encodedStateInFull(), what)
+        }
+        try store.createAccount("ana")
+        try store.createAccount("bob", askToBuy: true)
+        try saveAndCompare(store, "two new accounts")
+        _ = try store.purchase(FloristCatalog.flowers, account: "ana")
+        try saveAndCompare(store, "one account's purchase")
+        try store.createAccount("carol", storefront: "FRA")
+        _ = try store.addDevice(account: "bob")
+        _ = try store.purchase(FloristCatalog.gold, account: "carol")
+        try store.advance(by: SubscriptionPeriod(value: 2, unit: .month))
+        try saveAndCompare(store, "a device, a subscription and its renewals")
+        try store.clearTransactions(account: nil)
+        try saveAndCompare(store, "every account cleared")
+        let restored = try Self.restored(database.rows)
+        try saveAndCompare(restored, "the first save after a restart")
+        _ = try restored.purchase(FloristCatalog.installation, account: "bob")
+        try saveAndCompare(restored, "a change after a restart")
     }
 
     @Test func clearedTransactionsAreRowsToRemove() throws {

@@ -22,7 +22,7 @@ struct SimulatorCore {
 
     var now: Date
     var ids: IdentifierSource
-    var accounts: [String: Account] = [:]
+    var accounts = AccountTable()
     var accountOrder: [String] = []
     var families: [String: [String]] = [:]
     var transactions = TransactionTable()

@@ -253,36 +253,50 @@ struct IdentifierSource: Codable {
     }
 }
 
-/// The store's transactions by id, remembering which were added, changed or removed since ``takeChanged()``, so a
-/// save writes those rows and no others.
-struct TransactionTable {
-    private var byID: [UInt64: TransactionState] = [:]
-    private var changed: Set<UInt64> = []
+/// Values by key that remember which keys were written since they were last asked, so a save writes only those.
+/// Every write goes through the subscript, so none is missed.
+struct ChangeTrackedTable<Key: Hashable, Value> {
+    private var byKey: [Key: Value] = [:]
+    private var changed: Set<Key> = []
 
-    init(_ transactions: [TransactionState] = []) {
-        for transaction in transactions { byID[transaction.id] = transaction }
+    init(_ values: [Value] = [], key: (Value) -> Key) {
+        for value in values { byKey[key(value)] = value }
     }
 
-    subscript(id: UInt64) -> TransactionState? {
-        get { byID[id] }
+    subscript(key: Key) -> Value? {
+        get { byKey[key] }
         set {
-            changed.insert(id)
-            byID[id] = newValue
+            changed.insert(key)
+            byKey[key] = newValue
         }
         _modify {
-            changed.insert(id)
-            yield &byID[id]
+            changed.insert(key)
+            yield &byKey[key]
         }
     }
 
-    var count: Int { byID.count }
+    var count: Int { byKey.count }
 
-    /// The ids changed since the last call, and forgets them.
-    mutating func takeChanged() -> Set<UInt64> {
+    /// The keys changed since the last call, and forgets them.
+    mutating func takeChanged() -> Set<Key> {
         defer { changed = [] }
         return changed
     }
 
-    /// Every id, as if each had just changed (for a first save).
-    mutating func markAllChanged() { changed = Set(byID.keys) }
+    /// Every key, as if each had just changed (for a first save).
+    mutating func markAllChanged() { changed = Set(byKey.keys) }
+}
+
+/// The store's transactions by id.
+typealias TransactionTable = ChangeTrackedTable<UInt64, TransactionState>
+
+extension ChangeTrackedTable where Key == UInt64, Value == TransactionState {
+    init(_ transactions: [TransactionState] = []) { self.init(transactions, key: \.id) }
+}
+
+/// The store's accounts by id.
+typealias AccountTable = ChangeTrackedTable<String, Account>
+
+extension ChangeTrackedTable where Key == String, Value == Account {
+    init(_ accounts: [Account] = []) { self.init(accounts, key: \.id) }
 }

@@ -51,14 +51,17 @@ extension AppStoreSimulator {
     /// did. Hand them to the database in this order; if saving fails, call ``saveFailed()`` so the next call answers
     /// every row again.
     public func changedRows() -> SimulatorStateRows? {
-        let (document, changes) = state(forSaving: ())
+        let (document, accounts, changes) = state(forSaving: ())
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         func json(_ value: some Encodable) -> String {
             // The stored types are plain values: encoding them cannot fail.
             (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
         }
-        let stateJSON = json(document)
+        let stateJSON = encodedAccounts.withLock { encoded in
+            for (id, account) in accounts.changed { encoded[id] = account.map(json) }
+            return json(document).withAccounts(accounts.order.compactMap { encoded[$0] })
+        }
         let unchanged = savedState.withLock { saved in
             defer { saved = stateJSON }
             return saved == stateJSON
@@ -74,6 +77,15 @@ extension AppStoreSimulator {
             })
     }
 
+    /// The state document encoded whole, its accounts with it: what ``changedRows()`` answers as the state, built
+    /// without its kept accounts (for tests).
+    func encodedStateInFull() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let document = (try? withState { (core, dial) in core.persisted(dial: dial) })!
+        return (try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+
     /// Marks everything as changed, so the next ``changedRows()`` answers every row (after a save that failed).
     public func saveFailed() {
         try? withState { (core, _) in core.markAllChanged() }
@@ -82,12 +94,29 @@ extension AppStoreSimulator {
 
     private func state(forSaving: Void) -> (
         PersistedCore,
+        accounts: (order: [String], changed: [(id: String, account: Account?)]),
         (
             transactions: [(id: UInt64, transaction: TransactionState?)],
             notifications: [(uuid: String, order: Int64, notification: PersistedNotification?)]
         )
     ) {
         // withState's body does not throw here.
-        (try? withState { (core, dial) in (core.persisted(dial: dial), core.takeChangedRows()) })!
+        (try? withState { (core, dial) in
+            let changedAccounts = core.accounts.takeChanged().map { ($0, core.accounts[$0]) }
+            return (
+                core.persisted(dial: dial, withAccounts: false), (core.accountOrder, changedAccounts),
+                core.takeChangedRows()
+            )
+        })!
+    }
+}
+
+extension String {
+    /// This state document (encoded with sorted keys and no accounts, so it begins `{"accounts":[]`) with `accounts`
+    /// (each one's JSON) in place of the empty list.
+    fileprivate func withAccounts(_ accounts: [String]) -> String {
+        let empty = #"{"accounts":[]"#
+        precondition(hasPrefix(empty), "a state document with sorted keys begins with its accounts")
+        return #"{"accounts":["# + accounts.joined(separator: ",") + "]" + dropFirst(empty.count)
     }
 }

@@ -38,13 +38,14 @@ struct PersistedNotification: Codable {
 }
 
 extension SimulatorCore {
-    /// The state document for this core and `dial`.
-    func persisted(dial: AppStoreSimulator.ClockDial) -> PersistedCore {
+    /// The state document for this core and `dial`; `withAccounts: false` leaves its accounts empty (the saver adds
+    /// them as it keeps them encoded).
+    func persisted(dial: AppStoreSimulator.ClockDial, withAccounts: Bool = true) -> PersistedCore {
         var api = serverAPI
         api.sendAttempts = [:]
         return PersistedCore(
             format: PersistedCore.currentFormat, now: now, dial: dial, ids: ids,
-            accounts: accountOrder.compactMap { accounts[$0] }, families: families, lines: lines,
+            accounts: withAccounts ? accountOrder.compactMap { accounts[$0] } : [], families: families, lines: lines,
             lineIndex: lineIndex, pending: pendingOrder.compactMap { pending[$0] }, failures: failures,
             prices: prices, refundRequests: refundRequests, spentOfferNonces: spentOfferNonces, serverAPI: api,
             messaging: messaging, statistics: statistics)
@@ -60,8 +61,12 @@ extension SimulatorCore {
         let firstID = ids.nextTransactionID
         ids = state.ids
         ids.nextTransactionID = max(ids.nextTransactionID, firstID)
-        accounts = Dictionary(state.accounts.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        accountOrder = state.accounts.map(\.id)
+        var seen = Set<String>()
+        let unique = state.accounts.filter { seen.insert($0.id).inserted }
+        accounts = AccountTable(unique)
+        // Every account is new to the saver's encoded accounts.
+        accounts.markAllChanged()
+        accountOrder = unique.map(\.id)
         families = state.families
         lines = state.lines
         lineIndex = state.lineIndex

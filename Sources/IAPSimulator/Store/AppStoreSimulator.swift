@@ -88,6 +88,9 @@ public final class AppStoreSimulator: Sendable {
     private let changeObservers = Mutex<(next: Int, observers: [Int: @Sendable () -> Void])>((0, [:]))
     /// The state document last handed out by ``changedRows()``, so an unchanged one is not saved again.
     let savedState = Mutex<String?>(nil)
+    /// Each account's JSON as ``changedRows()`` last encoded it, by id: a save encodes the accounts that changed, not
+    /// every account (which made each change cost more as the store grew).
+    let encodedAccounts = Mutex<[String: String]>([:])
 
     struct ClockReading: Sendable {
         var now: Date
