@@ -123,8 +123,9 @@ extension SimulatorCore {
         var changed: [(String, Int64, PersistedNotification?)] = removedNotifications.sorted().map { ($0, 0, nil) }
         removedNotifications = []
         if !changedNotifications.isEmpty {
-            for (index, notification) in notifications.enumerated()
-            where changedNotifications.contains(notification.uuid) {
+            // By index, reading the uuid alone: copying every kept notification made each save cost more as they grew.
+            for index in notifications.indices where changedNotifications.contains(notifications[index].uuid) {
+                let notification = notifications[index]
                 changed.append(
                     (
                         notification.uuid, notificationOrders[index],
