@@ -190,6 +190,47 @@ extension StoredPostHintsTests {
 }
 
 extension StoredPostHintsTests {
+    /// An app re-posts all its purchases at launch, and behind a balancer they reach an instance that never saw them:
+    /// the first read there remembers the customer's history, and the re-posts of their other purchases are offered
+    /// it (claimed: the claimant's; unclaimed: the owner a purchase nobody claimed has, here all the periods of one
+    /// subscription), so the database sends no records again. A wrong expectation (the purchase moved to another
+    /// customer) is only a read: every answer is the writer's.
+    @Test func aLaunchsOtherRePostsAreOfferedTheHistoryItsFirstReadRemembered() async throws {
+        guard let (_, first, second) = try await Self.twoServers() else { return }
+        let claimed = ["t1", "t2", "t3"].map { Conformance.transaction($0, signed: 1) }
+        let periods = ["s1", "s2", "s3"].map { Conformance.transaction($0, original: "s1", signed: 1) }
+        for transaction in claimed {
+            _ = try await first.record(PurchaseBatch(claimant: "ana", transactions: [transaction]))
+        }
+        for transaction in periods {
+            _ = try await first.record(PurchaseBatch(claimant: nil, transactions: [transaction]))
+        }
+        /// `second`'s read of a re-post, which must answer what `first`'s writer answers.
+        func read(_ transaction: StoredTransaction, _ claimant: String?) async throws {
+            let read = try await second.storedPost(transaction, claimant: claimant)
+            let written = try await first.record(PurchaseBatch(claimant: claimant, transactions: [transaction]))
+            #expect(read == written, "\(transaction.transactionID)")
+        }
+        let hits = { second.histories?.hits ?? 0 }
+        try await read(claimed[0], "ana")
+        #expect(hits() == 0)
+        try await read(claimed[1], "ana")
+        try await read(claimed[2], "ana")
+        #expect(hits() == 2)
+        try await read(periods[0], nil)
+        try await read(periods[1], nil)
+        try await read(periods[2], nil)
+        #expect(hits() == 4)
+        // A login moves ana's purchases to bo: the offer of ana's history is refused, bo's is read.
+        _ = try await first.logIn(CustomerKey(bundleID: Conformance.bundle, id: "ana"), as: "bo", announcing: nil)
+        #expect(try await second.storedPost(claimed[0], claimant: "ana") == nil)
+        try await read(claimed[0], "bo")
+        try await read(claimed[1], "bo")
+        #expect(hits() == 5)
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+
     /// The history a server read is offered to its next re-post read of the same customer, and kept only while the
     /// customer's digest row is at the version it was read at: every write of their records on the other server (a
     /// new purchase, a refund, a consumption, a login that merges another customer into them) shows in the next

@@ -39,15 +39,17 @@ final class HistoryCache: Sendable {
         ownerLimit = owners
     }
 
-    /// The history to offer a read of a post of `originalTransactionID`: its owner's, as last read; nil when either is
-    /// unknown here.
-    func offer(bundleID: String, originalTransactionID: String) -> Offer? {
+    /// The history to offer a read of a post of `originalTransactionID`, nil when this server holds none of the
+    /// customer expected to own it: the claimant (the read answers a claimed post only when they own it), else the
+    /// owner last seen here, else `implicitOwner` (who owns a purchase nobody claimed until a login moves it). So the
+    /// first read of an app's launch remembers its customer's history, and the re-posts of their other purchases that
+    /// follow it are offered that history, wherever they were recorded.
+    func offer(bundleID: String, originalTransactionID: String, claimant: String?, implicitOwner: String) -> Offer? {
         state.withLock { state in
-            guard
-                let owner = state.owners[
-                    OriginalKey(bundleID: bundleID, originalTransactionID: originalTransactionID)],
-                let held = state.histories[CustomerKey(bundleID: bundleID, id: owner)]
-            else { return nil }
+            let owner =
+                claimant ?? state.owners[OriginalKey(bundleID: bundleID, originalTransactionID: originalTransactionID)]
+                ?? implicitOwner
+            guard let held = state.histories[CustomerKey(bundleID: bundleID, id: owner)] else { return nil }
             return Offer(customer: owner, version: held.version, digest: held.digest)
         }
     }

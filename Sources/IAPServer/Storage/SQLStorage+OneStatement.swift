@@ -194,7 +194,8 @@ extension SQLStorage {
         async throws(StorageError) -> RecordOutcome?
     {
         let offer = histories?.offer(
-            bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
+            bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
+            claimant: claimant, implicitOwner: PurchaseBatch.implicitOwner(of: transaction))
         let lookup = RePostLookup(
             b: transaction.bundleID, t: transaction.transactionID, o: transaction.originalTransactionID,
             d: transaction.document, c: offer?.customer ?? "", v: offer?.version ?? -1)

@@ -52,12 +52,8 @@ extension AppStoreSimulator {
     /// every row again.
     public func changedRows() -> SimulatorStateRows? {
         let (document, accounts, changes) = state(forSaving: ())
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        func json(_ value: some Encodable) -> String {
-            // The stored types are plain values: encoding them cannot fail.
-            (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-        }
+        let encoder = Self.sortedKeysEncoder()
+        func json(_ value: some Encodable) -> String { Self.rowJSON(value, with: encoder) }
         let stateJSON = encodedAccounts.withLock { encoded in
             for (id, account) in accounts.changed { encoded[id] = account.map(json) }
             return json(document).withAccounts(accounts.order.compactMap { encoded[$0] })
@@ -80,10 +76,19 @@ extension AppStoreSimulator {
     /// The state document encoded whole, its accounts with it: what ``changedRows()`` answers as the state, built
     /// without its kept accounts (for tests).
     func encodedStateInFull() -> String {
+        Self.rowJSON((try? withState { (core, dial) in core.persisted(dial: dial) })!, with: Self.sortedKeysEncoder())
+    }
+
+    /// Rows are encoded with sorted keys, so equal states encode to equal text.
+    private static func sortedKeysEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let document = (try? withState { (core, dial) in core.persisted(dial: dial) })!
-        return (try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        return encoder
+    }
+
+    /// A row's JSON. The stored types are plain values: encoding them cannot fail.
+    private static func rowJSON(_ value: some Encodable, with encoder: JSONEncoder) -> String {
+        (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
     /// Marks everything as changed, so the next ``changedRows()`` answers every row (after a save that failed).
