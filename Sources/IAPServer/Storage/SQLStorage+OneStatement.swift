@@ -22,7 +22,7 @@ extension SQLStorage {
     /// A post this server answered before is most likely stored: the read answers it for less (see
     /// ``StoredPostHints``). So is one it has no hint for while most such posts lately were (behind a balancer, an
     /// app's re-post often reaches another instance); otherwise it goes straight to the one statement.
-    func recordAlone(_ transaction: StoredTransaction, json: String, claimant: String?)
+    func recordAlone(_ transaction: StoredTransaction, claimant: String?)
         async throws(StorageError) -> (outcome: RecordOutcome?, read: Bool)
     {
         let fingerprint = StoredPostHints.fingerprint(transaction, claimant: claimant)
@@ -36,6 +36,8 @@ extension SQLStorage {
                 return (unchanged, true)
             }
         }
+        // The record's JSON only now: a re-post the read answered is never written.
+        let json = try encode(transaction.record)
         guard let (outcome, wrote) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
         else { return (nil, readFirst) }
         if !readFirst { storedPosts?.noteUnhinted(stored: !wrote) }

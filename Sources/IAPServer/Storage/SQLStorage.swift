@@ -41,14 +41,14 @@ public final class SQLStorage: ServerStorage {
     public func record(_ batch: PurchaseBatch, announcing announcer: EventAnnouncer?) async throws(StorageError)
         -> RecordOutcome
     {
-        let rows = try encodedRows(batch)
         let bundleID = batch.transactions.first?.bundleID ?? batch.renewals.first?.bundleID ?? ""
         var readAlready = false
-        if recordsInOneStatement(batch, announcer: announcer), let only = rows.transactions.first {
-            let (outcome, read) = try await recordAlone(only.transaction, json: only.json, claimant: batch.claimant)
+        if recordsInOneStatement(batch, announcer: announcer), let only = batch.transactions.first {
+            let (outcome, read) = try await recordAlone(only, claimant: batch.claimant)
             if let outcome { return outcome }
             readAlready = read
         }
+        let rows = try encodedRows(batch)
         if !readAlready, let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) {
             return unchanged
         }
