@@ -78,4 +78,12 @@ public struct ConsumableEvent: Hashable, Sendable, Codable {
     public var quantity: Int
     public var transactionID: String?
     public var balanceAfter: Int
+
+    public init(date: Date, kind: Kind, quantity: Int, transactionID: String?, balanceAfter: Int) {
+        self.date = date
+        self.kind = kind
+        self.quantity = quantity
+        self.transactionID = transactionID
+        self.balanceAfter = balanceAfter
+    }
 }

@@ -125,6 +125,56 @@ struct StreamingJSONEncoderTests {
         #expect(String(decoding: try StreamingJSONEncoder().encode(["a\u{1}"]), as: UTF8.self) == #"["a\u0001"]"#)
     }
 
+    /// A consumable's event is written without its `Encodable` conformance (the writer's fast path): the bytes are
+    /// what the conformance writes, in both date forms, and read back as the same event.
+    @Test func consumableEventsAreWhatTheirConformanceWrites() throws {
+        /// The same fields in the same order, encoded through the synthesized conformance (no fast path knows it).
+        struct Reference: Encodable {
+            var date: Date
+            var kind: ConsumableEvent.Kind
+            var quantity: Int
+            var transactionID: String?
+            var balanceAfter: Int
+        }
+        let ids: [String?] = [nil, "2000000123456789", "", "quote \" back \\ \n tab\t \u{1} é 🌸", "a/b"]
+        var random = SeededGenerator(seed: 7)
+        var events: [ConsumableEvent] = []
+        for (index, id) in ids.enumerated() {
+            for kind in [ConsumableEvent.Kind.purchase, .consumption, .refund] {
+                let milliseconds = Int64.random(in: 0..<4_102_444_800_000, using: &random)
+                events.append(
+                    ConsumableEvent(
+                        date: Date(timeIntervalSince1970: Double(milliseconds) / 1000 + (index == 1 ? 0.0004 : 0)),
+                        kind: kind, quantity: [1, 10, -3][index % 3], transactionID: id,
+                        balanceAfter: [0, 7, -2, Int.max, Int.min][index]))
+            }
+        }
+        for referenceSeconds in [false, true] {
+            let encoder = StreamingJSONEncoder(datesAsReferenceSeconds: referenceSeconds)
+            for event in events {
+                let written = try encoder.encode(event)
+                let reference = try encoder.encode(
+                    Reference(
+                        date: event.date, kind: event.kind, quantity: event.quantity,
+                        transactionID: event.transactionID, balanceAfter: event.balanceAfter))
+                #expect(written == reference, "\(String(decoding: written, as: UTF8.self))")
+                if referenceSeconds {
+                    #expect(try StreamingJSONDecoder().decode(ConsumableEvent.self, from: written) == event)
+                }
+            }
+            // Inside other values (an array, a keyed member), too.
+            let list = try encoder.encode(["events": events])
+            let referenceList = try encoder.encode([
+                "events": events.map {
+                    Reference(
+                        date: $0.date, kind: $0.kind, quantity: $0.quantity, transactionID: $0.transactionID,
+                        balanceAfter: $0.balanceAfter)
+                }
+            ])
+            #expect(list == referenceList)
+        }
+    }
+
     @Test func numbersThatJSONCannotHoldAreRefused() {
         #expect(throws: JSONStreamError.self) { try StreamingJSONEncoder().encode([Double.nan]) }
         #expect(throws: JSONStreamError.self) { try StreamingJSONEncoder().encode(["x": Double.infinity]) }

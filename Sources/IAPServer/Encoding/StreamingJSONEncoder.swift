@@ -1,4 +1,5 @@
 import Foundation
+import IAPEntitlements
 
 /// Writes JSON bytes as `Encodable` walks a value, with no intermediate tree: about ten times faster than Foundation's
 /// `JSONEncoder` for the server's answers and stored records, which made up a sixth of a request's time.
@@ -63,6 +64,7 @@ final class JSONStreamWriter {
         case ObjectIdentifier(Decimal.self): return bytes.append(contentsOf: (value as! Decimal).description.utf8)
         case ObjectIdentifier(URL.self): return writeString((value as! URL).absoluteString)
         case ObjectIdentifier(Data.self): return writeString((value as! Data).base64EncodedString())
+        case ObjectIdentifier(ConsumableEvent.self): return try writeConsumableEvent(value as! ConsumableEvent)
         default: break
         }
         if T.self is any StringKeyedEncodable.Type, let dictionary = value as? any StringKeyedEncodable {
@@ -104,6 +106,25 @@ final class JSONStreamWriter {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A consumable's event, the most numerous value in an answer (one per purchase, consumption and refund of each
+    /// consumable), written straight: what its synthesized `Encodable` conformance writes here, key for key, without
+    /// a keyed container's dynamic dispatch for each member (4% of a server's CPU under re-posts of consumables).
+    private func writeConsumableEvent(_ event: ConsumableEvent) throws {
+        bytes.append(contentsOf: #"{"date":"#.utf8)
+        try write(event.date)
+        bytes.append(contentsOf: #","kind":"#.utf8)
+        writeString(event.kind.rawValue)
+        bytes.append(contentsOf: #","quantity":"#.utf8)
+        writeInteger(event.quantity)
+        if let transactionID = event.transactionID {
+            bytes.append(contentsOf: #","transactionID":"#.utf8)
+            writeString(transactionID)
+        }
+        bytes.append(contentsOf: #","balanceAfter":"#.utf8)
+        writeInteger(event.balanceAfter)
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// Whether `bytes` hold no control character, quote or backslash.
