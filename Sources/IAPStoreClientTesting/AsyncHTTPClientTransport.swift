@@ -18,7 +18,14 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(outgoing, timeout: .init(request.timeout))
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: .init(request.timeout))
+        } catch ChannelError.ioOnClosedChannel {
+            // The pool handed out a connection the server had closed (it stopped or restarted) before the client saw
+            // the close: the request could not be written, so it never reached a server. Once more, on a new one.
+            response = try await client.execute(outgoing, timeout: .init(request.timeout))
+        }
         var buffer = try await response.body.collect(upTo: request.maximumAnswerSize)
         return HTTPTransportAnswer(
             status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [],
