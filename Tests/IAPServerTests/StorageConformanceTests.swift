@@ -321,6 +321,33 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    /// A claim takes a purchase from the owner the server made up (here an app account token's, from posts nobody
+    /// claimed): that owner's answers stop counting it at once, their history long enough to be kept as a digest.
+    @Test(arguments: Backend.allCases) func theMadeUpOwnerLosesWhatAClaimTookFromThem(_ backend: Backend)
+        async throws
+    {
+        guard let storage = try await Self.storage(backend) else { return }
+        let bought = (0..<70).map { Self.transaction("t\($0)", signed: 1, token: "tok") }
+        for transaction in bought {
+            _ = try await storage.record(PurchaseBatch(claimant: nil, transactions: [transaction]))
+        }
+        /// The made-up owner's history, as a post of their last purchase answers it.
+        func madeUpOwnersPurchases() async throws -> [String] {
+            let answer = try await storage.record(PurchaseBatch(claimant: nil, transactions: [bought[69]]))
+            guard case .recorded(let owners, let digest) = answer else {
+                Issue.record("the post was refused: \(answer)")
+                return []
+            }
+            #expect(owners == ["tok"])
+            return digest.history.history.records.map(\.transactionID)
+        }
+        #expect(try await madeUpOwnersPurchases().count == 70)
+        #expect(try await storage.record(PurchaseBatch(claimant: "ana", transactions: [bought[3]])).owners == ["ana"])
+        let left = try await madeUpOwnersPurchases()
+        #expect(left.count == 69 && !left.contains("t3"))
+        try await storage.shutdown()
+    }
+
     @Test(arguments: Backend.allCases) func aNotificationIsRecordedOnceWithWhatItCarried(_ backend: Backend)
         async throws
     {

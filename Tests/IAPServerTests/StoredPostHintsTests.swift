@@ -227,6 +227,19 @@ extension StoredPostHintsTests {
         try await read(claimed[0], "bo")
         try await read(claimed[1], "bo")
         #expect(hits() == 5)
+
+        // A claim takes a purchase from the owner the server made up (the token's, from posts nobody claimed): the
+        // history remembered of that owner is refused from then on.
+        let tokens = ["k1", "k2"].map { Conformance.transaction($0, signed: 1, token: "tok") }
+        for transaction in tokens {
+            _ = try await first.record(PurchaseBatch(claimant: nil, transactions: [transaction]))
+        }
+        try await read(tokens[0], nil)
+        try await read(tokens[1], nil)
+        #expect(hits() == 6)
+        _ = try await first.record(PurchaseBatch(claimant: "cy", transactions: [tokens[0]]))
+        try await read(tokens[1], nil)
+        #expect(hits() == 6)
         try await first.shutdown()
         try await second.shutdown()
     }

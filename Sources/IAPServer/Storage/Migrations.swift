@@ -392,6 +392,11 @@ enum Migrations {
                 "ALTER TABLE iap_renewals ALTER COLUMN document SET STORAGE EXTERNAL",
             ]
         },
+        // A claim that takes a purchase from the owner the server made up names that owner (the row's customer before
+        // the claim), so the write marks their digest stale too: their records changed as much as the claimant's.
+        Migration(name: "2026-11-29-moved-from") { _ in
+            ["ALTER TABLE iap_owners ADD COLUMN moved_from TEXT"]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

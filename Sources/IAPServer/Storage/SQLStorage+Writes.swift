@@ -6,9 +6,10 @@ import IAPEntitlements
 /// the columns the console reads beside their records, and the renewal information.
 extension SQLStorage {
     /// Gives the original transaction an owner when it has none (or only one the server made up and a customer now
-    /// claims it), and answers who owns it now.
+    /// claims it), and answers who owns it now and, when a claim just took it from the owner the server made up, who
+    /// that was (their records lost it: the write marks their digest stale).
     static func own(_ transaction: StoredTransaction, claimant: String?, db: any SQLStatementRunner)
-        async throws -> String
+        async throws -> (owner: String, previous: String?)
     {
         let customer = claimant ?? PurchaseBatch.implicitOwner(of: transaction)
         // One statement: the row is always touched, and RETURNING answers the owner after the rule was applied.
@@ -23,8 +24,10 @@ extension SQLStorage {
                     claimed = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
                         THEN 1 ELSE iap_owners.claimed END,
                     moved = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
-                        AND iap_owners.customer_id <> excluded.customer_id THEN 1 ELSE 0 END
-                RETURNING customer_id, moved
+                        AND iap_owners.customer_id <> excluded.customer_id THEN 1 ELSE 0 END,
+                    moved_from = CASE WHEN iap_owners.claimed = 0 AND excluded.claimed = 1
+                        AND iap_owners.customer_id <> excluded.customer_id THEN iap_owners.customer_id END
+                RETURNING customer_id, moved, moved_from
                 """,
                 [
                     .text(transaction.bundleID), .text(transaction.originalTransactionID), .text(customer),
@@ -32,11 +35,9 @@ extension SQLStorage {
                 ]))
         let owner = try rows.first?.text("customer_id") ?? customer
         // A claim just took the purchase from the owner the server made up: its stored rows follow.
-        if try rows.first?.integer("moved") == 1 {
-            try await Self.setOwner(
-                of: transaction.originalTransactionID, bundleID: transaction.bundleID, to: owner, db: db)
-        }
-        return owner
+        guard try rows.first?.integer("moved") == 1 else { return (owner, nil) }
+        try await Self.setOwner(of: transaction.originalTransactionID, bundleID: transaction.bundleID, to: owner, db: db)
+        return (owner, try rows.first?.optionalText("moved_from"))
     }
 
     /// Keeps the owner each stored transaction row carries (the console counts paying customers by it) equal to the

@@ -60,7 +60,10 @@ public final class SQLStorage: ServerStorage {
             var previousOwners: [String] = []
             for row in rows.transactions {
                 let original = row.transaction.originalTransactionID
-                var owner = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
+                let (owned, madeUpOwner) = try await Self.own(row.transaction, claimant: batch.claimant, db: db)
+                var owner = owned
+                // A claim took the purchase from the owner the server made up: their records changed too.
+                if let madeUpOwner, !previousOwners.contains(madeUpOwner) { previousOwners.append(madeUpOwner) }
                 if let claimant = batch.claimant, owner != claimant {
                     switch batch.policy {
                     case .refuse:
@@ -201,7 +204,7 @@ public final class SQLStorage: ServerStorage {
             var owners: [String] = []
             var ownerOf: [String: String] = [:]
             for row in rows.transactions {
-                let owner = try await Self.own(row.transaction, claimant: nil, db: db)
+                let owner = try await Self.own(row.transaction, claimant: nil, db: db).owner
                 if !owners.contains(owner) { owners.append(owner) }
                 ownerOf[row.transaction.originalTransactionID] = owner
             }
