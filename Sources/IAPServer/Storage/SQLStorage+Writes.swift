@@ -36,7 +36,8 @@ extension SQLStorage {
         let owner = try rows.first?.text("customer_id") ?? customer
         // A claim just took the purchase from the owner the server made up: its stored rows follow.
         guard try rows.first?.integer("moved") == 1 else { return (owner, nil) }
-        try await Self.setOwner(of: transaction.originalTransactionID, bundleID: transaction.bundleID, to: owner, db: db)
+        try await Self.setOwner(
+            of: transaction.originalTransactionID, bundleID: transaction.bundleID, to: owner, db: db)
         return (owner, try rows.first?.optionalText("moved_from"))
     }
 
