@@ -17,13 +17,14 @@ extension SQLStorage {
     }
 
     /// Records a post of one transaction on PostgreSQL: answered by the read when it is stored, else by the one
-    /// statement. Nil when neither could (the caller writes through a transaction then), with whether it was read.
+    /// statement. Nil when neither could (the caller writes through a transaction then), with whether it was read and
+    /// the record's JSON when it was encoded for the statement.
     ///
     /// A post this server answered before is most likely stored: the read answers it for less (see
     /// ``StoredPostHints``). So is one it has no hint for while most such posts lately were (behind a balancer, an
     /// app's re-post often reaches another instance); otherwise it goes straight to the one statement.
     func recordAlone(_ transaction: StoredTransaction, claimant: String?)
-        async throws(StorageError) -> (outcome: RecordOutcome?, read: Bool)
+        async throws(StorageError) -> (outcome: RecordOutcome?, read: Bool, json: String?)
     {
         let fingerprint = StoredPostHints.fingerprint(transaction, claimant: claimant)
         let hinted = storedPosts?.contains(fingerprint) == true
@@ -33,20 +34,20 @@ extension SQLStorage {
             if !hinted { storedPosts?.noteUnhinted(stored: unchanged != nil) }
             if let unchanged {
                 storedPosts?.insert(fingerprint)
-                return (unchanged, true)
+                return (unchanged, true, nil)
             }
         }
         // The record's JSON only now: a re-post the read answered is never written.
         let json = try encode(transaction.record)
         guard let (outcome, wrote) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
-        else { return (nil, readFirst) }
+        else { return (nil, readFirst, json) }
         if !readFirst { storedPosts?.noteUnhinted(stored: !wrote) }
         if let owner = outcome.owners?.first {
             storedPosts?.insert(fingerprint)
             histories?.noteOwner(
                 owner, bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
         }
-        return (outcome, readFirst)
+        return (outcome, readFirst, json)
     }
 
     /// Records one transaction in one statement: its owner (kept, or the claimant, or made up as

@@ -43,12 +43,13 @@ public final class SQLStorage: ServerStorage {
     {
         let bundleID = batch.transactions.first?.bundleID ?? batch.renewals.first?.bundleID ?? ""
         var readAlready = false
+        var encodedFirst: String?
         if recordsInOneStatement(batch, announcer: announcer), let only = batch.transactions.first {
-            let (outcome, read) = try await recordAlone(only, claimant: batch.claimant)
+            let (outcome, read, json) = try await recordAlone(only, claimant: batch.claimant)
             if let outcome { return outcome }
-            readAlready = read
+            (readAlready, encodedFirst) = (read, json)
         }
-        let rows = try encodedRows(batch)
+        let rows = try encodedRows(batch, first: encodedFirst)
         if !readAlready, let unchanged = try await alreadyRecorded(batch, rows: rows, bundleID: bundleID) {
             return unchanged
         }
@@ -556,9 +557,13 @@ public final class SQLStorage: ServerStorage {
         var announce: (at: Int64, moment: Int64)? = nil
     }
 
-    private func encodedRows(_ batch: PurchaseBatch) throws(StorageError) -> EncodedRows {
+    /// The batch's rows with their records' JSON; `first`, when given, is the first transaction's, encoded already.
+    private func encodedRows(_ batch: PurchaseBatch, first: String? = nil) throws(StorageError) -> EncodedRows {
         EncodedRows(
-            transactions: try batch.transactions.map { (t) throws(StorageError) in (t, try encode(t.record)) },
+            transactions: try batch.transactions.enumerated().map { (index, t) throws(StorageError) in
+                if index == 0, let first { return (t, first) }
+                return (t, try encode(t.record))
+            },
             renewals: try batch.renewals.map { (r) throws(StorageError) in (r, try encode(r.record)) })
     }
 
