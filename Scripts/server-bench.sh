@@ -3,7 +3,8 @@
 #   1. iapkit serve on an SQLite file (release build),
 #   2. two iapkit serve processes on one PostgreSQL database (load split between them), when PostgreSQL is installed,
 #      then the same two behind Debian's nginx (Scripts/nginx-balancer.sh), checking that every document is stored once,
-#      then two more under nice 10 on a second, empty database of the same server (the database first for the cores),
+#      then, when the kernel groups threads by session (below), the same two runs with that grouping on, on a second,
+#      empty database of the same server,
 #   3. the baseline a Python developer would write instead: FastAPI + uvicorn (2 workers) + Apple's
 #      app-store-server-library + SQLite (Scripts/server-bench/fastapi_baseline.py).
 # Every contender verifies the same simulator-signed transactions (20,000 distinct ones from 2,000 accounts, every other
@@ -12,6 +13,14 @@
 #
 #   Scripts/server-bench.sh [SECONDS] [CONNECTIONS]      (defaults 20 and 16)
 #   SIGNED=FOLDER Scripts/server-bench.sh ...             (reuse FOLDER/pki and FOLDER/bodies.jsonl of an earlier run)
+#
+#   AUTOGROUP=keep Scripts/server-bench.sh ...           (leave the kernel's session grouping as the machine has it)
+#
+# The kernel's session grouping (kernel.sched_autogroup_enabled, on by default in Debian's kernels) makes every
+# session a scheduling group with one group's share of the cores. Each PostgreSQL backend starts a session of its own,
+# so where the database shares the cores with the servers and the load generator, single backends wait up to half a
+# second for a core (docs/scale.md, "The tail"). When this script may (run as root), it turns the grouping off for its
+# run and restores it at the end; the PostgreSQL rows "with session groups" show what the machine's setting gives.
 #
 # Every server is started here and stopped by its process id; each load run is bounded by wrk's duration.
 set -euo pipefail
@@ -27,8 +36,19 @@ python3 -c "import fastapi, uvicorn, appstoreserverlibrary" 2>/dev/null \
 swift build -c release --product iapkit 2>&1 | grep -E "error:|complete" | tail -1 || true
 iapkit=.build/release/iapkit
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+autogroup=/proc/sys/kernel/sched_autogroup_enabled
+autogroup_was=$(cat "$autogroup" 2>/dev/null || echo 0)
+restore_autogroup() { [ "$autogroup_was" = 1 ] && echo 1 >"$autogroup" 2>/dev/null || true; }
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; restore_autogroup; }
 trap cleanup EXIT
+grouped=no # whether the kernel's session grouping is on for the runs (the last rows turn it back on when it was)
+if [ "$autogroup_was" = 1 ]; then
+  if [ "${AUTOGROUP:-}" != keep ] && echo 0 2>/dev/null >"$autogroup"; then
+    echo "the kernel's session grouping is off for this run (restored at the end)"
+  else
+    grouped=yes; echo "the kernel's session grouping is on for this run (the PostgreSQL rows' tail will show it)"
+  fi
+fi
 
 # serve PORT ARGS...: iapkit serve with the benchmark authority, up and answering (Scripts/bench-serve.sh).
 source Scripts/bench-serve.sh
@@ -208,25 +228,25 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   [ "$stored" -ge "$expected" ] && [ "$stored" -le $((expected + slack)) ] && [ "$failed" = 0 ] \
     || echo "warning: the PostgreSQL runs did not end in one consistent state"
 
-  echo "== two iapkit serve processes under nice 10, one PostgreSQL database (a second, empty one)"
-  # The same two runs with the servers' threads under nice 10: on shared cores, which process gets a core first decides
-  # the tail (docs/scale.md).
-  "$psql" "$pg_url" -qc "CREATE DATABASE iapkit_nice"
-  nice_url=${pg_url/\/iapkit_test/\/iapkit_nice}
-  serve 18307 --database "$nice_url"; first=${pids[-1]}
-  serve 18308 --database "$nice_url"; second=${pids[-1]}
-  for pid in "$first" "$second"; do
-    for task in /proc/"$pid"/task/*; do renice -n 10 -p "${task##*/}" >/dev/null; done
-  done
-  metrics "$work/metrics-before" 18307 18308
-  seconds=3
-  halves 18307 18308
-  seconds=$saved
-  add nicefresh 18307 18308
-  halves 18307 18308
-  add nice 18307 18308
-  rss[nice]=$(peak_rss_mb "$first" "$second"); rss[nicefresh]=${rss[nice]}
-  kill "$first" "$second"; wait "$first" "$second" 2>/dev/null || true
+  if [ "$grouped" = no ] && [ "$autogroup_was" = 1 ]; then
+    echo "== two iapkit serve processes, one PostgreSQL database (a second, empty one), the kernel's session groups on"
+    # The same two runs with the machine's own setting: each backend a scheduling group of its own.
+    echo 1 >"$autogroup"
+    "$psql" "$pg_url" -qc "CREATE DATABASE iapkit_grouped"
+    grouped_url=${pg_url/\/iapkit_test/\/iapkit_grouped}
+    serve 18307 --database "$grouped_url"; first=${pids[-1]}
+    serve 18308 --database "$grouped_url"; second=${pids[-1]}
+    metrics "$work/metrics-before" 18307 18308
+    seconds=3
+    halves 18307 18308
+    seconds=$saved
+    add groupedfresh 18307 18308
+    halves 18307 18308
+    add grouped 18307 18308
+    rss[grouped]=$(peak_rss_mb "$first" "$second"); rss[groupedfresh]=${rss[grouped]}
+    kill "$first" "$second"; wait "$first" "$second" 2>/dev/null || true
+    echo 0 >"$autogroup"
+  fi
 fi
 
 echo "== baseline: FastAPI + uvicorn (2 workers) + app-store-server-library + SQLite"
@@ -245,7 +265,7 @@ rss[baseline]=$(peak_rss_mb "$baseline")
 echo
 echo "| POST /v1/transactions, ${connections} connections, ${seconds} s | requests/s | p50 | p99 | p99 in the servers | peak RSS | against the baseline |"
 echo "|---|---|---|---|---|---|---|"
-for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx nice nicefresh baseline floor; do
+for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx grouped groupedfresh baseline floor; do
   [ -n "${rps[$name]:-}" ] || continue
   label=$name
   [ "$name" = sqlite ] && label="iapkit serve, SQLite"
@@ -255,8 +275,8 @@ for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx n
   [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL"
   [ "$name" = postgresfresh ] && label="2 × iapkit serve, one PostgreSQL, new transactions only (3 s)"
   [ "$name" = postgresnginx ] && label="2 × iapkit serve behind nginx, one PostgreSQL, $nginx_load"
-  [ "$name" = nice ] && label="2 × iapkit serve under nice 10, one PostgreSQL"
-  [ "$name" = nicefresh ] && label="2 × iapkit serve under nice 10, one PostgreSQL, new transactions only (3 s)"
+  [ "$name" = grouped ] && label="2 × iapkit serve, one PostgreSQL, session groups on"
+  [ "$name" = groupedfresh ] && label="2 × iapkit serve, one PostgreSQL, session groups on, new transactions only (3 s)"
   [ "$name" = baseline ] && label="FastAPI + uvicorn ×2 + Apple's library + SQLite"
   [ "$name" = floor ] && label="(scale) iapkit serve refusing an empty body: HTTP stack only"
   ratio=$(python3 -c "print(f'{${rps[$name]} / ${rps[baseline]}:.1f}×')")
