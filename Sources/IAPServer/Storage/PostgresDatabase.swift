@@ -55,6 +55,26 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    /// Advice for the operator when the database runs on this machine and Linux groups threads by session for the CPU
+    /// (`kernel.sched_autogroup_enabled` is 1, as in Debian's kernels): every PostgreSQL backend starts a session, so
+    /// each is a group of its own, and on two cores shared with the servers single backends waited up to 450 ms for a
+    /// core (docs/scale.md). Nil otherwise.
+    /// - Parameters:
+    ///   - url: the database URL.
+    ///   - autogroup: what `/proc/sys/kernel/sched_autogroup_enabled` holds; nil where there is no such file.
+    static func sharedCoresAdvice(url: String, autogroup: String?) -> String? {
+        guard autogroup?.trimmingCharacters(in: .whitespacesAndNewlines) == "1",
+            let host = URLComponents(string: url)?.host?.lowercased(),
+            ["localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.")
+        else { return nil }
+        return """
+            PostgreSQL runs on this machine and the kernel groups threads by session (kernel.sched_autogroup_enabled \
+            is 1): each backend is then a CPU group of its own, and where the database and the servers share a few \
+            cores, requests wait for a core far longer at times. Turn the grouping off \
+            (sysctl kernel.sched_autogroup_enabled=0) or give the database a CPU cgroup of its own (docs/scale.md)
+            """
+    }
+
     /// Pings each of the pool's `count` connections once (`SELECT 1`). The pool hands out the first free connection,
     /// so a ping keeps its connection until every ping has one: otherwise a quick ping's connection would take the next
     /// ping too, and the connections idle longest would never be pinged. It keeps it 50 ms at most, and not at all when
