@@ -23,15 +23,16 @@ import Testing
 
     /// The operator is told about the kernel's session groups only when they are on and the database is on this
     /// machine (where its backends and the servers share the cores).
-    @Test(arguments: [
-        ("postgres://postgres@127.0.0.1:5432/x", "1\n", true),
-        ("postgresql://u:p@localhost/x?sslmode=disable", "1", true),
-        ("postgres://postgres@[::1]:5432/x", "1\n", true),
-        ("postgres://postgres@127.0.0.1:5432/x", "0\n", false),
-        ("postgres://postgres@127.0.0.1:5432/x", nil, false),
-        ("postgres://postgres@db.internal:5432/x", "1\n", false),
-        ("postgres://postgres@10.0.0.7/x", "1\n", false),
-    ] as [(String, String?, Bool)])
+    @Test(
+        arguments: [
+            ("postgres://postgres@127.0.0.1:5432/x", "1\n", true),
+            ("postgresql://u:p@localhost/x?sslmode=disable", "1", true),
+            ("postgres://postgres@[::1]:5432/x", "1\n", true),
+            ("postgres://postgres@127.0.0.1:5432/x", "0\n", false),
+            ("postgres://postgres@127.0.0.1:5432/x", nil, false),
+            ("postgres://postgres@db.internal:5432/x", "1\n", false),
+            ("postgres://postgres@10.0.0.7/x", "1\n", false),
+        ] as [(String, String?, Bool)])
     func sessionGroupsAreNamedWhenTheDatabaseSharesTheMachine(_ url: String, _ autogroup: String?, _ advised: Bool) {
         let advice = PostgresDatabase.sharedCoresAdvice(url: url, autogroup: autogroup)
         #expect((advice != nil) == advised)
