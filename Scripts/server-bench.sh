@@ -19,8 +19,10 @@
 # The kernel's session grouping (kernel.sched_autogroup_enabled, on by default in Debian's kernels) makes every
 # session a scheduling group with one group's share of the cores. Each PostgreSQL backend starts a session of its own,
 # so where the database shares the cores with the servers and the load generator, single backends wait up to half a
-# second for a core (docs/scale.md, "The tail"). When this script may (run as root), it turns the grouping off for its
-# run and restores it at the end; the PostgreSQL rows "with session groups" show what the machine's setting gives.
+# second for a core (docs/scale.md, "The long tail was the kernel's session groups"). When this script may (run as
+# root), it turns the grouping off for its run and restores it at the end (a kill -9 of the script leaves it off until
+# `sysctl kernel.sched_autogroup_enabled=1` or a reboot); the PostgreSQL rows "session groups on" show what the
+# machine's setting gives. The setting applies to processes started after it: the script starts them all afterwards.
 #
 # Every server is started here and stopped by its process id; each load run is bounded by wrk's duration.
 set -euo pipefail
@@ -38,16 +40,20 @@ iapkit=.build/release/iapkit
 pids=()
 autogroup=/proc/sys/kernel/sched_autogroup_enabled
 autogroup_was=$(cat "$autogroup" 2>/dev/null || echo 0)
-restore_autogroup() { [ "$autogroup_was" = 1 ] && echo 1 >"$autogroup" 2>/dev/null || true; }
+autogroup_changed=no
+restore_autogroup() { if [ "$autogroup_changed" = yes ]; then echo 1 2>/dev/null >"$autogroup" || true; fi; }
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; restore_autogroup; }
 trap cleanup EXIT
-grouped=no # whether the kernel's session grouping is on for the runs (the last rows turn it back on when it was)
+grouped=no # whether the kernel's session grouping is on for the main runs (the last rows turn it on when it was)
 if [ "$autogroup_was" = 1 ]; then
   if [ "${AUTOGROUP:-}" != keep ] && echo 0 2>/dev/null >"$autogroup"; then
+    autogroup_changed=yes
     echo "the kernel's session grouping is off for this run (restored at the end)"
   else
     grouped=yes; echo "the kernel's session grouping is on for this run (the PostgreSQL rows' tail will show it)"
   fi
+else
+  echo "the kernel's session grouping is off on this machine (or it has none)"
 fi
 
 # serve PORT ARGS...: iapkit serve with the benchmark authority, up and answering (Scripts/bench-serve.sh).
@@ -159,8 +165,9 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   # Two connections each (POOL=N to change): on two cores shared with the database, 1, 2 and 4 gave the same rate and 2
   # a shorter tail than 4 or 6 for new transactions (docs/scale.md). The default, 4, is for a database on its own machine.
   pool="pool_size=${POOL:-2}"
-  serve 18302 --database "$pg_url&$pool"; first=${pids[-1]}
-  serve 18303 --database "$pg_url&$pool"; second=${pids[-1]}
+  with_pool() { if [[ $1 == *\?* ]]; then echo "$1&$pool"; else echo "$1?$pool"; fi; }
+  serve 18302 --database "$(with_pool "$pg_url")"; first=${pids[-1]}
+  serve 18303 --database "$(with_pool "$pg_url")"; second=${pids[-1]}
   metrics "$work/metrics-before" 18302 18303
   half=$((connections / 2))
   # Each wrk posts its own half of the documents, as different devices post different transactions.
@@ -231,14 +238,14 @@ if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/
   [ "$stored" -ge "$expected" ] && [ "$stored" -le $((expected + slack)) ] && [ "$failed" = 0 ] \
     || echo "warning: the PostgreSQL runs did not end in one consistent state"
 
-  if [ "$grouped" = no ] && [ "$autogroup_was" = 1 ]; then
+  if [ "$autogroup_changed" = yes ]; then
     echo "== two iapkit serve processes, one PostgreSQL database (a second, empty one), the kernel's session groups on"
     # The same two runs with the machine's own setting: each backend a scheduling group of its own.
     echo 1 >"$autogroup"
     "$psql" "$pg_url" -qc "CREATE DATABASE iapkit_grouped"
     grouped_url=${pg_url/\/iapkit_test/\/iapkit_grouped}
-    serve 18307 --database "$grouped_url&$pool"; first=${pids[-1]}
-    serve 18308 --database "$grouped_url&$pool"; second=${pids[-1]}
+    serve 18307 --database "$(with_pool "$grouped_url")"; first=${pids[-1]}
+    serve 18308 --database "$(with_pool "$grouped_url")"; second=${pids[-1]}
     metrics "$work/metrics-before" 18307 18308
     seconds=3
     halves 18307 18308
@@ -276,6 +283,7 @@ for name in sqlite hooks fresh freshhooks postgres postgresfresh postgresnginx g
   [ "$name" = fresh ] && label="iapkit serve, SQLite, new transactions only (fresh database, 3 s)"
   [ "$name" = freshhooks ] && label="iapkit serve, SQLite, new transactions only, webhooks on"
   [ "$name" = postgres ] && label="2 × iapkit serve, one PostgreSQL ($pool)"
+  [[ $name == postgres* ]] && [ "$grouped" = yes ] && label="$label, session groups on"
   [ "$name" = postgresfresh ] && label="2 × iapkit serve, one PostgreSQL, new transactions only (3 s)"
   [ "$name" = postgresnginx ] && label="2 × iapkit serve behind nginx, one PostgreSQL, $nginx_load"
   [ "$name" = grouped ] && label="2 × iapkit serve, one PostgreSQL, session groups on"

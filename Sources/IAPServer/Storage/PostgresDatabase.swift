@@ -69,9 +69,10 @@ public final class PostgresDatabase: SQLDatabase {
         else { return nil }
         return """
             PostgreSQL runs on this machine and the kernel groups threads by session (kernel.sched_autogroup_enabled \
-            is 1): each backend is then a CPU group of its own, and where the database and the servers share a few \
-            cores, requests wait for a core far longer at times. Turn the grouping off \
-            (sysctl kernel.sched_autogroup_enabled=0) or give the database a CPU cgroup of its own (docs/scale.md)
+            is 1): unless the database has a CPU cgroup of its own, each backend is then a CPU group of its own, and \
+            where the database and the servers share a few cores, single backends can wait hundreds of milliseconds \
+            for a core. Turn the grouping off (sysctl kernel.sched_autogroup_enabled=0, then restart PostgreSQL and \
+            the servers: it applies to processes started after it) or give the database a CPU cgroup (docs/scale.md)
             """
     }
 
