@@ -19,16 +19,34 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let response: HTTPClientResponse
+        // One deadline for the whole exchange: a second try and the body included.
+        let ends = ContinuousClock.now + request.timeout
+        let deadline = NIODeadline.now() + TimeAmount(request.timeout)
         do {
-            response = try await client.execute(outgoing, timeout: .init(request.timeout))
+            response = try await client.execute(outgoing, deadline: deadline)
         } catch ChannelError.ioOnClosedChannel {
             // The pool handed out a connection the server had closed (it stopped or restarted) before the client saw
             // the close: the request could not be written, so it never reached a server. Once more, on a new one.
-            response = try await client.execute(outgoing, timeout: .init(request.timeout))
+            response = try await client.execute(outgoing, deadline: deadline)
         }
-        var buffer = try await response.body.collect(upTo: request.maximumAnswerSize)
+        // AsyncHTTPClient's deadline ends with the answer's head: a server that stalls mid-body would hold the send
+        // until the connection's read timeout (90 s). The body is read against the rest of the deadline.
+        let limit = request.maximumAnswerSize
+        let body = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var buffer = try await response.body.collect(upTo: limit)
+                return buffer.readBytes(length: buffer.readableBytes) ?? []
+            }
+            group.addTask {
+                try await Task.sleep(until: ends, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let bytes = first else { throw HTTPClientError.deadlineExceeded }
+            return bytes
+        }
         return HTTPTransportAnswer(
-            status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [],
+            status: Int(response.status.code), body: body,
             headers: response.headers.map { (name: $0.name, value: $0.value) })
     }
 }
