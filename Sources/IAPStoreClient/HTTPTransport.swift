@@ -75,14 +75,31 @@ public struct URLSessionTransport: HTTPTransport {
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportAnswer {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval =
+        let timeout =
             Double(request.timeout.components.seconds)
             + Double(request.timeout.components.attoseconds) / 1e18
+        // The request's interval bounds each wait for data. The whole exchange is bounded here, so a server sending
+        // its answer a byte at a time cannot hold the send (it did for 99 s with a 1 s timeout): the session's
+        // resource timeout on Apple's platforms, and a deadline of our own, which Linux's Foundation needs.
+        #if os(Linux)
+            // Linux's Foundation ends a request with an interval under a second at once (0.5 s timed out in 5 ms);
+            // the deadline below still ends the exchange at `timeout`.
+            urlRequest.timeoutInterval = max(timeout, 1)
+        #else
+            urlRequest.timeoutInterval = timeout
+        #endif
         for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
         urlRequest.httpBody = request.body.map { Data($0) }
         let collector = AnswerCollector(limit: request.maximumAnswerSize)
-        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
+        let bounded = configuration.copy() as! URLSessionConfiguration
+        bounded.timeoutIntervalForResource = min(bounded.timeoutIntervalForResource, timeout)
+        let session = URLSession(configuration: bounded, delegate: collector, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
+        let deadline = Task { [collector, limit = request.timeout] in
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            collector.expire()
+        }
+        defer { deadline.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 collector.start(session.dataTask(with: urlRequest), continuation)
@@ -114,6 +131,15 @@ private final class AnswerCollector: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func cancel() { lock.withLock { task }?.cancel() }
+
+    /// Ends the exchange as timed out: the request's whole timeout passed.
+    func expire() {
+        let task = lock.withLock {
+            if failure == nil { failure = URLError(.timedOut) }
+            return self.task
+        }
+        task?.cancel()
+    }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let tooLarge = lock.withLock {
