@@ -133,7 +133,7 @@ let package = Package(
         .target(
             name: "IAPSimulatorDelivery",
             dependencies: [
-                "IAPSimulator", "IAPCatalog",
+                "IAPCore", "IAPSimulator", "IAPCatalog",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

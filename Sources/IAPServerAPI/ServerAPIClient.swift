@@ -122,8 +122,9 @@ public struct ServerAPIClient: Sendable {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
+            let ends = ContinuousClock.now + timeout
             let response = try await httpClient.execute(request, timeout: .init(timeout))
-            var buffer = try await response.body.collect(upTo: Self.maximumAnswerSize)
+            var buffer = try await withDeadline(ends) { try await response.body.collect(upTo: Self.maximumAnswerSize) }
             let retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map {
                 Duration.seconds(min(max($0, 0), 3600))
             }

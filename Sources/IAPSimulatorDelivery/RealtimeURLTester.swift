@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import IAPCore
 public import IAPSimulator
 import NIOCore
 import NIOHTTP1
@@ -68,8 +69,9 @@ public struct RealtimeURLTester: Sendable {
         let wait = min(
             TimeAmount.milliseconds(threshold), TimeAmount.nanoseconds(max(0, Self.nanoseconds(deadline - start))))
         do {
+            let ends = ContinuousClock.now + .nanoseconds(wait.nanoseconds)
             let response = try await client.execute(request, timeout: wait)
-            let answer = try await response.body.collect(upTo: Self.answerLimit)
+            let answer = try await withDeadline(ends) { try await response.body.collect(upTo: Self.answerLimit) }
             let milliseconds = elapsed()
             guard milliseconds <= threshold else {
                 return PerformanceTestOutcome(result: "TIMED_OUT", milliseconds: milliseconds)
@@ -118,6 +120,7 @@ public struct RealtimeURLTester: Sendable {
             default: return "OTHER"
             }
         }
+        if error is DeadlinePassed { return "TIMED_OUT" }
         if error is NIOTooManyBytesError { return "INVALID_RESPONSE" }
         let kind = String(reflecting: type(of: error))
         if error is IOError || kind.contains("NIOConnectionError") { return "NO_RESPONSE" }

@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 public import Foundation
 import IAPCatalog
+import IAPCore
 public import IAPSimulator
 import NIOCore
 import NIOHTTP1
@@ -144,8 +145,9 @@ public final class WebhookDelivery: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: notification.requestBody))
         do {
+            let ends = ContinuousClock.now + .nanoseconds(timeout.nanoseconds)
             let response = try await client.execute(request, timeout: timeout)
-            _ = try? await response.body.collect(upTo: 1 << 20)
+            _ = try? await withDeadline(ends) { try await response.body.collect(upTo: 1 << 20) }
             let status = Int(response.status.code)
             return DeliveryAttempt(
                 notificationUUID: notification.uuid, retry: retry, status: status,

@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 import Foundation
+import IAPCore
 public import IAPStoreClient
 import NIOCore
 import NIOHTTP1
@@ -29,21 +30,11 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             // the close: the request could not be written, so it never reached a server. Once more, on a new one.
             response = try await client.execute(outgoing, deadline: deadline)
         }
-        // AsyncHTTPClient's deadline ends with the answer's head: a server that stalls mid-body would hold the send
-        // until the connection's read timeout (90 s). The body is read against the rest of the deadline.
+        // AsyncHTTPClient's deadline ends with the answer's head: the body is read against the rest of it.
         let limit = request.maximumAnswerSize
-        let body = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
-            group.addTask {
-                var buffer = try await response.body.collect(upTo: limit)
-                return buffer.readBytes(length: buffer.readableBytes) ?? []
-            }
-            group.addTask {
-                try await Task.sleep(until: ends, clock: .continuous)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let bytes = first else { throw HTTPClientError.deadlineExceeded }
-            return bytes
+        let body = try await withDeadline(ends) {
+            var buffer = try await response.body.collect(upTo: limit)
+            return buffer.readBytes(length: buffer.readableBytes) ?? []
         }
         return HTTPTransportAnswer(
             status: Int(response.status.code), body: body,

@@ -178,4 +178,35 @@ struct IdentityTests {
         }
         try await storage.shutdown()
     }
+
+    /// A webhook endpoint that answers its head and then nothing holds a delivery no longer than the sender's timeout
+    /// (draining the body went on until AsyncHTTPClient's 90 s read timeout); the 200 it answered still counts.
+    @Test func anEndpointThatStallsMidAnswerHoldsTheSenderOnlyForItsTimeout() async throws {
+        guard let storage = try await StorageConformanceTests.storage(.sqlite) else { return }
+        let endpoint = try StallingHTTPServer(reply: "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{")
+        defer { endpoint.stop() }
+        let world = try World(
+            storage: storage, policy: .keep, endpoint: URL(string: "http://127.0.0.1:\(endpoint.port)/hooks")!)
+        try await world.application().test(.live) { client in
+            let flowers = try world.buy(FloristCatalog.flowers, account: "apple-id")
+            let (status, _) = try await Self.post(
+                client, "/v1/transactions", ["signedTransaction": flowers, "appAccountToken": UUID().uuidString])
+            #expect(status == .ok)
+        }
+        var settings = DeliverySettings()
+        settings.timeout = .seconds(1)
+        let sender = WebhookSender(service: world.service, settings: settings, logger: Logger(label: "test"))
+        let clock = ContinuousClock()
+        let started = clock.now
+        var sent = 0
+        while case let more = await sender.sendDue(), more > 0, clock.now - started < .seconds(60) { sent += more }
+        // Generous beside the rest of the suite on two cores; without the bound it takes 90 s.
+        #expect(clock.now - started < .seconds(45))
+        #expect(sent > 0)
+        let deliveries = try await storage.deliveries(DeliveryQuery())
+        #expect(!deliveries.isEmpty)
+        #expect(
+            deliveries.allSatisfy { $0.state == .delivered }, "a 200 followed by a stalled body is still delivered")
+        try await storage.shutdown()
+    }
 }

@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 public import Foundation
+import IAPCore
 public import IAPEntitlements
 import IAPServerAPI
 import IAPSignedData
@@ -239,8 +240,9 @@ public struct WebhookSender: Sendable {
         do {
             let response = try await client.execute(request, timeout: .init(settings.timeout))
             status = Int(response.status.code)
-            // The answer's body is not read, only drained (up to 64 KiB) so the connection can be used again.
-            _ = try? await response.body.collect(upTo: 64 << 10)
+            // The answer's body is not read, only drained (up to 64 KiB) so the connection can be used again, within
+            // the same timeout: an endpoint that sends its head and then nothing does not hold the sender.
+            _ = try? await withDeadline(timer + settings.timeout) { try await response.body.collect(upTo: 64 << 10) }
             if !(200..<300).contains(Int(response.status.code)) { failure = "the endpoint answered \(response.status)" }
         } catch {
             failure = "\(error)"
