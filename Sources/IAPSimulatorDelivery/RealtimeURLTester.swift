@@ -26,6 +26,9 @@ public struct RealtimeURLTester: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout.connect = .milliseconds(run.configuration.responseTimeThreshold)
+        // A connection refused is an answer: no response. (Retrying until the deadline made a closed port a time-out
+        // whenever the first refusal came after it, as it did under load.)
+        configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let deadline = ContinuousClock.now + .milliseconds(run.configuration.totalDuration)
         let total = run.configuration.totalRequests
