@@ -1,7 +1,8 @@
 /// Runs `operation` and returns what it returns, unless `deadline` comes first: then `operation` is cancelled and
 /// ``DeadlinePassed`` is thrown. For waits a library does not bound itself, such as an HTTP answer's body, which
 /// AsyncHTTPClient's request deadline does not cover (a server sending its head and then nothing held a read for the
-/// connection's 90 s read timeout).
+/// connection's 90 s read timeout). `operation` must end when cancelled: the deadline can only ask it to, and this
+/// returns once it has.
 public func withDeadline<T: Sendable>(
     _ deadline: ContinuousClock.Instant, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
