@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPEntitlements
 
 /// The customers' histories this server read lately on PostgreSQL, each with the version of the customer's digest row
 /// it was read at, and who owns the original transactions it recorded or read. Apps post every transaction again at
@@ -8,8 +9,10 @@ import IAPCore
 /// under the row's lock: ``SQLStorage/holdDigest(of:db:)``). Never trusted beyond that check: the owner, the claim and
 /// the stored document are read from the database every time.
 ///
-/// Bounded: a full table gives up an entry (the first in its hash order, which is as good as any) for each new one; a
-/// miss costs the read it would have saved, nothing else.
+/// Bounded by what the histories hold, not by how many there are: most customers have a purchase or a few, and a
+/// count of histories would either waste the room on them or let long ones take gigabytes. Each history weighs its
+/// kept records and renewal records (one at least); a table at its limit gives up entries (the first in its hash
+/// order, which is as good as any) until the new one fits. A miss costs the read it would have saved, nothing else.
 final class HistoryCache: Sendable {
     /// What a re-post read may skip: the history `digest` as read while the customer's row was at `version`.
     struct Offer: Sendable {
@@ -25,19 +28,30 @@ final class HistoryCache: Sendable {
 
     private struct State {
         var histories: [CustomerKey: (version: Int64, digest: CustomerDigest)] = [:]
+        /// What the histories weigh together (``weight(of:)``).
+        var weight = 0
         var owners: [OriginalKey: String] = [:]
         var hits = 0
     }
 
     private let state = Locked(State())
-    private let historyLimit: Int
+    private let recordLimit: Int
     private let ownerLimit: Int
 
-    /// Room for `histories` customers' histories and `owners` original transactions' owners.
-    init(histories: Int = 8_192, owners: Int = 65_536) {
-        historyLimit = histories
+    /// Room for histories of `records` records in all and for `owners` original transactions' owners. The default
+    /// holds 65,536 records, about 45 MB (an instance grew 14 MB for 20,000 records; docs/scale.md).
+    init(records: Int = 65_536, owners: Int = 65_536) {
+        recordLimit = records
         ownerLimit = owners
     }
+
+    /// What a history weighs against the limit: its kept records and renewal records, one at least.
+    static func weight(of digest: CustomerDigest) -> Int {
+        max(1, digest.history.keptCount + digest.history.history.renewals.count)
+    }
+
+    /// How many histories it holds, and what they weigh (for tests).
+    var held: (histories: Int, weight: Int) { state.withLock { ($0.histories.count, $0.weight) } }
 
     /// The history to offer a read of a post of `originalTransactionID`, nil when this server holds none of the
     /// customer expected to own it: the claimant (the read answers a claimed post only when they own it), else the
@@ -62,11 +76,16 @@ final class HistoryCache: Sendable {
 
     /// Remembers `digest`, read while `customer`'s digest row was at `version`.
     func remember(_ digest: CustomerDigest, of customer: CustomerKey, at version: Int64) {
+        let weight = Self.weight(of: digest)
         state.withLock { state in
-            if state.histories.count >= historyLimit, state.histories[customer] == nil {
+            if let old = state.histories.removeValue(forKey: customer) { state.weight -= Self.weight(of: old.digest) }
+            guard weight <= recordLimit else { return }
+            while state.weight + weight > recordLimit, let first = state.histories.first {
                 state.histories.remove(at: state.histories.startIndex)
+                state.weight -= Self.weight(of: first.value.digest)
             }
             state.histories[customer] = (version, digest)
+            state.weight += weight
         }
     }
 

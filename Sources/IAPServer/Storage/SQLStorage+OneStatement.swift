@@ -182,6 +182,16 @@ extension SQLStorage {
         }
     }
 
+    /// Whether `text` holds a NUL, read as the contiguous UTF-8 a native string is (a document is kilobytes long, and
+    /// going through `String.UTF8View` one byte at a time took 2% of a re-post's CPU).
+    static func holdsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 0, bytes.count) != nil
+        }
+    }
+
     /// What the one statement's rows answer: the outcome, or that a write of the same customer came in between and
     /// the customer's history must be read again.
     private enum OneStatementAnswer: Sendable {
@@ -204,9 +214,7 @@ extension SQLStorage {
             d: transaction.document, c: offer?.customer ?? "", v: offer?.version ?? -1)
         // PostgreSQL's text holds no NUL, and JSON's `\u0000` fails a whole batch: such a post goes to the writer,
         // which refuses it alone.
-        guard ![lookup.b, lookup.t, lookup.o, lookup.d, lookup.c].contains(where: { $0.utf8.contains(0) }) else {
-            return nil
-        }
+        guard ![lookup.b, lookup.t, lookup.o, lookup.d, lookup.c].contains(where: Self.holdsNUL) else { return nil }
         let found: SQLRow?
         do {
             if let rePostReads {
