@@ -3,7 +3,9 @@
 # command's processes for STALL_MINUTES (10 by default; STALL_SECONDS for its own test). A slow test uses CPU or prints; a stalled one does neither.
 #
 # Why: once in many runs (2026-11-29), `swift test` stopped for good with four tests started and none ending, the test
-# process idle (every thread waiting, nothing runnable) and no child running. Without this, such a run holds CI for
+# process idle (every thread waiting, nothing runnable) and no child running. Swift Testing runs at most twice as many
+# test cases at once as there are cores and prints "started" before a case passes that gate, so one test that never
+# ends holds the cases queued behind it too: of the tests listed as not ended, one hangs and the rest wait for it. Without this, such a run holds CI for
 # its whole time limit and says nothing about why. On a stall this prints what is needed to find the cause (the tests
 # started and not ended, every process of the run, and the test process's thread stacks), stops the run by its
 # process group, and runs the command once more, saying so loudly. A second stall, or any failure, fails: a failing
@@ -29,11 +31,13 @@ describe_stall() {
   python3 - "$log" <<'PY' || true
 import re, sys
 started, ended = [], set()
+# Swift Testing prints "Test NAME started." and "Test NAME [with N test cases] passed/failed after ..." (the cases of
+# a parameterized test start one by one but end together with it).
 for line in open(sys.argv[1], errors="replace"):
     m = re.search(r"Test (.+?) started\.", line)
-    if m:
+    if m and not m.group(1).startswith("case passing ") and m.group(1) != "run":
         started.append(m.group(1))
-    m = re.search(r"Test (.+?) (passed|failed|skipped|recorded an issue)", line)
+    m = re.search(r"Test (.+?)(?: with \d+ test cases?)? (passed|failed|skipped)", line)
     if m:
         ended.add(m.group(1))
 for name in started:

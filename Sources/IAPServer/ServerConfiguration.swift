@@ -1,3 +1,5 @@
+import IAPCore
+
 /// How the HTTP server runs: where it listens, how large a body it reads, and who may read customers.
 public struct ServerConfiguration: Sendable {
     public var host: String
@@ -36,6 +38,6 @@ public struct ServerConfiguration: Sendable {
 extension ServerConfiguration {
     /// Whether the server listens on loopback only (so what is open to every caller is open to this machine only).
     public var listensOnLoopbackOnly: Bool {
-        ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.")
+        isLoopbackHost(host)
     }
 }

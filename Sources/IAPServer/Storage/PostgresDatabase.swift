@@ -65,7 +65,7 @@ public final class PostgresDatabase: SQLDatabase {
     static func sharedCoresAdvice(url: String, autogroup: String?) -> String? {
         guard autogroup?.trimmingCharacters(in: .whitespacesAndNewlines) == "1",
             let host = URLComponents(string: url)?.host?.lowercased(),
-            ["localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.")
+            isLoopbackHost(host)
         else { return nil }
         return """
             PostgreSQL runs on this machine and the kernel groups threads by session (kernel.sched_autogroup_enabled \
@@ -129,7 +129,7 @@ public final class PostgresDatabase: SQLDatabase {
         }
         let mode =
             url.queryItems?.first { $0.name == "sslmode" }?.value
-            ?? (["localhost", "127.0.0.1", "::1"].contains(host) ? "disable" : "prefer")
+            ?? (isLoopbackHost(host) ? "disable" : "prefer")
         let tls: PostgresClient.Configuration.TLS
         switch mode {
         case "disable": tls = .disable

@@ -1,4 +1,5 @@
 public import Foundation
+import IAPCore
 
 /// Where a retention image or message stands in Apple's review. The sandbox approves uploads at once (Apple does the
 /// same); in any other environment they wait for ``AppStoreSimulator/reviewRetentionContent(_:approved:)``.
@@ -363,7 +364,7 @@ struct RetentionMessagingRecords: Codable {
     }
 
     static func isLoopback(_ host: String) -> Bool {
-        ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())
+        isLoopbackHost(host)
     }
 
     // MARK: - Performance tests
