@@ -51,6 +51,24 @@ import Testing
         try await database.close()
     }
 
+    /// Closing while a statement runs ends at once, the statement failing: the pool's shutdown closes its connection.
+    /// (Where a dropped connection leaves a statement unanswered, its deadline ends it: `close()` stops the deadlines
+    /// last. That case could not be made to happen here.)
+    @Test func closingWhileAStatementRunsEndsWithinTheStatementTimeout() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let database = try PostgresDatabase(url: url + "&statement_timeout=2", maximumConnections: 1)
+        let slow = Task { try await database.read { db in try await db.rows(SQLStatement("SELECT pg_sleep(120)")) } }
+        try await Task.sleep(for: .milliseconds(500))
+        let started = ContinuousClock.now
+        try await database.close()
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(60), "close() took \(took)")
+        await #expect(throws: (any Error).self) { try await slow.value }
+    }
+
     /// The database closes sessions idle for 15 s (`idle_session_timeout`); pinged every second, the server's
     /// connections are never idle that long, so the same backends serve it 20 s later. (With 5 s, the suite's load on
     /// two cores once delayed the pings past the timeout in CI.)

@@ -285,12 +285,15 @@ public final class PostgresDatabase: SQLDatabase {
         return error.code != .server && error.code != .queryCancelled && error.code != .tooManyParameters
     }
 
+    /// Stops the pinger and the pool, then the deadlines' sweeper: a ping or a statement still waiting on a connection
+    /// the database dropped keeps its deadline until then, so closing takes the statement timeout at most. (The sweeper
+    /// stopped first, such a wait never ended, and neither did `close()`.)
     public func close() async throws {
-        deadlines.stop()
         pinger.cancel()
         runner.cancel()
-        await runner.value
         await pinger.value
+        await runner.value
+        deadlines.stop()
     }
 }
 
