@@ -8,7 +8,7 @@
 # ends holds the cases queued behind it too: of the tests listed as not ended, one hangs and the rest wait for it. Without this, such a run holds CI for
 # its whole time limit and says nothing about why. On a stall this prints what is needed to find the cause (the tests
 # started and not ended, every process of the run, and the test process's thread stacks), stops the run by its
-# process group, and runs the command once more, saying so loudly. A second stall, or any failure, fails: a failing
+# session, and runs the command once more, saying so loudly. A second stall, or any failure, fails: a failing
 # test is never run again.
 #
 # Usage: bash Scripts/stall-guard.sh COMMAND [ARGUMENTS...]
@@ -77,9 +77,11 @@ run_watched() {
       quiet_since=$SECONDS
     elif [ $((SECONDS - quiet_since)) -ge "$quiet_seconds" ]; then
       describe_stall "$session"
-      kill -TERM -- -"$session" 2>/dev/null
+      # By session, not process group: swift-test gives the test process a group of its own, and the servers a test
+      # starts have theirs too; all share the session.
+      pkill -TERM -s "$session" 2>/dev/null
       sleep 5
-      kill -KILL -- -"$session" 2>/dev/null
+      pkill -KILL -s "$session" 2>/dev/null
       wait "$session" 2>/dev/null
       wait "$tailer" 2>/dev/null
       return 124
