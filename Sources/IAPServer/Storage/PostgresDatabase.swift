@@ -64,8 +64,7 @@ public final class PostgresDatabase: SQLDatabase {
     ///   - autogroup: what `/proc/sys/kernel/sched_autogroup_enabled` holds; nil where there is no such file.
     static func sharedCoresAdvice(url: String, autogroup: String?) -> String? {
         guard autogroup?.trimmingCharacters(in: .whitespacesAndNewlines) == "1",
-            let host = URLComponents(string: url)?.host?.lowercased(),
-            isLoopbackHost(host)
+            let host = URLComponents(string: url)?.host, isLoopbackHost(host)
         else { return nil }
         return """
             PostgreSQL runs on this machine and the kernel groups threads by session (kernel.sched_autogroup_enabled \

@@ -355,16 +355,12 @@ struct RetentionMessagingRecords: Codable {
     /// a performance test must have passed first.
     mutating func configureRealtimeURL(_ text: String, environmentIsSandbox: Bool) throws(SimulatorError) {
         guard text.utf8.count <= Self.realtimeURLLength, let url = URL(string: text), let host = url.host,
-            !host.isEmpty, url.scheme == "https" || (url.scheme == "http" && Self.isLoopback(host))
+            !host.isEmpty, url.scheme == "https" || (url.scheme == "http" && isLoopbackHost(host))
         else { throw Self.refusal(4_000_215, "Invalid request. The url is invalid.") }
         guard environmentIsSandbox || performanceTests.values.contains(where: { $0.result == .pass }) else {
             throw Self.forbidden(4_030_026, "A performance test must pass before a production URL is set.")
         }
         realtimeURL = text
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        isLoopbackHost(host)
     }
 
     // MARK: - Performance tests
