@@ -105,6 +105,8 @@ extension SQLStorage {
                 ON CONFLICT (bundle_id, customer_id)
                     DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 RETURNING version
+            ), wanted AS (
+                SELECT \(Self.rowsWantedText(bundle: "$3", customer: owner)) AS rows
             )
             SELECT 6 AS kind, \(owner) AS sort_text, (SELECT version FROM g) AS sort_number,
                 CAST(NULL AS TEXT) AS transaction_id, CAST(NULL AS TEXT) AS original_transaction_id,
@@ -114,7 +116,8 @@ extension SQLStorage {
             UNION ALL
             \(Self.recordsText(
                 bundle: "$3", customer: owner, unlessDigested: true, documents: (Self.noDocument, Self.noDocument),
-                written: ("NOT (t.transaction_id = $1 AND EXISTS (SELECT 1 FROM w))", writtenRow)))
+                written: ("NOT (t.transaction_id = $1 AND EXISTS (SELECT 1 FROM w))", writtenRow),
+                wanted: "(SELECT rows FROM wanted)"))
             """
         let values =
             Self.transactionValues(transaction, json: json, announce: nil)
