@@ -39,13 +39,18 @@ extension SQLStorage {
         }
         // The record's JSON only now: a re-post the read answered is never written.
         let json = try encode(transaction.record)
-        guard let (outcome, wrote) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
+        guard
+            let (outcome, wrote, version) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
         else { return (nil, readFirst, json) }
         if !readFirst { storedPosts?.noteUnhinted(stored: !wrote) }
-        if let owner = outcome.owners?.first {
+        if case .recorded(let owners, let digest) = outcome, let owner = owners.first {
             storedPosts?.insert(fingerprint)
             histories?.noteOwner(
                 owner, bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID)
+            // The next re-post of this customer's purchases here is offered what the write answered.
+            if let version {
+                histories?.remember(digest, of: CustomerKey(bundleID: transaction.bundleID, id: owner), at: version)
+            }
         }
         return (outcome, readFirst, json)
     }
@@ -63,8 +68,12 @@ extension SQLStorage {
     /// inserting it at that moment: its row was not in this statement's snapshot), or when `claimant` does not hold
     /// the claim already (a claim on a purchase someone else owns, or on one the server made up an owner for, follows
     /// the transfer policy). The caller takes the way through a transaction then.
+    ///
+    /// `version` is the version of the owner's digest row at which the answered history is exact (what
+    /// ``HistoryCache`` remembers it with): nil when the statement cannot tell (a write of the same customer came in
+    /// between, a digest could not be kept, or the history was read again by a second statement).
     func recordInOneStatement(_ transaction: StoredTransaction, json: String, claimant: String?)
-        async throws(StorageError) -> (outcome: RecordOutcome, wrote: Bool)?
+        async throws(StorageError) -> (outcome: RecordOutcome, wrote: Bool, version: Int64?)?
     {
         let owner = "(SELECT customer_id FROM o)"
         // Whose write this is: any owner's for an unclaimed post ($21 = 0), only the claimant's own claim otherwise.
@@ -153,35 +162,44 @@ extension SQLStorage {
             let whole = wrote.map { $0 == (seen ?? 0) + 1 } ?? true
             // The version a stale digest is at: the write marked it, or it was stale already; nil without a row.
             let stale = wrote ?? seen
+            var readAgain = false
             if let stored,
                 let digest = try digest(json: try stored.optionalText("record"), version: stored.integer("sort_number"))
             {
                 // Nothing written: the digest stands.
-                guard wrote != nil else { return .recorded(.recorded(owners: [customer.id], digest: digest)) }
+                guard wrote != nil else {
+                    return .recorded(.recorded(owners: [customer.id], digest: digest), at: digest.version)
+                }
                 guard whole else { return .readAgain(customer) }
                 var history = digest.history
                 if !history.history.records.contains(where: { $0.transactionID == transaction.transactionID }),
                     history.append(records: [transaction.record], renewals: [])
                 {
                     let kept = try await Self.keepDigest(history, of: customer, replacingStale: stale, db: db)
-                    return .recorded(.recorded(owners: [customer.id], digest: kept))
+                    return .recorded(
+                        .recorded(owners: [customer.id], digest: kept), at: kept.version > 0 ? kept.version : nil)
                 }
                 found = try await db.rows(Self.recordsQuery(customer, documents: false))
+                readAgain = true
             }
             let built = CompactHistory(try history(from: found, written: written))
             let records = try found.filter { try $0.integer("kind") != 3 }.count
             guard records >= Self.digestThreshold else {
-                return .recorded(.recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0)))
+                // The rows and the versions are of the statement's one moment (unless read again): as its own write
+                // left them when it was whole, else as its snapshot had them when it wrote nothing.
+                let exactAt: Int64? = readAgain ? nil : wrote == nil ? seen : whole ? wrote : nil
+                return .recorded(
+                    .recorded(owners: [customer.id], digest: CustomerDigest(history: built, version: 0)), at: exactAt)
             }
             guard whole else { return .readAgain(customer) }
             let kept = try await Self.keepDigest(built, of: customer, replacingStale: stale, db: db)
-            return .recorded(.recorded(owners: [customer.id], digest: kept))
+            return .recorded(.recorded(owners: [customer.id], digest: kept), at: kept.version > 0 ? kept.version : nil)
         }
         switch answer {
         case nil: return nil
-        case .recorded(let outcome): return (outcome, wroteRow)
+        case .recorded(let outcome, let version): return (outcome, wroteRow, version)
         case .readAgain(let customer):
-            return (.recorded(owners: [customer.id], digest: try await digest(of: customer)), wroteRow)
+            return (.recorded(owners: [customer.id], digest: try await digest(of: customer)), wroteRow, nil)
         }
     }
 
@@ -198,7 +216,8 @@ extension SQLStorage {
     /// What the one statement's rows answer: the outcome, or that a write of the same customer came in between and
     /// the customer's history must be read again.
     private enum OneStatementAnswer: Sendable {
-        case recorded(RecordOutcome)
+        /// The outcome, with the version of the digest row its history is exact at when the statement can tell.
+        case recorded(RecordOutcome, at: Int64?)
         case readAgain(CustomerKey)
     }
 
