@@ -47,4 +47,16 @@ import Testing
         cache.remember(Self.digest(records: 0), of: Self.key("bo"), at: 1)
         #expect(cache.held == (1, 1))
     }
+
+    /// A read and a write of one customer that finish out of order leave the later version remembered.
+    @Test func anOlderVersionNeverReplacesANewerOne() {
+        let cache = HistoryCache(records: 50)
+        cache.remember(Self.digest(records: 3), of: Self.key("ana"), at: 5)
+        cache.remember(Self.digest(records: 2), of: Self.key("ana"), at: 4)
+        #expect(offered(cache, "ana")?.version == 5)
+        #expect(offered(cache, "ana")?.digest.history.keptCount == 3)
+        #expect(cache.held == (1, 3))
+        cache.remember(Self.digest(records: 4), of: Self.key("ana"), at: 6)
+        #expect(offered(cache, "ana")?.version == 6)
+    }
 }

@@ -369,6 +369,82 @@ extension StoredPostHintsTests {
     }
 }
 
+extension StoredPostHintsTests {
+    /// A renewal written while a login moves its purchase to another customer follows the purchase: the write waits for
+    /// the login and marks the customer it moved to, so a history of theirs remembered before (at the version the
+    /// login left) is refused afterwards. It fails when the write looks up the owner without waiting.
+    @Test func aRenewalWrittenDuringALoginMarksTheCustomerThePurchaseMovedTo() async throws {
+        guard let (_, first, second) = try await Self.twoServers() else { return }
+        let bundle = Conformance.bundle
+        _ = try await first.record(
+            PurchaseBatch(claimant: "mo", transactions: [Conformance.transaction("p1", signed: 1)]))
+        _ = try await first.record(
+            PurchaseBatch(claimant: "xi", transactions: [Conformance.transaction("x1", signed: 1)]))
+        func version(_ customer: String) async throws -> Int64 {
+            let rows = try await first.database.read { db in
+                try await db.rows(
+                    SQLStatement(
+                        "SELECT version FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
+                        [.text(bundle), .text(customer)]))
+            }
+            return try #require(rows.first).integer("version")
+        }
+        let before = try await version("xi")
+        // What a login does, held open: the purchase moved to xi, both customers' digest rows marked and bumped.
+        let (moved, moving) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let login = Task {
+            try await first.database.transaction { db in
+                try await db.run(
+                    SQLStatement(
+                        "UPDATE iap_owners SET customer_id = 'xi' WHERE bundle_id = $1 AND original_transaction_id = 'p1'",
+                        [.text(bundle)]))
+                try await db.run(
+                    SQLStatement(
+                        """
+                        UPDATE iap_customer_digests SET digest = '', version = version + 1
+                        WHERE bundle_id = $1 AND customer_id IN ('mo', 'xi')
+                        """, [.text(bundle)]))
+                moving.yield()
+                for await _ in release { break }
+                return ((), commit: true)
+            }
+        }
+        for await _ in moved { break }
+        let renewal = StoredRenewal(
+            bundleID: bundle, originalTransactionID: "p1", signedDate: Date(timeIntervalSince1970: 1_700_000_001),
+            document: "renewal-p1",
+            record: RenewalRecord(originalTransactionID: "p1", productID: "p.lifetime", source: .signedTransaction))
+        let write = Task {
+            try await second.record(PurchaseBatch(claimant: nil, transactions: [], renewals: [renewal]))
+        }
+        // The write is waiting for a lock the login holds (at most 10 s).
+        var waiting = false
+        for _ in 0..<500 where !waiting {
+            let rows = try await first.database.read { db in
+                try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT COUNT(*) AS n FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """, []))
+            }
+            waiting = try rows.first?.integer("n") ?? 0 > 0
+            if !waiting { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(waiting)
+        releasing.yield()
+        try await login.value
+        _ = try await write.value
+        // The login moved xi on once, the renewal's write once more.
+        #expect(try await version("xi") == before + 2)
+        let xi = try await second.digest(of: CustomerKey(bundleID: bundle, id: "xi"))
+        #expect(xi.history.history.renewals.map(\.originalTransactionID) == ["p1"])
+        try await first.shutdown()
+        try await second.shutdown()
+    }
+}
+
 /// A database that notes the text of every statement run outside a write transaction.
 final class StatementLoggingDatabase: SQLDatabase {
     let database: any SQLDatabase

@@ -74,10 +74,12 @@ final class HistoryCache: Sendable {
     /// How many offers the database kept since this cache began (for tests and metrics).
     var hits: Int { state.withLock { $0.hits } }
 
-    /// Remembers `digest`, read while `customer`'s digest row was at `version`.
+    /// Remembers `digest`, read while `customer`'s digest row was at `version`, unless a later version is held (a read
+    /// and a write of one customer finishing out of order).
     func remember(_ digest: CustomerDigest, of customer: CustomerKey, at version: Int64) {
         let weight = Self.weight(of: digest)
         state.withLock { state in
+            if let held = state.histories[customer], held.version > version { return }
             if let old = state.histories.removeValue(forKey: customer) { state.weight -= Self.weight(of: old.digest) }
             guard weight <= recordLimit else { return }
             while state.weight + weight > recordLimit, let first = state.histories.first {

@@ -64,10 +64,14 @@ extension SQLStorage {
         try await Self.write(rows, db: db)
         var others = Set(owners.dropFirst() + previousOwners)
         let originals = Set(rows.transactions.map(\.transaction.originalTransactionID))
+        // The owner as it is when this write commits: on PostgreSQL a login or a claim moving the purchase at this
+        // moment is waited for (and its new owner marked), else the renewal would join the new owner's history without
+        // their version moving, and a history remembered of them would still be offered.
+        let share = database.engine == .postgres ? " FOR SHARE" : ""
         for original in Set(rows.renewals.map(\.renewal.originalTransactionID)).subtracting(originals).sorted() {
             let found = try await db.rows(
                 SQLStatement(
-                    "SELECT customer_id FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2",
+                    "SELECT customer_id FROM iap_owners WHERE bundle_id = $1 AND original_transaction_id = $2\(share)",
                     [.text(bundleID), .text(original)]))
             if let owner = try found.first?.text("customer_id") { others.insert(owner) }
         }
