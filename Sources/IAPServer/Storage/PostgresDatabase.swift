@@ -26,6 +26,11 @@ public final class PostgresDatabase: SQLDatabase {
     /// a firewall, a NAT or the database's `idle_session_timeout` to keep them, and to find one that died quietly
     /// while nothing used it.
     let keepAliveInterval: Duration
+    /// Tells a database that went away from a busy pool when a statement has waited ``suspicion`` for a connection.
+    private let connectCheck: ConnectCheck
+    /// How long a statement waits for a pooled connection before a connection of its own is tried: the pool retries
+    /// a database that refuses connections until the connect timeout (10 s by default) without saying so.
+    static let suspicion = Duration.milliseconds(250)
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`; TLS is off by
     /// default for loopback hosts and preferred otherwise).
@@ -36,6 +41,7 @@ public final class PostgresDatabase: SQLDatabase {
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
         statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
         keepAliveInterval = try Self.seconds("keepalive", in: url, default: 30)
+        connectCheck = ConnectCheck(configuration: try Self.checkConfiguration(url: url), logger: logger)
         let client = self.client
         runner = Task { await client.run() }
         let connections = configuration.options.maximumConnections
@@ -118,34 +124,58 @@ public final class PostgresDatabase: SQLDatabase {
         return .seconds(seconds)
     }
 
+    /// Where a URL says the database is, and how to reach it; throws a message naming what is wrong.
+    struct Address {
+        let host: String
+        let port: Int
+        let username: String
+        let password: String?
+        let database: String?
+        /// `sslmode`: disable, prefer or require.
+        let tlsMode: String
+
+        init(url text: String) throws {
+            guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
+                let host = url.host, !host.isEmpty
+            else {
+                throw StorageError(
+                    code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL"
+                )
+            }
+            let mode =
+                url.queryItems?.first { $0.name == "sslmode" }?.value
+                ?? (isLoopbackHost(host) ? "disable" : "prefer")
+            guard ["disable", "prefer", "require"].contains(mode) else {
+                throw StorageError(
+                    code: "badDatabaseURL", reason: "sslmode '\(mode)' is not disable, prefer or require")
+            }
+            let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+            self.host = host
+            port = url.port ?? 5432
+            username = url.user ?? "postgres"
+            password = url.password
+            self.database = database.isEmpty ? nil : database
+            tlsMode = mode
+        }
+    }
+
     /// The pool configuration a URL describes; throws a message naming what is wrong.
     static func configuration(url text: String, maximumConnections: Int) throws -> PostgresClient.Configuration {
-        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
-            let host = url.host, !host.isEmpty
-        else {
-            throw StorageError(
-                code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL")
-        }
-        let mode =
-            url.queryItems?.first { $0.name == "sslmode" }?.value
-            ?? (isLoopbackHost(host) ? "disable" : "prefer")
-        let tls: PostgresClient.Configuration.TLS
-        switch mode {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require": tls = .require(.makeClientConfiguration())
-        default:
-            throw StorageError(code: "badDatabaseURL", reason: "sslmode '\(mode)' is not disable, prefer or require")
-        }
-        let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
-        let pool = url.queryItems?.first { $0.name == "pool_size" }?.value
+        let address = try Address(url: text)
+        let tls: PostgresClient.Configuration.TLS =
+            switch address.tlsMode {
+            case "disable": .disable
+            case "prefer": .prefer(.makeClientConfiguration())
+            default: .require(.makeClientConfiguration())
+            }
+        let pool = URLComponents(string: text)?.queryItems?.first { $0.name == "pool_size" }?.value
         guard pool.map({ Int($0).map { (1...1000).contains($0) } ?? false }) ?? true else {
             throw StorageError(
                 code: "badDatabaseURL", reason: "pool_size '\(pool ?? "")' is not a number of connections")
         }
         var configuration = PostgresClient.Configuration(
-            host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
-            database: database.isEmpty ? nil : database, tls: tls)
+            host: address.host, port: address.port, username: address.username, password: address.password,
+            database: address.database, tls: tls)
         configuration.options.maximumConnections = pool.flatMap { Int($0) } ?? maximumConnections
         // The pool's timers are off: each time a statement hands a connection back, the pool would start one for
         // closing it when idle and one for its keep-alive (a task group of two tasks and a sleep each). Every
@@ -157,6 +187,23 @@ public final class PostgresDatabase: SQLDatabase {
         // Every statement is an index lookup written for its plan: plan each prepared one once, never again per
         // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
         configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
+        return configuration
+    }
+
+    /// The configuration of the one connection ``ConnectCheck`` opens: the URL's database, reached the pool's way.
+    static func checkConfiguration(url text: String) throws -> PostgresConnection.Configuration {
+        let address = try Address(url: text)
+        let tls: PostgresConnection.Configuration.TLS =
+            switch address.tlsMode {
+            case "disable": .disable
+            case "prefer": .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            default: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: address.host, port: address.port, username: address.username, password: address.password,
+            database: address.database, tls: tls)
+        let timeout = try seconds("connect_timeout", in: text, default: 10)
+        configuration.options.connectTimeout = .seconds(timeout.components.seconds)
         return configuration
     }
 
@@ -242,12 +289,23 @@ public final class PostgresDatabase: SQLDatabase {
                     lease.cancel()
                 }
             }
+            // Waited a while: a database that refuses a connection of our own now is down, not busy.
+            let suspicion = deadlines.add(after: min(Self.suspicion, timeout)) { [connectCheck] in
+                connectCheck.ask { refused in
+                    guard let refused else { return }
+                    if handoff.abandon(DatabaseUnreachable(reason: "the database refused a connection: \(refused)")) {
+                        lease.cancel()
+                    }
+                }
+            }
             let connection: PostgresConnection
             do { connection = try await handoff.take() } catch {
                 deadlines.remove(timer)
+                deadlines.remove(suspicion)
                 throw error
             }
             deadlines.remove(timer)
+            deadlines.remove(suspicion)
             defer { handoff.release() }
             return try await body(connection)
         } catch let error where Self.isConnectionFailure(error) {

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import NIOPosix
 import PostgresNIO
 
 /// Bounded waits without a task per wait: every wait for a connection or a statement's answer registers its deadline
@@ -172,5 +173,70 @@ final class ConnectionHandoff: Sendable {
             return state.releaser
         }
         releaser?.resume()
+    }
+}
+
+/// Opens one connection of its own to the database for statements that waited for a pooled one. The pool retries a
+/// database that refuses connections until the connect timeout without saying so; a refusal here tells a database that
+/// went away (stopped, restarting, unreachable) from a pool that is only busy. One check at a time: statements that
+/// ask while one runs get its answer.
+final class ConnectCheck: Sendable {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    /// The answers waiting for the check in flight; nil while none runs.
+    private let waiting = Locked<[@Sendable (String?) -> Void]?>(nil)
+
+    init(configuration: PostgresConnection.Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Calls `answer` with why the database refused a connection, or with nil when it accepted one or the check could
+    /// not tell (it timed out, the server is full, the login was refused: the statement's own deadline decides then).
+    func ask(_ answer: @escaping @Sendable (String?) -> Void) {
+        let first = waiting.withLock { waiting in
+            guard waiting != nil else {
+                waiting = [answer]
+                return true
+            }
+            waiting?.append(answer)
+            return false
+        }
+        guard first else { return }
+        Task { [configuration, logger, waiting] in
+            var refused: String?
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: configuration, id: 0, logger: logger)
+                try? await connection.close()
+            } catch {
+                refused = Self.refusal(error)
+            }
+            let answers = waiting.withLock { waiting in
+                defer { waiting = nil }
+                return waiting ?? []
+            }
+            for answer in answers { answer(refused) }
+        }
+    }
+
+    /// Why `error` says the database is not taking connections (refused or reset, or PostgreSQL shutting down or
+    /// starting: SQLSTATE class 57); nil for anything else.
+    static func refusal(_ error: any Error) -> String? {
+        if let error = error as? PSQLError {
+            if let state = error.serverInfo?[.sqlState] { return state.hasPrefix("57") ? "PostgreSQL \(state)" : nil }
+            return error.underlying.flatMap(refusal)
+        }
+        if let error = error as? NIOConnectionError {
+            let failures = error.connectionErrors.map(\.error)
+            guard !failures.isEmpty, failures.allSatisfy({ refusal($0) != nil }) else { return nil }
+            return "\(error.host):\(error.port) refused the connection"
+        }
+        if let error = error as? IOError,
+            [ECONNREFUSED, ECONNRESET, ECONNABORTED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode)
+        {
+            return "\(error)"
+        }
+        return nil
     }
 }
