@@ -157,11 +157,11 @@ kill "$fresh_hooks_pid"; wait "$fresh_hooks_pid" 2>/dev/null || true
 if command -v pg_ctlcluster >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "== two iapkit serve processes, one PostgreSQL database"
   # The servers' own latency histograms (GET /metrics, behind the admin token) give each row a second p99.
-  export IAPKIT_ADMINTOKEN=bench-admin-token-0123456789abcdef
+  export IAPKIT_ADMIN_TOKEN=bench-admin-token-0123456789abcdef
   metrics() { # metrics FILE PORTS...: the servers' /metrics text, concatenated
     local file=$1; shift
     for port in "$@"; do
-      curl -s -H "Authorization: Bearer $IAPKIT_ADMINTOKEN" "http://127.0.0.1:$port/metrics"
+      curl -s -H "Authorization: Bearer $IAPKIT_ADMIN_TOKEN" "http://127.0.0.1:$port/metrics"
     done >"$file"
   }
   read -r pg_data pg_url < <(bash Scripts/postgres.sh start 55440)

@@ -66,7 +66,7 @@ public struct ServerRuntime: Sendable {
                 """)
         case .refused:
             logger.warning(
-                "/simulator, /console and /metrics refuse every request: set adminToken (IAPKIT_ADMINTOKEN) to use them"
+                "/simulator, /console and /metrics refuse every request: set adminToken (IAPKIT_ADMIN_TOKEN) to use them"
             )
         case .token: break
         }

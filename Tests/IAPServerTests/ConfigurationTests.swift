@@ -209,6 +209,16 @@ struct ConfigurationTests {
         #expect(settings.simulator != nil, "with no app configured the simulator runs")
     }
 
+    /// The variable the server's own messages name for the admin token (a new operator set the one a message named
+    /// before, `IAPKIT_ADMINTOKEN`, and it was ignored).
+    @Test func theAdminTokenComesFromTheVariableTheMessagesName() async throws {
+        let token = "operator-token-0123456789"
+        let settings = try await Self.settings("{}", environment: ["IAPKIT_ADMIN_TOKEN": token])
+        #expect(settings.adminToken == token)
+        let ignored = try await Self.settings("{}", environment: ["IAPKIT_ADMINTOKEN": token])
+        #expect(ignored.adminToken == nil)
+    }
+
     @Test(
         "a bad configuration names its key",
         arguments: [

@@ -47,7 +47,7 @@ package struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
         if refused {
             throw APIError(
                 403, "adminTokenNotConfigured",
-                "this server serves real apps: set adminToken (IAPKIT_ADMINTOKEN) to use its operator routes")
+                "this server serves real apps: set adminToken (IAPKIT_ADMIN_TOKEN) to use its operator routes")
         }
         guard let digest else {
             // Development mode is for this machine: a request a proxy passed on, or one a page of another site
