@@ -6,8 +6,9 @@ import Synchronization
 
 /// Saves the local App Store to the server's database after every change (what changed, not everything), one save
 /// at a time: changes made while a save runs are saved together by the next. A failed save is logged and retried
-/// with every row on the next change or at shutdown. ``saved()`` waits until every change made before it is saved,
-/// so a request that changed the store is answered only once the change is durable.
+/// with every row on the next change or at shutdown. ``saved()`` waits until every change made before it is saved
+/// (or its save failed: the database is not answering, the change stays in memory until a later save), so a request
+/// that changed the store is answered only once the change is durable or the log says it is not.
 final class SimulatorSaver: Sendable {
     private struct Progress {
         var requested: UInt64 = 0
