@@ -62,6 +62,9 @@ import Testing
         #expect((state.json["accounts"] as? [String])?.contains("mallory") == false)
         // What apps and Apple use stays public.
         #expect(try await RawHTTP.exchange(port: server.port, "GET", "/health").status == 200)
+        // A balancer that probes with HEAD gets the statuses too.
+        #expect(try await RawHTTP.exchange(port: server.port, "HEAD", "/health").status == 200)
+        #expect(try await RawHTTP.exchange(port: server.port, "HEAD", "/ready").status == 200)
         #expect(try await RawHTTP.exchange(port: server.port, "GET", "/openapi.yaml").status == 200)
         #expect(try await RawHTTP.exchange(port: server.port, "GET", "/").status == 200)
     }

@@ -241,6 +241,7 @@ struct ScaleOutTests {
             let asked = ContinuousClock.now
             #expect(try await ServerProcess.get(port: servers[0].port, "/ready").0 == 503)
             #expect(ContinuousClock.now - asked < .seconds(2), "readiness answered without waiting for a connection")
+            #expect(try await RawHTTP.exchange(port: servers[0].port, "HEAD", "/ready").status == 503)
             let (liveness, health) = try await ServerProcess.get(port: servers[0].port, "/health")
             #expect(liveness == 200 && health["database"] as? String == "unreachable")
             try await load.value

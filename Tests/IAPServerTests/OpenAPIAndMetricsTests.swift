@@ -44,7 +44,7 @@ struct OpenAPIAndMetricsTests {
                 let paths = try #require(document["paths"] as? [String: Any])
                 for (path, item) in paths {
                     for method in (item as? [String: Any] ?? [:]).keys
-                    where ["get", "post", "put", "patch", "delete"].contains(method) {
+                    where ["get", "head", "post", "put", "patch", "delete"].contains(method) {
                         documented.insert("\(method.uppercased()) \(path)")
                     }
                 }

@@ -14,6 +14,14 @@ struct ServerRoutes: Sendable {
         let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
         router.get("/health") { _, _ in await health() }
         router.get("/ready") { _, _ in try await ready() }
+        // For balancers that probe with HEAD: the same answers' statuses, without a body (an error's would be sent).
+        router.head("/health") { _, _ in
+            _ = await health()
+            return HTTPResponse.Status.ok
+        }
+        router.head("/ready") { _, _ in
+            (try? await ready()) == nil ? HTTPResponse.Status.serviceUnavailable : .ok
+        }
         let signing = AnswerSigningMiddleware(
             signer: configuration.answerSigner, bodyLimit: configuration.maximumBodySize)
         let documents = router.group("v1").add(middleware: AccessKeyMiddleware(ring: ring, required: false))
