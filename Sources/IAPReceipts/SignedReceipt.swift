@@ -53,12 +53,12 @@ public struct SignedReceipt: Hashable, Sendable {
         do {
             root = try ASN1Parsing.parse(input)
         } catch {
-            throw .malformed("\(error)")
+            throw .malformed(DERReader.message(error))
         }
         do {
             return try CMSSignedData(contentInfo: root)
         } catch {
-            throw .unexpected("\(error)")
+            throw .unexpected(DERReader.message(error))
         }
     }
 

@@ -11,7 +11,8 @@ extension AppReceipt {
         do {
             normalized = try ReceiptAttribute.normalizedToDER(payload)
         } catch {
-            throw ReceiptParsingError(.notAReceipt, "the signed content is not a set of receipt attributes (\(error))")
+            throw ReceiptParsingError(
+                .notAReceipt, "the signed content is not a set of receipt attributes (\(DERReader.message(error)))")
         }
         guard let receipt = try Self.decode(der: normalized[...]) else {
             throw ReceiptParsingError(.notAReceipt, "the signed content could not be normalised to DER")

@@ -101,7 +101,7 @@ extension CMSSignedData {
                 version: version, issuerAndSerialNumber: DERReader.slice(input, sid.encoded), digestAlgorithm: digest,
                 signedAttributes: nil, signatureAlgorithm: signatureAlgorithm, signature: top.bytes(signature.content))
         } catch {
-            throw .unexpected("SignerInfo: \(error)")
+            throw .unexpected("SignerInfo: \(DERReader.message(error))")
         }
     }
 
@@ -134,7 +134,7 @@ extension CMSSignedData {
         do {
             return try T(derEncoded: bytes)
         } catch {
-            throw .unexpected("\(T.self): \(error)")
+            throw .unexpected("\(T.self): \(DERReader.message(error))")
         }
     }
 }

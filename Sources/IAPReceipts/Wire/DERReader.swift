@@ -13,6 +13,14 @@ import IAPCore
 /// It accepts exactly what DER does for the elements it reads: low tag numbers, definite minimal lengths, nothing
 /// after the last element.
 struct DERReader {
+    /// An error of swift-asn1 (or any other) as a reason a client may read: swift-asn1 ends its description with the
+    /// library's own source file and line, which say nothing to a client and name the server's internals.
+    static func message(_ error: any Error) -> String {
+        let text = "\(error)"
+        guard let place = text.firstMatch(of: /\s\S+\.swift:[0-9]+$/) else { return text }
+        return String(text[..<place.range.lowerBound])
+    }
+
     enum Failure: Error, Equatable {
         /// BER's indefinite length: not DER, read it with swift-asn1.
         case indefiniteLength
