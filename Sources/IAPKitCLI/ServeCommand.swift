@@ -46,21 +46,23 @@ public struct ServeCommand: AsyncParsableCommand {
     var pki: String?
 
     @Option(
-        name: .customLong("api-key"), help: "An API key for the customer endpoints (repeatable; one is made if none).")
+        name: .customLong("api-key"),
+        help: "An API key for the customer endpoints, 16 characters or more (repeatable; one is made if none).")
     var apiKeys: [String] = []
 
     @Option(
         name: .customLong("app-key"),
         help: ArgumentHelp(
             "A key of the simulated app that is safe to ship in the app, as ID=KEY (repeatable).",
-            discussion: "With one, posting the simulated app's documents needs a key.", valueName: "ID=KEY"))
+            discussion: "KEY is 16 characters or more. With one, posting the simulated app's documents needs a key.",
+            valueName: "ID=KEY"))
     var appKeys: [String] = []
 
     @Option(
         name: .customLong("secret-key"),
         help: ArgumentHelp(
             "A key of the simulated app for its backend (listings, refresh), as ID=KEY (repeatable).",
-            valueName: "ID=KEY"))
+            discussion: "KEY is 16 characters or more.", valueName: "ID=KEY"))
     var secretKeys: [String] = []
 
     @Option(
@@ -88,7 +90,7 @@ public struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "The token /simulator, /console and /metrics require (needed outside development mode: with apps configured or beyond loopback)."
+            "The token /simulator, /console and /metrics require, 16 characters or more (needed outside development mode: with apps configured or beyond loopback)."
     )
     var adminToken: String?
 
@@ -140,11 +142,13 @@ public struct ServeCommand: AsyncParsableCommand {
             }
         let simulatedKeys = settings.simulator?.accessKeys ?? []
         let keysLine =
-            simulatedKeys.isEmpty
-            ? "The simulated app has no keys: its documents post without one (give it --app-key ID=KEY)."
-            : "The simulated app's keys: "
-                + simulatedKeys.map { "\($0.id) (\($0.scope == .app ? "app key, safe in the app" : "secret"))" }
-                .joined(separator: ", ")
+            runtime.simulatorServed == nil
+            ? nil
+            : simulatedKeys.isEmpty
+                ? "The simulated app has no keys: its documents post without one (give it --app-key ID=KEY)."
+                : "The simulated app's keys: "
+                    + simulatedKeys.map { "\($0.id) (\($0.scope == .app ? "app key, safe in the app" : "secret"))" }
+                    .joined(separator: ", ")
         let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
@@ -155,7 +159,7 @@ public struct ServeCommand: AsyncParsableCommand {
                 \(mode)
                 In a browser: \(address)/  (\(simulatorLine == nil ? "" : "\(address)/store to buy as a test customer, ")\(address)/inspector to check any receipt or JWS)
                 Server-wide secret key (every app's customers): \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
-                \(keysLine)
+                \(keysLine.map { $0 + "\n" } ?? "")\
                 Try first:
                   curl \(address)/health
                 \(simulatorLine.map { $0.replacingOccurrences(of: "ADDRESS", with: address) + "\n" } ?? "")\
@@ -231,6 +235,7 @@ public struct ServeCommand: AsyncParsableCommand {
         var base = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         if let config {
             let file = URL(fileURLWithPath: config)
+            try Self.checkConfigurationFile(file, named: config)
             do {
                 let location = InMemoryProvider(values: [
                     AbsoluteConfigKey(["filePath"]): .init(.string(file.path), isSecret: false)
@@ -244,7 +249,29 @@ public struct ServeCommand: AsyncParsableCommand {
         do {
             return try ServerSettings.load(from: ConfigReader(providers: providers), baseDirectory: base)
         } catch {
-            throw ValidationError(error.reason)
+            throw ServeFailure(error.reason)
+        }
+    }
+
+    /// Refuses a configuration file that is missing, unreadable or not a JSON object, saying which and where,
+    /// before the configuration library reads it (its own errors are Foundation's domain and code).
+    static func checkConfigurationFile(_ file: URL, named name: String) throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            let exists = FileManager.default.fileExists(atPath: file.path)
+            throw ServeFailure("--config \(name): " + (exists ? "cannot be read" : "no such file"))
+        }
+        let value: Any
+        do {
+            value = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            throw ServeFailure("--config \(name) is not valid JSON" + (detail.map { ": \($0)" } ?? ""))
+        }
+        guard value is [String: Any] else {
+            throw ServeFailure("--config \(name): the file must hold one JSON object (its keys are the settings)")
         }
     }
 }

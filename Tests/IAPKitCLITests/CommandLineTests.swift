@@ -62,4 +62,35 @@ struct CommandLineTests {
         #expect(DocumentKind.hint(for: jws, expected: .jws) == nil)
         #expect(DocumentKind.hint(for: Array("hello".utf8), expected: .jws) == nil)
     }
+
+    /// A configuration file that is missing, broken or not an object is named with what is wrong, in serve's own words
+    /// (the configuration library's errors were Foundation's domain and code), and a setting it holds that is refused
+    /// is said the same way.
+    @Test func aBrokenConfigurationFileIsRefusedWithWhatIsWrong() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func refusal(_ content: String?) async throws -> String {
+            let file = folder.appendingPathComponent("config.json")
+            try? FileManager.default.removeItem(at: file)
+            if let content { try Data(content.utf8).write(to: file) }
+            let command = try #require(
+                try IAPKitCommand.parseAsRoot(["serve", "--config", file.path, "--no-simulator"]) as? ServeCommand)
+            do {
+                _ = try await command.loadSettings()
+                return "accepted"
+            } catch {
+                return String(describing: error)
+            }
+        }
+        let missing = try await refusal(nil)
+        #expect(missing.hasSuffix("config.json: no such file"), "\(missing)")
+        let truncated = try await refusal(#"{"apps": [{"bundleId": "com.example.florist", "#)
+        #expect(truncated.contains("config.json is not valid JSON: "), "\(truncated)")
+        #expect(!truncated.contains("NSCocoaErrorDomain") && !truncated.contains("3840"), "\(truncated)")
+        let array = try await refusal("[1, 2]")
+        #expect(array.hasSuffix("the file must hold one JSON object (its keys are the settings)"), "\(array)")
+        let shortKey = try await refusal(#"{"apiKeys": ["short"]}"#)
+        #expect(shortKey.contains("shorter than 16 characters"), "\(shortKey)")
+    }
 }
