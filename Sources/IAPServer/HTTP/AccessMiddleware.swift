@@ -177,23 +177,10 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
         guard Self.needsBody(request.method) else { return }
         let path = request.uri.path
         if path.hasPrefix("/inApps/") || path == "/verifyReceipt" || path == "/sandbox/verifyReceipt" { return }
-        let type = request.headers[.contentType].map(Self.mediaType)
-        guard type == "application/json" else {
-            throw APIError(
-                415, "unsupportedMediaType",
-                "send the body as application/json\(type.map { ", not \($0)" } ?? " (Content-Type is missing)")")
-        }
+        if let refusal = JSONBody.contentTypeRefusal(request.headers[.contentType]) { throw refusal }
         if request.headers[.contentLength] == "0" {
             throw APIError(400, "emptyBody", "the body is empty: send a JSON object")
         }
-    }
-
-    /// A `Content-Type`'s media type: its first non-empty `;`-separated part without surrounding blanks, in lower case.
-    static func mediaType(_ contentType: String) -> String {
-        if contentType == "application/json" { return contentType }  // what nearly every request sends
-        guard let type = contentType.split(separator: ";").first else { return "" }
-        let trimmed = type.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
-        return String(trimmed).lowercased()
     }
 
     static func changesState(_ method: HTTPRequest.Method) -> Bool {

@@ -6,18 +6,49 @@ import NIOCore
 
 /// Reading request bodies and writing JSON answers, the same way for every route.
 package enum JSONBody {
-    /// The body's bytes, at most `limit` of them (413 past it); a declared content type must be JSON (415).
+    /// The body's bytes, at most `limit` of them (413 past it); a declared content type must be JSON in UTF-8 (415).
     package static func bytes(of request: Request, limit: Int, requireJSON: Bool = true) async throws(APIError)
         -> [UInt8]
     {
-        if requireJSON, let type = request.headers[.contentType], type != "application/json" {
-            let essence = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard essence == "application/json" else {
-                throw APIError(415, "unsupportedMediaType", "send the body as application/json, not \(type)")
-            }
+        if requireJSON, let type = request.headers[.contentType], let refusal = contentTypeRefusal(type) {
+            throw refusal
         }
         var request = request
         return Array(try await collect(&request, limit: limit).readableBytesView)
+    }
+
+    /// The 415 for a `Content-Type` that does not declare JSON in UTF-8, nil for one that does: `application/json`,
+    /// alone or with `charset=utf-8` (JSON is UTF-8, RFC 8259; a body declared in another charset would be misread).
+    /// Other parameters are ignored, as the media type defines none.
+    package static func contentTypeRefusal(_ contentType: String?) -> APIError? {
+        guard let contentType else {
+            return APIError(415, "unsupportedMediaType", "send the body as application/json (Content-Type is missing)")
+        }
+        if contentType == "application/json" { return nil }  // what nearly every request sends
+        let type = mediaType(contentType)
+        guard type == "application/json" else {
+            return APIError(415, "unsupportedMediaType", "send the body as application/json, not \(type.prefix(100))")
+        }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else {
+                continue
+            }
+            let charset = pair[1].trimmingCharacters(in: .whitespaces)
+                .trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+            guard charset == "utf-8" || charset == "utf8" else {
+                return APIError(
+                    415, "unsupportedMediaType", "send the JSON in UTF-8, not charset=\(charset.prefix(40))")
+            }
+        }
+        return nil
+    }
+
+    /// A `Content-Type`'s media type: its first non-empty `;`-separated part without surrounding blanks, in lower case.
+    static func mediaType(_ contentType: String) -> String {
+        guard let type = contentType.split(separator: ";").first else { return "" }
+        let trimmed = type.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+        return String(trimmed).lowercased()
     }
 
     /// Collects the body into `request` (later readers read it again) and answers it: 413 past `limit`.
