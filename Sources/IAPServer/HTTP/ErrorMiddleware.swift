@@ -7,15 +7,20 @@ import Logging
 /// service's ``ServiceError`` by its kind (the one place that mapping happens), an ``APIError`` as it says, Hummingbird's own errors (unknown route, wrong method, too large) with their status, and
 /// anything else as 500 (logged; a client should never be able to cause one).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// What is logged of failures a client cannot see (a database's own text): one line a second for each code.
+    let failures: FailureLog
+
+    init(failures: FailureLog = FailureLog()) { self.failures = failures }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         do {
             return try await next(request, context)
         } catch let error as ServiceError {
-            return Self.respond(APIError(error), request, context)
+            return respond(APIError(error), request, context)
         } catch let error as APIError {
-            return Self.respond(error, request, context)
+            return respond(error, request, context)
         } catch let error as any HTTPResponseError {
             let status = error.status
             let code: String
@@ -33,14 +38,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    /// A refusal's answer; what it keeps from the client (a database's own text) is logged.
-    static func respond(_ error: APIError, _ request: Request, _ context: Context) -> Response {
-        if let detail = error.internalReason {
-            context.logger.error(
-                "request failed",
-                metadata: ["code": "\(error.code)", "error": "\(detail)", "path": "\(request.uri.path)"])
+    /// A refusal's answer; what it keeps from the client (a database's own text) is logged, a burst of one code at
+    /// most once a second with the count of those not logged.
+    func respond(_ error: APIError, _ request: Request, _ context: Context) -> Response {
+        if let detail = error.internalReason, case .log(let unlogged) = failures.admit(error.code) {
+            var metadata: Logger.Metadata = [
+                "code": "\(error.code)", "error": "\(detail)", "path": "\(request.uri.path)",
+            ]
+            if unlogged > 0 { metadata["unloggedSinceLast"] = "\(unlogged)" }
+            context.logger.error("request failed", metadata: metadata)
         }
-        return response(error)
+        return Self.response(error)
     }
 
     static func response(_ error: APIError) -> Response {
