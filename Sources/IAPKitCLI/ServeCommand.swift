@@ -142,13 +142,17 @@ public struct ServeCommand: AsyncParsableCommand {
             }
         let simulatedKeys = settings.simulator?.accessKeys ?? []
         let keysLine =
-            runtime.simulatorServed == nil
+            settings.simulator == nil
             ? nil
             : simulatedKeys.isEmpty
                 ? "The simulated app has no keys: its documents post without one (give it --app-key ID=KEY)."
                 : "The simulated app's keys: "
                     + simulatedKeys.map { "\($0.id) (\($0.scope == .app ? "app key, safe in the app" : "secret"))" }
                     .joined(separator: ", ")
+        let elsewhereLine = runtime.simulatorHeldElsewhere.map {
+            "The local App Store sells on another server of this database (\($0)): here its documents verify, "
+                + "and /simulator, /inApps, /store and /manager answer 503."
+        }
         let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
@@ -160,6 +164,7 @@ public struct ServeCommand: AsyncParsableCommand {
                 In a browser: \(address)/  (\(simulatorLine == nil ? "" : "\(address)/store to buy as a test customer, ")\(address)/inspector to check any receipt or JWS)
                 Server-wide secret key (every app's customers): \(generatedKey ? "\(key) (made for this run; pass --api-key)" : "as configured")
                 \(keysLine.map { $0 + "\n" } ?? "")\
+                \(elsewhereLine.map { $0 + "\n" } ?? "")\
                 Try first:
                   curl \(address)/health
                 \(simulatorLine.map { $0.replacingOccurrences(of: "ADDRESS", with: address) + "\n" } ?? "")\

@@ -14,6 +14,10 @@ import Synchronization
 public final class LocalAppStoreAddition: ServerAddition {
     /// The store served.
     public let store: AppStoreSimulator
+    /// The server whose local App Store sells for this app on the shared database, when it is not this one: this
+    /// one then verifies the store's documents and answers its routes with 503.
+    public let heldElsewhere: String?
+    private let lease: SimulatorLeaseHolder?
     private let saver: SimulatorSaver?
     private let logger: Logger
     private let feed = Mutex<NotificationFeed?>(nil)
@@ -25,21 +29,50 @@ public final class LocalAppStoreAddition: ServerAddition {
 
     /// Serves `store`; with `storage`, its changes are saved there and a request that changed it is answered once the
     /// change is saved.
-    public init(
+    public convenience init(
         store: AppStoreSimulator, storage: (any ServerStorage)? = nil, accessKeys: [AccessKey] = [],
         webhooks: Webhooks? = nil, transferPolicy: TransferPolicy = .refuse, logger: Logger
+    ) {
+        self.init(
+            store: store, storage: storage, role: .success(nil), accessKeys: accessKeys, webhooks: webhooks,
+            transferPolicy: transferPolicy, logger: logger)
+    }
+
+    private init(
+        store: AppStoreSimulator, storage: (any ServerStorage)?,
+        role: Result<SimulatorLeaseHolder?, SimulatorLeaseHolder.HeldElsewhere>, accessKeys: [AccessKey],
+        webhooks: Webhooks?, transferPolicy: TransferPolicy, logger: Logger
     ) {
         self.store = store
         self.accessKeys = accessKeys
         self.webhooks = webhooks
         self.transferPolicy = transferPolicy
         self.logger = logger
-        saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger) }
+        switch role {
+        case .success(let lease):
+            self.lease = lease
+            heldElsewhere = nil
+            saver = storage.map { storage in
+                SimulatorSaver(simulator: store, storage: storage, logger: logger) { !(lease?.isLost ?? false) }
+            }
+        case .failure(let elsewhere):
+            lease = nil
+            heldElsewhere = elsewhere.holder
+            saver = nil
+        }
     }
+
+    /// Whether this server's store sells: it holds the lease (or needs none) and has not lost it.
+    private var sells: Bool { heldElsewhere == nil && !(lease?.isLost ?? false) }
 
     /// Makes the addition when `settings.simulator` is on: loads the catalog and the signing authority (by default the
     /// one in `simulator.pki`, or a new one), and continues the store the database holds, if any.
-    public static func maker(authority: SimulatorPKI? = nil) -> ServerAdditionMaker {
+    ///
+    /// One server of those sharing a database sells (``SimulatorLeaseHolder``): a server that finds another one's
+    /// store alive (its beat moved while this one watched for `leaseWatch`) serves the app's validation only.
+    public static func maker(authority: SimulatorPKI? = nil, leaseWatch: Duration = .seconds(3))
+        -> ServerAdditionMaker
+    {
         { settings, storage, logger, clock in
             guard let simulated = settings.simulator else { return nil }
             let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
@@ -47,6 +80,15 @@ public final class LocalAppStoreAddition: ServerAddition {
                 try simulated.catalogPath.map { path throws(CatalogError) in
                     try Catalog.load(contentsOfFile: path)
                 } ?? Catalog.floristExample()
+            // Taken before the saved store is read: a holder that stopped may have saved until then.
+            let role = try await SimulatorLeaseHolder.take(
+                bundleID: simulated.bundleID, storage: storage, watch: leaseWatch, logger: logger
+            ).map { Optional($0) }
+            if case .failure(let elsewhere) = role {
+                logger.notice(
+                    "the local App Store sells on another server of this database: this one verifies its documents",
+                    metadata: ["bundleId": "\(simulated.bundleID)", "holder": "\(elsewhere.holder)"])
+            }
             var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
             configuration.serverAPIKeys = simulated.serverAPIKeys
             configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
@@ -79,8 +121,8 @@ public final class LocalAppStoreAddition: ServerAddition {
                     clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
             }
             return LocalAppStoreAddition(
-                store: store, storage: storage, accessKeys: simulated.accessKeys, webhooks: simulated.webhooks,
-                transferPolicy: simulated.transferPolicy, logger: logger)
+                store: store, storage: storage, role: role, accessKeys: simulated.accessKeys,
+                webhooks: simulated.webhooks, transferPolicy: simulated.transferPolicy, logger: logger)
         }
     }
 
@@ -103,7 +145,7 @@ public final class LocalAppStoreAddition: ServerAddition {
         return { store.currentTime }
     }
 
-    public var pages: PageSet? { Self.pages }
+    public var pages: PageSet? { heldElsewhere == nil ? Self.pages : nil }
 
     static let pages = PageSet(
         folder: Bundle.module.url(forResource: "Pages", withExtension: nil),
@@ -114,6 +156,20 @@ public final class LocalAppStoreAddition: ServerAddition {
 
     public func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
     {
+        if heldElsewhere != nil || lease != nil {
+            let (bundleID, heldElsewhere, lease) = (store.configuration.bundleID, heldElsewhere, lease)
+            router.add(
+                middleware: LocalAppStoreElsewhereMiddleware {
+                    if let heldElsewhere {
+                        return "the local App Store of \(bundleID) sells on another server of this database "
+                            + "(\(heldElsewhere)): use that one for /simulator, /inApps, /store and /manager"
+                    }
+                    guard lease?.isLost == true else { return nil }
+                    return "another server of this database took over the local App Store of \(bundleID) "
+                        + "(this one stopped beating for a while): use that one"
+                })
+        }
+        guard heldElsewhere == nil else { return }
         if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver)) }
         SimulatorRoutes(store: store, configuration: configuration, access: access, inAppsRateLimit: rateLimit)
             .add(to: router)
@@ -123,6 +179,7 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// Starts applying the store's notifications to the service; those a stopped server had not applied yet (no send
     /// attempt) are sent again, as Apple retries.
     public func attach(to service: ValidationService) async {
+        guard heldElsewhere == nil else { return }
         let notifications = NotificationFeed(service: service, simulator: store, logger: logger)
         for notification in store.notifications
         where store.sendAttempts(notificationUUID: notification.uuid).isEmpty {
@@ -135,10 +192,18 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// A running clock's renewals and expiries happen off the request path: this catches the store up every second,
     /// so the validation routes (which read its time without waiting) see them soon after they fall due, even when
     /// nobody drives the store.
+    /// The holder of the lease beats it meanwhile.
     public func run() async {
+        guard heldElsewhere == nil else { return }
+        var lastCatchUp = ContinuousClock.now
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            _ = try? store.now
+            try? await Task.sleep(for: lease == nil ? .seconds(1) : SimulatorLeaseHolder.beatInterval)
+            await lease?.beat()
+            guard sells else { continue }
+            if ContinuousClock.now - lastCatchUp >= .seconds(1) {
+                lastCatchUp = .now
+                _ = try? store.now
+            }
         }
     }
 
@@ -148,6 +213,7 @@ public final class LocalAppStoreAddition: ServerAddition {
         feed?.finish()
         await feed?.drained()
         await saver?.finish()
+        await lease?.release()
     }
 }
 
@@ -208,9 +274,14 @@ extension ServerRuntime {
             settings, logger: logger, clock: clock, additions: [LocalAppStoreAddition.maker(authority: authority)])
     }
 
-    /// The local App Store, when it runs.
+    /// The local App Store, when it runs and sells here.
     public var simulator: AppStoreSimulator? {
-        additions.lazy.compactMap { ($0 as? LocalAppStoreAddition)?.store }.first
+        additions.lazy.compactMap { $0 as? LocalAppStoreAddition }.first { $0.heldElsewhere == nil }?.store
+    }
+
+    /// The server whose local App Store sells for the simulated app, when it is another one on this database.
+    public var simulatorHeldElsewhere: String? {
+        additions.lazy.compactMap { ($0 as? LocalAppStoreAddition)?.heldElsewhere }.first
     }
 
     /// The local App Store whose control plane someone can use: nil when the operator routes refuse everyone.

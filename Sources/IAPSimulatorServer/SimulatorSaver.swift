@@ -26,14 +26,18 @@ final class SimulatorSaver: Sendable {
     private let tracker = Tracker()
     private let worker = Mutex<Task<Void, Never>?>(nil)
 
-    init(simulator: AppStoreSimulator, storage: any ServerStorage, logger: Logger) {
+    /// - Parameter mayWrite: false once another server's local App Store took over: nothing more is saved.
+    init(
+        simulator: AppStoreSimulator, storage: any ServerStorage, logger: Logger,
+        mayWrite: @escaping @Sendable () -> Bool = { true }
+    ) {
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.continuation = continuation
         let bundleID = simulator.configuration.bundleID
         let task = Task { [tracker] in
             func save() async {
                 let target = tracker.state.withLock { $0.requested }
-                if let rows = simulator.changedRows() {
+                if mayWrite(), let rows = simulator.changedRows() {
                     do {
                         try await storage.saveSimulatorState(rows, bundleID: bundleID)
                     } catch {

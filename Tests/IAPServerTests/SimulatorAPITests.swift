@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import IAPCore
 import IAPServer
 import IAPSimulator
 import IAPSimulatorServer
@@ -180,5 +181,51 @@ struct SimulatorAPITests {
                 #expect(answer["code"] as? String == "adminTokenNotConfigured", "\(path)")
             }
         }
+    }
+
+    /// A server whose local App Store stalled long enough for another to take the lease over stops selling at its
+    /// next beat: its routes answer 503, and stopping does not give away the lease it no longer holds.
+    @Test func aStoreWhoseLeaseWasTakenOverStopsSelling() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        var settings = ServerSettings(databaseURL: file)
+        settings.server.apiKeys = [ServerHarness.apiKey]
+        settings.simulator?.catalogPath = "Examples/Florist/Florist.storekit"
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let runtime = try await ServerRuntime.start(
+            settings, logger: logger, clock: { Self.start }, authority: SimulatorTestKeys.pki)
+        let addition = try #require(runtime.additions.first as? LocalAppStoreAddition)
+        #expect(addition.heldElsewhere == nil)
+        let intruder = try await SQLStorage(database: try SQLiteDatabase(path: file))
+        try await runtime.application().test(.router) { client in
+            #expect(try await client.post("/simulator/accounts", ["accountId": "ana"]).0 == .created)
+            // The holder has not beaten (its run loop is not started: a stall); the intruder takes over.
+            let seen = try await intruder.takeSimulatorLease(
+                bundleID: "com.example.florist", holder: "intruder", replacing: nil)
+            #expect(seen.holder != "intruder" && seen.beat == 0)
+            #expect(
+                try await intruder.takeSimulatorLease(
+                    bundleID: "com.example.florist", holder: "intruder", replacing: seen
+                ).holder == "intruder")
+            let beating = Task { await addition.run() }
+            var status = HTTPResponse.Status.created
+            var answer: [String: Any] = [:]
+            for _ in 0..<100 where status != .serviceUnavailable {
+                try await Task.sleep(for: .milliseconds(50))
+                (status, answer) = try await client.post("/simulator/accounts", ["accountId": "bea\(UUID())"])
+            }
+            beating.cancel()
+            #expect(status == .serviceUnavailable && answer["code"] as? String == "localAppStoreElsewhere", "\(answer)")
+            #expect((answer["message"] as? String)?.contains("took over") == true, "\(answer)")
+        }
+        await addition.finish()
+        let lease = try await intruder.takeSimulatorLease(
+            bundleID: "com.example.florist", holder: "someone", replacing: nil)
+        #expect(lease.holder == "intruder", "the lost holder gave nothing away")
+        let saved = try #require(try await intruder.simulatorState(bundleID: "com.example.florist"))
+        #expect(saved.state.contains("ana"), "what it sold while it held the lease is saved")
+        try await intruder.shutdown()
+        try await runtime.storage.shutdown()
     }
 }

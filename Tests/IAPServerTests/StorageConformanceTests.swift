@@ -175,6 +175,34 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    /// One server's local App Store sells for an app on a database: the lease goes to the first, stays with it while
+    /// it beats, passes to another only when the holder gives it up or its beat stood still, and a holder that lost
+    /// it learns so from its next beat.
+    @Test(arguments: Backend.allCases) func oneLocalAppStoreHoldsTheLeaseOfAnApp(_ backend: Backend) async throws {
+        guard let storage = try await Self.storage(backend) else { return }
+        let app = "com.example.one"
+        let first = try await storage.takeSimulatorLease(bundleID: app, holder: "a", replacing: nil)
+        #expect(first == SimulatorLease(holder: "a", beat: 0))
+        #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "b", replacing: nil) == first)
+        #expect(
+            try await storage.takeSimulatorLease(bundleID: "com.example.two", holder: "b", replacing: nil).holder == "b"
+        )
+        // a beats while b watches: what b saw is no longer the lease, so b does not take it.
+        #expect(try await storage.beatSimulatorLease(bundleID: app, holder: "a"))
+        #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "b", replacing: first).holder == "a")
+        // a stops beating: b takes over from the lease it saw, and a's next beat says it lost it.
+        let still = try await storage.takeSimulatorLease(bundleID: app, holder: "c", replacing: nil)
+        #expect(still == SimulatorLease(holder: "a", beat: 1))
+        #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "b", replacing: still).holder == "b")
+        #expect(try await storage.beatSimulatorLease(bundleID: app, holder: "a") == false)
+        // A release by one who no longer holds it leaves the holder's; the holder's frees it for the next at once.
+        try await storage.releaseSimulatorLease(bundleID: app, holder: "a")
+        #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "c", replacing: nil).holder == "b")
+        try await storage.releaseSimulatorLease(bundleID: app, holder: "b")
+        #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "c", replacing: nil).holder == "c")
+        try await storage.shutdown()
+    }
+
     /// The engine reads the same from a customer's digest as from all of their records.
     static func expectDigestAgrees(
         _ digest: CustomerDigest, _ storage: any ServerStorage, _ customer: CustomerKey,

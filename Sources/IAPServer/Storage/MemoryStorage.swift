@@ -20,6 +20,7 @@ public actor MemoryStorage: ServerStorage {
     /// Writes per customer: the version of their digest.
     private var writes: [CustomerKey: Int64] = [:]
     /// Local App Stores' saved rows by bundle id.
+    private var leases: [String: SimulatorLease] = [:]
     private var simulators:
         [String: (state: String, rows: [String: SimulatorStateRows.Row], notes: [String: SimulatorStateRows.Row])] = [:]
 
@@ -372,6 +373,25 @@ public actor MemoryStorage: ServerStorage {
         for row in rows.transactions { saved.rows[row.key] = row.json == nil ? nil : row }
         for row in rows.notifications { saved.notes[row.key] = row.json == nil ? nil : row }
         simulators[bundleID] = saved
+    }
+
+    public func takeSimulatorLease(bundleID: String, holder: String, replacing stale: SimulatorLease?)
+        throws(StorageError) -> SimulatorLease
+    {
+        if leases[bundleID] == nil || leases[bundleID] == stale {
+            leases[bundleID] = SimulatorLease(holder: holder, beat: 0)
+        }
+        return leases[bundleID]!
+    }
+
+    public func beatSimulatorLease(bundleID: String, holder: String) throws(StorageError) -> Bool {
+        guard leases[bundleID]?.holder == holder else { return false }
+        leases[bundleID]?.beat += 1
+        return true
+    }
+
+    public func releaseSimulatorLease(bundleID: String, holder: String) throws(StorageError) {
+        if leases[bundleID]?.holder == holder { leases[bundleID] = nil }
     }
 
     public func simulatorState(bundleID: String) throws(StorageError) -> SimulatorStateRows? {

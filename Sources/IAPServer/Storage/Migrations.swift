@@ -397,6 +397,19 @@ enum Migrations {
         Migration(name: "2026-11-29-moved-from") { _ in
             ["ALTER TABLE iap_owners ADD COLUMN moved_from TEXT"]
         },
+        // Who sells for each app's local App Store on this database (one server of those sharing it), and the beat
+        // that says it is alive.
+        Migration(name: "2026-11-30-simulator-lease") { _ in
+            [
+                """
+                CREATE TABLE iap_simulator_leases (
+                    bundle_id TEXT PRIMARY KEY,
+                    holder TEXT NOT NULL,
+                    beat BIGINT NOT NULL
+                )
+                """
+            ]
+        },
     ]
 
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so

@@ -63,4 +63,49 @@ extension SQLStorage {
             return saved
         }
     }
+
+    public func takeSimulatorLease(bundleID: String, holder: String, replacing stale: SimulatorLease?)
+        async throws(StorageError) -> SimulatorLease
+    {
+        let rows = try await inTransaction { db in
+            try await db.run(
+                SQLStatement(
+                    """
+                    INSERT INTO iap_simulator_leases (bundle_id, holder, beat) VALUES ($1, $2, 0)
+                    ON CONFLICT (bundle_id) DO UPDATE SET holder = excluded.holder, beat = 0
+                    WHERE iap_simulator_leases.holder = $3 AND iap_simulator_leases.beat = $4
+                    """,
+                    [.text(bundleID), .text(holder), .text(stale?.holder ?? ""), .integer(stale?.beat ?? -1)]))
+            let rows = try await db.rows(
+                SQLStatement("SELECT holder, beat FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)]))
+            return (rows, commit: true)
+        }
+        return try Self.decoding {
+            guard let row = rows.first else { throw SQLRowError(column: "holder", problem: "no lease after taking it") }
+            return SimulatorLease(holder: try row.text("holder"), beat: try row.integer("beat"))
+        }
+    }
+
+    public func beatSimulatorLease(bundleID: String, holder: String) async throws(StorageError) -> Bool {
+        let rows = try await inTransaction { db in
+            try await db.run(
+                SQLStatement(
+                    "UPDATE iap_simulator_leases SET beat = beat + 1 WHERE bundle_id = $1 AND holder = $2",
+                    [.text(bundleID), .text(holder)]))
+            let rows = try await db.rows(
+                SQLStatement("SELECT holder FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)]))
+            return (rows, commit: true)
+        }
+        return try Self.decoding { try rows.first?.text("holder") == holder }
+    }
+
+    public func releaseSimulatorLease(bundleID: String, holder: String) async throws(StorageError) {
+        try await inTransaction { db in
+            try await db.run(
+                SQLStatement(
+                    "DELETE FROM iap_simulator_leases WHERE bundle_id = $1 AND holder = $2",
+                    [.text(bundleID), .text(holder)]))
+            return ((), commit: true)
+        }
+    }
 }

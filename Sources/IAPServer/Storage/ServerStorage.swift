@@ -66,6 +66,18 @@ public protocol ServerStorage: Sendable {
     /// Everything saved of the local App Store serving `bundleID`, or nil when nothing was.
     func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows?
 
+    /// Takes the lease on `bundleID`'s local App Store for `holder` when nobody holds it, or when the lease is still
+    /// exactly `stale` (a holder seen earlier that has not beaten since: stopped); answers the lease as it stands
+    /// after, which `holder` holds when its holder is `holder`. One local App Store sells for an app on a database.
+    func takeSimulatorLease(bundleID: String, holder: String, replacing stale: SimulatorLease?)
+        async throws(StorageError) -> SimulatorLease
+
+    /// Says `holder` is alive (its lease's beat moves on); false when the lease is no longer its own.
+    func beatSimulatorLease(bundleID: String, holder: String) async throws(StorageError) -> Bool
+
+    /// Gives up the lease `holder` holds (a server that stops), so the next server takes it at once.
+    func releaseSimulatorLease(bundleID: String, holder: String) async throws(StorageError)
+
     /// Logs `source` in as the customer `target`: `target` is marked as a customer who logged in, and when `source`
     /// is an anonymous customer (one who never logged in) its purchases and consumptions move to `target` and its id
     /// becomes an alias of `target` (naming either finds `target`), with a `transfer` event per purchase moved. From a

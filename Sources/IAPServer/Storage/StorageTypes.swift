@@ -212,3 +212,15 @@ public struct StorageCounts: Hashable, Sendable, Codable {
         self.customers = customers
     }
 }
+
+/// Who sells for an app's local App Store on a database, and how many times they said they were alive since they
+/// took it: a holder whose beat stays still for a few seconds has stopped.
+public struct SimulatorLease: Sendable, Equatable {
+    public var holder: String
+    public var beat: Int64
+
+    public init(holder: String, beat: Int64) {
+        self.holder = holder
+        self.beat = beat
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import IAPTestSupport
+import Testing
+
+/// Several `iapkit serve` processes given the same flags on one database: one local App Store sells (two would
+/// continue the same saved store and count the same transaction ids), the others verify its documents; one killed
+/// with -9 is followed by the next server that starts, one stopped cleanly at once.
+@Suite(
+    "one local App Store on a shared database", .serialized,
+    .enabled(if: ServerProcess.executable != nil, "\(ServerProcess.skipMessage)"))
+struct LocalAppStoreLeaseTests {
+    @Test func oneServerSellsTheOthersVerifyAndTheNextTakesOverFromAKilledOne() async throws {
+        let folder = try ServerProcessTests.pkiFolder()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        }
+        let arguments = ["--database", database, "--pki", folder.path, "--api-key", ServerProcessTests.key]
+        let first = try await ServerProcess.start(arguments)
+        #expect(try await first.post("/simulator/accounts", ["accountId": "ana"]).0 == 201)
+        let (bought, purchase) = try await first.post(
+            "/simulator/accounts/ana/purchases", ["productId": "com.example.florist.vip.gold"])
+        #expect(bought == 201, "\(purchase)")
+        let jws = try #require(
+            (purchase["transaction"] as? [String: Any])?["signedTransaction"] as? String, "\(purchase)")
+
+        // The second finds the first's beat moving: it verifies the store's documents and refuses to sell.
+        let second = try await ServerProcess.start(arguments)
+        defer { Task { try? await second.stop() } }
+        let (refused, why) = try await second.post("/simulator/accounts", ["accountId": "bea"])
+        #expect(refused == 503 && why["code"] as? String == "localAppStoreElsewhere", "\(why)")
+        #expect((why["message"] as? String)?.contains("another server of this database") == true, "\(why)")
+        #expect(try await second.get("/simulator").0 == 503)
+        let (verified, answer) = try await second.post("/v1/transactions", ["signedTransaction": jws])
+        #expect(verified == 200, "\(answer)")
+        #expect(try await second.get("/health").0 == 200)
+
+        // Killed with -9, the first never gives the lease up: the next server to start sees its beat stand still,
+        // takes over and continues its store (ana is there).
+        try await first.kill()
+        let third = try await ServerProcess.start(arguments)
+        let (ana, account) = try await third.get("/simulator/accounts/ana")
+        #expect(ana == 200, "\(account)")
+        #expect(try await third.post("/simulator/accounts", ["accountId": "bea"]).0 == 201)
+        #expect(try await second.post("/simulator/accounts", ["accountId": "cy"]).0 == 503, "the second stays apart")
+
+        // Stopped cleanly, the third gives the lease up: the next one sells and still has both accounts.
+        try await third.stop()
+        let fourth = try await ServerProcess.start(arguments)
+        defer { Task { try? await fourth.stop() } }
+        #expect(try await fourth.get("/simulator/accounts/bea").0 == 200)
+        #expect(try await fourth.post("/simulator/accounts", ["accountId": "cy"]).0 == 201)
+    }
+}
