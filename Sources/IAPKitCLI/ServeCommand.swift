@@ -247,7 +247,7 @@ public struct ServeCommand: AsyncParsableCommand {
                 ])
                 providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: location)))
             } catch {
-                throw ValidationError("--config \(config): \(error)")
+                throw ServeFailure("--config \(config): \(error)")
             }
             base = file.deletingLastPathComponent()
         }
@@ -261,16 +261,15 @@ public struct ServeCommand: AsyncParsableCommand {
     /// Refuses a configuration file that is missing, unreadable or not a JSON object, saying which and where,
     /// before the configuration library reads it (its own errors are Foundation's domain and code).
     static func checkConfigurationFile(_ file: URL, named name: String) throws {
-        let data: Data
-        do {
-            data = try Data(contentsOf: file)
-        } catch {
-            let exists = FileManager.default.fileExists(atPath: file.path)
-            throw ServeFailure("--config \(name): " + (exists ? "cannot be read" : "no such file"))
+        var folder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &folder) else {
+            throw ServeFailure("--config \(name): no such file")
         }
+        guard !folder.boolValue else { throw ServeFailure("--config \(name) is a folder: name the JSON file in it") }
+        guard let data = try? Data(contentsOf: file) else { throw ServeFailure("--config \(name): cannot be read") }
         let value: Any
         do {
-            value = try JSONSerialization.jsonObject(with: data)
+            value = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
         } catch {
             let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
             throw ServeFailure("--config \(name) is not valid JSON" + (detail.map { ": \($0)" } ?? ""))

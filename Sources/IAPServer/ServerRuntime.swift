@@ -73,14 +73,22 @@ public struct ServerRuntime: Sendable {
         var workers = additions.map { addition in Task { await addition.run() } }
         let sender = WebhookSender(service: service, settings: settings.delivery, logger: logger)
         if sender.hasWork, settings.delivery.sends { workers.append(Task { await sender.run() }) }
-        defer { for worker in workers { worker.cancel() } }
+        // The loops stop before the additions finish (the local App Store gives up its lease then: no beat of it may
+        // follow), the additions' own awaited; then the storage closes.
+        let additionCount = additions.count
+        func stopWorkers() async {
+            for worker in workers { worker.cancel() }
+            for worker in workers.prefix(additionCount) { await worker.value }
+        }
         do {
             try await application(onServerRunning: onServerRunning).runService()
         } catch {
+            await stopWorkers()
             for addition in additions { await addition.finish() }
             try? await storage.shutdown()
             throw error
         }
+        await stopWorkers()
         for addition in additions { await addition.finish() }
         try await storage.shutdown()
     }

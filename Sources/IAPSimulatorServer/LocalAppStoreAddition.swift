@@ -18,6 +18,8 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// one then verifies the store's documents and answers its routes with 503.
     public let heldElsewhere: String?
     private let lease: SimulatorLeaseHolder?
+    /// Where this server reads the selling server's clock when it does not sell.
+    private let followed: (clock: FollowedClock, storage: any ServerStorage)?
     private let saver: SimulatorSaver?
     private let logger: Logger
     private let feed = Mutex<NotificationFeed?>(nil)
@@ -35,13 +37,13 @@ public final class LocalAppStoreAddition: ServerAddition {
     ) {
         self.init(
             store: store, storage: storage, role: .success(nil), accessKeys: accessKeys, webhooks: webhooks,
-            transferPolicy: transferPolicy, logger: logger)
+            transferPolicy: transferPolicy, logger: logger, wall: Date.init)
     }
 
     private init(
         store: AppStoreSimulator, storage: (any ServerStorage)?,
         role: Result<SimulatorLeaseHolder?, SimulatorLeaseHolder.HeldElsewhere>, accessKeys: [AccessKey],
-        webhooks: Webhooks?, transferPolicy: TransferPolicy, logger: Logger
+        webhooks: Webhooks?, transferPolicy: TransferPolicy, logger: Logger, wall: @escaping @Sendable () -> Date
     ) {
         self.store = store
         self.accessKeys = accessKeys
@@ -52,13 +54,18 @@ public final class LocalAppStoreAddition: ServerAddition {
         case .success(let lease):
             self.lease = lease
             heldElsewhere = nil
-            saver = storage.map { storage in
-                SimulatorSaver(simulator: store, storage: storage, logger: logger) { !(lease?.isLost ?? false) }
-            }
+            followed = nil
+            saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger, lease: lease) }
         case .failure(let elsewhere):
             lease = nil
             heldElsewhere = elsewhere.holder
             saver = nil
+            let start =
+                LeasedClock(elsewhere.clock)
+                ?? LeasedClock(
+                    moment: store.currentTime, speed: store.clockSetting?.speed ?? 1,
+                    paused: store.clockSetting?.paused ?? false)
+            followed = storage.map { (FollowedClock(start: start, wall: wall), $0) }
         }
     }
 
@@ -73,9 +80,10 @@ public final class LocalAppStoreAddition: ServerAddition {
     public static func maker(authority: SimulatorPKI? = nil, leaseWatch: Duration = .seconds(3))
         -> ServerAdditionMaker
     {
-        { settings, storage, logger, clock in
+        let given = authority
+        return { settings, storage, logger, clock in
             guard let simulated = settings.simulator else { return nil }
-            let authority = try authority ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
+            let authority = try given ?? SimulatorPKI.loadOrCreate(folder: simulated.pkiFolder)
             let catalog =
                 try simulated.catalogPath.map { path throws(CatalogError) in
                     try Catalog.load(contentsOfFile: path)
@@ -85,6 +93,11 @@ public final class LocalAppStoreAddition: ServerAddition {
                 bundleID: simulated.bundleID, storage: storage, watch: leaseWatch, logger: logger
             ).map { Optional($0) }
             if case .failure(let elsewhere) = role {
+                // Its documents are signed by the selling server's authority: without the same folder, this server
+                // would trust an authority of its own and refuse every one of them.
+                guard simulated.pkiFolder != nil || given != nil else {
+                    throw SimulatorLeaseHolder.NoSharedAuthority(bundleID: simulated.bundleID, holder: elsewhere.holder)
+                }
                 logger.notice(
                     "the local App Store sells on another server of this database: this one verifies its documents",
                     metadata: ["bundleId": "\(simulated.bundleID)", "holder": "\(elsewhere.holder)"])
@@ -122,7 +135,7 @@ public final class LocalAppStoreAddition: ServerAddition {
             }
             return LocalAppStoreAddition(
                 store: store, storage: storage, role: role, accessKeys: simulated.accessKeys,
-                webhooks: simulated.webhooks, transferPolicy: simulated.transferPolicy, logger: logger)
+                webhooks: simulated.webhooks, transferPolicy: simulated.transferPolicy, logger: logger, wall: clock)
         }
     }
 
@@ -139,8 +152,10 @@ public final class LocalAppStoreAddition: ServerAddition {
         return [app]
     }
 
-    /// The store's clock: validation answers at the simulated moment.
+    /// The store's clock: validation answers at the simulated moment (on a server that does not sell, the selling
+    /// server's, as its lease carries it).
     public var clock: (@Sendable () -> Date)? {
+        if let followed = followed?.clock { return { followed.now } }
         let store = self.store
         return { store.currentTime }
     }
@@ -157,12 +172,12 @@ public final class LocalAppStoreAddition: ServerAddition {
     public func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
     {
         if heldElsewhere != nil || lease != nil {
-            let (bundleID, heldElsewhere, lease) = (store.configuration.bundleID, heldElsewhere, lease)
+            let (bundleID, passive, lease) = (store.configuration.bundleID, heldElsewhere != nil, lease)
             router.add(
                 middleware: LocalAppStoreElsewhereMiddleware {
-                    if let heldElsewhere {
-                        return "the local App Store of \(bundleID) sells on another server of this database "
-                            + "(\(heldElsewhere)): use that one for /simulator, /inApps, /store and /manager"
+                    if passive {
+                        return "the local App Store of \(bundleID) sells on another server of this database: use "
+                            + "that one for /simulator, /inApps, /store and /manager (its log and banner name it)"
                     }
                     guard lease?.isLost == true else { return nil }
                     return "another server of this database took over the local App Store of \(bundleID) "
@@ -170,7 +185,7 @@ public final class LocalAppStoreAddition: ServerAddition {
                 })
         }
         guard heldElsewhere == nil else { return }
-        if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver)) }
+        if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver, lease: lease)) }
         SimulatorRoutes(store: store, configuration: configuration, access: access, inAppsRateLimit: rateLimit)
             .add(to: router)
         InAppsRoutes(store: store, clock: Date.init, rateLimit: rateLimit).add(to: router)
@@ -192,17 +207,37 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// A running clock's renewals and expiries happen off the request path: this catches the store up every second,
     /// so the validation routes (which read its time without waiting) see them soon after they fall due, even when
     /// nobody drives the store.
-    /// The holder of the lease beats it meanwhile.
+    /// The holder of the lease beats it meanwhile, on a loop of its own (a long catch-up must not stall the beat);
+    /// a server that does not sell follows the selling one's clock.
     public func run() async {
-        guard heldElsewhere == nil else { return }
-        var lastCatchUp = ContinuousClock.now
-        while !Task.isCancelled {
-            try? await Task.sleep(for: lease == nil ? .seconds(1) : SimulatorLeaseHolder.beatInterval)
-            await lease?.beat()
-            guard sells else { continue }
-            if ContinuousClock.now - lastCatchUp >= .seconds(1) {
-                lastCatchUp = .now
-                _ = try? store.now
+        if let followed {
+            let bundleID = store.configuration.bundleID
+            while !Task.isCancelled {
+                if let text = try? await followed.storage.simulatorLease(bundleID: bundleID)?.clock,
+                    let clock = LeasedClock(text)
+                {
+                    followed.clock.follow(clock)
+                }
+                try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
+            }
+            return
+        }
+        await withDiscardingTaskGroup { group in
+            if let lease {
+                let store = self.store
+                group.addTask {
+                    while !Task.isCancelled {
+                        let setting = store.clockSetting
+                        let clock = LeasedClock(
+                            moment: store.currentTime, speed: setting?.speed ?? 1, paused: setting?.paused ?? false)
+                        await lease.beat(clock: clock.text)
+                        try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
+                    }
+                }
+            }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if sells { _ = try? store.now }
             }
         }
     }

@@ -26,10 +26,11 @@ final class SimulatorSaver: Sendable {
     private let tracker = Tracker()
     private let worker = Mutex<Task<Void, Never>?>(nil)
 
-    /// - Parameter mayWrite: false once another server's local App Store took over: nothing more is saved.
+    /// - Parameter lease: the lease every save is made under (nil: none), and what to do when a save finds it taken
+    ///   over (nothing is written then, nor afterwards).
     init(
         simulator: AppStoreSimulator, storage: any ServerStorage, logger: Logger,
-        mayWrite: @escaping @Sendable () -> Bool = { true }
+        lease: SimulatorLeaseHolder? = nil
     ) {
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.continuation = continuation
@@ -37,9 +38,11 @@ final class SimulatorSaver: Sendable {
         let task = Task { [tracker] in
             func save() async {
                 let target = tracker.state.withLock { $0.requested }
-                if mayWrite(), let rows = simulator.changedRows() {
+                if lease?.isLost != true, let rows = simulator.changedRows() {
                     do {
-                        try await storage.saveSimulatorState(rows, bundleID: bundleID)
+                        if try await !storage.saveSimulatorState(rows, bundleID: bundleID, holder: lease?.holder) {
+                            lease?.markLost()
+                        }
                     } catch {
                         simulator.saveFailed()
                         logger.error(
@@ -93,17 +96,23 @@ final class SimulatorSaver: Sendable {
 /// Answers a request that may have changed the local App Store (anything but GET and HEAD under `/simulator` and
 /// `/inApps`) only once the change is saved, so what a client was told happened survives a crash right after. The
 /// validation routes never wait for it.
+/// A change whose save found the store's lease taken over is not answered as done (503: another server sells now).
 struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
     let saver: SimulatorSaver
+    let lease: SimulatorLeaseHolder?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
         let response = try await next(request, context)
-        if request.method != .get, request.method != .head,
-            request.uri.path.hasPrefix("/simulator") || request.uri.path.hasPrefix("/inApps")
-        {
+        let first = request.uri.path.split(separator: "/").first
+        if request.method != .get, request.method != .head, first == "simulator" || first == "inApps" {
             await saver.saved()
+            if lease?.isLost == true {
+                throw APIError(
+                    503, "localAppStoreElsewhere",
+                    "another server of this database took over the local App Store before this change was saved")
+            }
         }
         return response
     }

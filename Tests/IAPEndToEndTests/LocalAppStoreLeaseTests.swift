@@ -3,8 +3,8 @@ import IAPTestSupport
 import Testing
 
 /// Several `iapkit serve` processes given the same flags on one database: one local App Store sells (two would
-/// continue the same saved store and count the same transaction ids), the others verify its documents; one killed
-/// with -9 is followed by the next server that starts, one stopped cleanly at once.
+/// continue the same saved store and count the same transaction ids), the others verify its documents at its
+/// simulated moment; one killed with -9 is followed by the next server that starts, one stopped cleanly at once.
 @Suite(
     "one local App Store on a shared database", .serialized,
     .enabled(if: ServerProcess.executable != nil, "\(ServerProcess.skipMessage)"))
@@ -36,6 +36,16 @@ struct LocalAppStoreLeaseTests {
         #expect(verified == 200, "\(answer)")
         #expect(try await second.get("/health").0 == 200)
 
+        // The second answers at the first's simulated moment: a month's jump there reaches it with the next beat.
+        #expect(try await first.post("/simulator/clock/advance", ["seconds": 30 * 86_400]).0 == 200)
+        let jumped = try #require(try await Self.moment(first, jws))
+        var followed = try #require(try await Self.moment(second, jws))
+        for _ in 0..<40 where abs(followed.timeIntervalSince(jumped)) > 5 {
+            try await Task.sleep(for: .milliseconds(100))
+            followed = try #require(try await Self.moment(second, jws))
+        }
+        #expect(abs(followed.timeIntervalSince(jumped)) <= 5, "\(followed) against \(jumped)")
+
         // Killed with -9, the first never gives the lease up: the next server to start sees its beat stand still,
         // takes over and continues its store (ana is there).
         try await first.kill()
@@ -51,5 +61,27 @@ struct LocalAppStoreLeaseTests {
         defer { Task { try? await fourth.stop() } }
         #expect(try await fourth.get("/simulator/accounts/bea").0 == 200)
         #expect(try await fourth.post("/simulator/accounts", ["accountId": "cy"]).0 == 201)
+
+        // A server that would not sell, without the selling one's signing authority, could verify none of its
+        // documents: it does not start, and says which flag to give.
+        let (exit, output) = try await ExternalTool.run(
+            ServerProcess.executable!.path,
+            [
+                "serve", "--host", "127.0.0.1", "--port", "0", "--database", database, "--api-key",
+                ServerProcessTests.key,
+            ])
+        #expect(exit != 0)
+        #expect(output.contains("sells on another server of this database") && output.contains("--pki"), "\(output)")
+    }
+
+    /// The moment a server answered a post of `jws` at.
+    static func moment(_ server: ServerProcess, _ jws: String) async throws -> Date? {
+        let (status, answer) = try await server.post("/v1/transactions", ["signedTransaction": jws])
+        guard status == 200, let text = (answer["entitlements"] as? [String: Any])?["moment"] as? String else {
+            return nil
+        }
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return format.date(from: text)
     }
 }

@@ -88,6 +88,8 @@ struct CommandLineTests {
         let truncated = try await refusal(#"{"apps": [{"bundleId": "com.example.florist", "#)
         #expect(truncated.contains("config.json is not valid JSON: "), "\(truncated)")
         #expect(!truncated.contains("NSCocoaErrorDomain") && !truncated.contains("3840"), "\(truncated)")
+        let fragment = try await refusal(#""a string""#)
+        #expect(fragment.hasSuffix("the file must hold one JSON object (its keys are the settings)"), "\(fragment)")
         let array = try await refusal("[1, 2]")
         #expect(array.hasSuffix("the file must hold one JSON object (its keys are the settings)"), "\(array)")
         let shortKey = try await refusal(#"{"apiKeys": ["short"]}"#)

@@ -24,6 +24,7 @@ import Testing
         for accepted in [
             "application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8",
             "Application/JSON ; charset = \"utf-8\"", "application/json; charset=utf8", "application/json; q=1",
+            "application/json; charset=US-ASCII",
         ] {
             #expect(JSONBody.contentTypeRefusal(accepted) == nil, "\(accepted)")
         }

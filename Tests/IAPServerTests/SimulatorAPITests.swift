@@ -218,6 +218,10 @@ struct SimulatorAPITests {
             beating.cancel()
             #expect(status == .serviceUnavailable && answer["code"] as? String == "localAppStoreElsewhere", "\(answer)")
             #expect((answer["message"] as? String)?.contains("took over") == true, "\(answer)")
+            // However the path is spelled, as long as the router would route it.
+            for path in ["//simulator/accounts", "/simulator//accounts", "//inApps/v1/notifications/test"] {
+                #expect(try await client.post(path, ["accountId": "cy"]).0 == .serviceUnavailable, "\(path)")
+            }
         }
         await addition.finish()
         let lease = try await intruder.takeSimulatorLease(

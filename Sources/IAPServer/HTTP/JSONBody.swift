@@ -18,7 +18,8 @@ package enum JSONBody {
     }
 
     /// The 415 for a `Content-Type` that does not declare JSON in UTF-8, nil for one that does: `application/json`,
-    /// alone or with `charset=utf-8` (JSON is UTF-8, RFC 8259; a body declared in another charset would be misread).
+    /// alone or with `charset=utf-8` (or `us-ascii`, a part of it; JSON is UTF-8, RFC 8259, and a body declared in
+    /// another charset would be misread).
     /// Other parameters are ignored, as the media type defines none.
     package static func contentTypeRefusal(_ contentType: String?) -> APIError? {
         guard let contentType else {
@@ -36,7 +37,7 @@ package enum JSONBody {
             }
             let charset = pair[1].trimmingCharacters(in: .whitespaces)
                 .trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
-            guard charset == "utf-8" || charset == "utf8" else {
+            guard ["utf-8", "utf8", "us-ascii"].contains(charset) else {
                 return APIError(
                     415, "unsupportedMediaType", "send the JSON in UTF-8, not charset=\(charset.prefix(40))")
             }

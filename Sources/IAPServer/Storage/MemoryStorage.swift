@@ -367,12 +367,16 @@ public actor MemoryStorage: ServerStorage {
         return true
     }
 
-    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) throws(StorageError) {
+    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String, holder: String?)
+        throws(StorageError) -> Bool
+    {
+        if let holder, leases[bundleID]?.holder != holder { return false }
         var saved = simulators[bundleID] ?? (rows.state, [:], [:])
         saved.state = rows.state
         for row in rows.transactions { saved.rows[row.key] = row.json == nil ? nil : row }
         for row in rows.notifications { saved.notes[row.key] = row.json == nil ? nil : row }
         simulators[bundleID] = saved
+        return true
     }
 
     public func takeSimulatorLease(bundleID: String, holder: String, replacing stale: SimulatorLease?)
@@ -384,11 +388,14 @@ public actor MemoryStorage: ServerStorage {
         return leases[bundleID]!
     }
 
-    public func beatSimulatorLease(bundleID: String, holder: String) throws(StorageError) -> Bool {
+    public func beatSimulatorLease(bundleID: String, holder: String, clock: String) throws(StorageError) -> Bool {
         guard leases[bundleID]?.holder == holder else { return false }
         leases[bundleID]?.beat += 1
+        leases[bundleID]?.clock = clock
         return true
     }
+
+    public func simulatorLease(bundleID: String) throws(StorageError) -> SimulatorLease? { leases[bundleID] }
 
     public func releaseSimulatorLease(bundleID: String, holder: String) throws(StorageError) {
         if leases[bundleID]?.holder == holder { leases[bundleID] = nil }

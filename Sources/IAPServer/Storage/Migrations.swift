@@ -397,15 +397,16 @@ enum Migrations {
         Migration(name: "2026-11-29-moved-from") { _ in
             ["ALTER TABLE iap_owners ADD COLUMN moved_from TEXT"]
         },
-        // Who sells for each app's local App Store on this database (one server of those sharing it), and the beat
-        // that says it is alive.
+        // Who sells for each app's local App Store on this database (one server of those sharing it), the beat that
+        // says it is alive, and its clock as of that beat (the others answer at the same simulated moment).
         Migration(name: "2026-11-30-simulator-lease") { _ in
             [
                 """
                 CREATE TABLE iap_simulator_leases (
                     bundle_id TEXT PRIMARY KEY,
                     holder TEXT NOT NULL,
-                    beat BIGINT NOT NULL
+                    beat BIGINT NOT NULL,
+                    clock TEXT NOT NULL DEFAULT ''
                 )
                 """
             ]

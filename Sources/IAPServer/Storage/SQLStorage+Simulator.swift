@@ -4,9 +4,19 @@ public import IAPCore
 /// The local App Store's rows (`SimulatorStateRows`): a state document per app and a row per transaction and
 /// notification, saved by change and read back whole.
 extension SQLStorage {
-    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError) {
+    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String, holder: String?)
+        async throws(StorageError) -> Bool
+    {
         let savedAt = Date().millisecondsSince1970
-        try await inTransaction { db in
+        let lock = database.engine == .postgres ? " FOR UPDATE" : ""
+        return try await inTransaction { db in
+            if let holder {
+                // The lease row locked until the save commits: a take-over waits for it, or it sees the new holder.
+                let lease = try await db.rows(
+                    SQLStatement(
+                        "SELECT holder FROM iap_simulator_leases WHERE bundle_id = $1" + lock, [.text(bundleID)]))
+                guard try lease.first?.text("holder") == holder else { return (false, commit: false) }
+            }
             try await db.run(
                 SQLStatement(
                     """
@@ -32,7 +42,7 @@ extension SQLStorage {
                             """, [.text(bundleID), .integer(kind), .text(row.key), .integer(row.order), .text(json)]))
                 }
             }
-            return ((), commit: true)
+            return (true, commit: true)
         }
     }
 
@@ -76,22 +86,37 @@ extension SQLStorage {
                     WHERE iap_simulator_leases.holder = $3 AND iap_simulator_leases.beat = $4
                     """,
                     [.text(bundleID), .text(holder), .text(stale?.holder ?? ""), .integer(stale?.beat ?? -1)]))
-            let rows = try await db.rows(
-                SQLStatement("SELECT holder, beat FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)]))
+            let rows = try await db.rows(Self.leaseStatement(bundleID))
             return (rows, commit: true)
         }
-        return try Self.decoding {
-            guard let row = rows.first else { throw SQLRowError(column: "holder", problem: "no lease after taking it") }
-            return SimulatorLease(holder: try row.text("holder"), beat: try row.integer("beat"))
+        guard let lease = try Self.lease(rows) else {
+            throw StorageError(code: "storageCorrupt", reason: "no lease on the local App Store after taking it")
+        }
+        return lease
+    }
+
+    public func simulatorLease(bundleID: String) async throws(StorageError) -> SimulatorLease? {
+        try Self.lease(try await read { db in try await db.rows(Self.leaseStatement(bundleID)) })
+    }
+
+    private static func leaseStatement(_ bundleID: String) -> SQLStatement {
+        SQLStatement("SELECT holder, beat, clock FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)])
+    }
+
+    private static func lease(_ rows: [SQLRow]) throws(StorageError) -> SimulatorLease? {
+        try decoding {
+            try rows.first.map {
+                SimulatorLease(holder: try $0.text("holder"), beat: try $0.integer("beat"), clock: try $0.text("clock"))
+            }
         }
     }
 
-    public func beatSimulatorLease(bundleID: String, holder: String) async throws(StorageError) -> Bool {
+    public func beatSimulatorLease(bundleID: String, holder: String, clock: String) async throws(StorageError) -> Bool {
         let rows = try await inTransaction { db in
             try await db.run(
                 SQLStatement(
-                    "UPDATE iap_simulator_leases SET beat = beat + 1 WHERE bundle_id = $1 AND holder = $2",
-                    [.text(bundleID), .text(holder)]))
+                    "UPDATE iap_simulator_leases SET beat = beat + 1, clock = $3 WHERE bundle_id = $1 AND holder = $2",
+                    [.text(bundleID), .text(holder), .text(clock)]))
             let rows = try await db.rows(
                 SQLStatement("SELECT holder FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)]))
             return (rows, commit: true)

@@ -60,8 +60,11 @@ public protocol ServerStorage: Sendable {
     func largestTransactionID(bundleID: String) async throws(StorageError) -> UInt64?
 
     /// Saves what a local App Store serving `bundleID` changed, all at once: its state document replaced, its
-    /// transaction and notification rows inserted, replaced, or (rows without JSON) deleted.
-    func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError)
+    /// transaction and notification rows inserted, replaced, or (rows without JSON) deleted. With `holder`, only while
+    /// `holder` holds the store's lease (checked in the same transaction, so a save and a take-over never overlap):
+    /// false, and nothing written, when another server took it.
+    func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String, holder: String?)
+        async throws(StorageError) -> Bool
 
     /// Everything saved of the local App Store serving `bundleID`, or nil when nothing was.
     func simulatorState(bundleID: String) async throws(StorageError) -> SimulatorStateRows?
@@ -72,8 +75,12 @@ public protocol ServerStorage: Sendable {
     func takeSimulatorLease(bundleID: String, holder: String, replacing stale: SimulatorLease?)
         async throws(StorageError) -> SimulatorLease
 
-    /// Says `holder` is alive (its lease's beat moves on); false when the lease is no longer its own.
-    func beatSimulatorLease(bundleID: String, holder: String) async throws(StorageError) -> Bool
+    /// Says `holder` is alive (its lease's beat moves on) with the store's `clock`; false when the lease is not its
+    /// own.
+    func beatSimulatorLease(bundleID: String, holder: String, clock: String) async throws(StorageError) -> Bool
+
+    /// The lease on `bundleID`'s local App Store as it stands, nil when nobody holds it.
+    func simulatorLease(bundleID: String) async throws(StorageError) -> SimulatorLease?
 
     /// Gives up the lease `holder` holds (a server that stops), so the next server takes it at once.
     func releaseSimulatorLease(bundleID: String, holder: String) async throws(StorageError)
@@ -132,6 +139,11 @@ public protocol ServerStorage: Sendable {
 }
 
 extension ServerStorage {
+    /// Saves what a local App Store changed, lease or not (a store that is the only one on its database).
+    public func saveSimulatorState(_ rows: SimulatorStateRows, bundleID: String) async throws(StorageError) {
+        _ = try await saveSimulatorState(rows, bundleID: bundleID, holder: nil)
+    }
+
     public func announceDeferred(by announcer: EventAnnouncer, limit: Int) async throws(StorageError) -> Int { 0 }
 
     /// Records a batch, announcing nothing.

@@ -213,14 +213,17 @@ public struct StorageCounts: Hashable, Sendable, Codable {
     }
 }
 
-/// Who sells for an app's local App Store on a database, and how many times they said they were alive since they
-/// took it: a holder whose beat stays still for a few seconds has stopped.
+/// Who sells for an app's local App Store on a database, how many times they said they were alive since they took
+/// it (a holder whose beat stays still for a few seconds has stopped), and the store's clock as of the last beat
+/// (the holder's text; empty before the first).
 public struct SimulatorLease: Sendable, Equatable {
     public var holder: String
     public var beat: Int64
+    public var clock: String
 
-    public init(holder: String, beat: Int64) {
+    public init(holder: String, beat: Int64, clock: String = "") {
         self.holder = holder
         self.beat = beat
+        self.clock = clock
     }
 }
