@@ -1,6 +1,7 @@
 public import Foundation
 public import Hummingbird
 public import IAPCatalog
+import IAPCore
 public import IAPServer
 import IAPSignedData
 public import IAPSimulator
@@ -18,8 +19,10 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// one then verifies the store's documents and answers its routes with 503.
     public let heldElsewhere: String?
     private let lease: SimulatorLeaseHolder?
-    /// Where this server reads the selling server's clock when it does not sell.
+    /// Where this server reads the selling server's clock when it does not sell (or no longer does).
     private let followed: (clock: FollowedClock, storage: any ServerStorage)?
+    /// The server that sells, as this one last read the lease (nil: none does now), when it is not this one.
+    private let seller: Locked<String?>
     private let saver: SimulatorSaver?
     private let logger: Logger
     private let feed = Mutex<NotificationFeed?>(nil)
@@ -50,22 +53,25 @@ public final class LocalAppStoreAddition: ServerAddition {
         self.webhooks = webhooks
         self.transferPolicy = transferPolicy
         self.logger = logger
+        let own =
+            HolderNote(store)
+            ?? HolderNote(
+                wallAnchor: wall(), simulatedAnchor: store.currentTime, speed: 1, paused: true,
+                authority: store.pki.fingerprint)
         switch role {
         case .success(let lease):
             self.lease = lease
             heldElsewhere = nil
-            followed = nil
+            seller = Locked(nil)
+            // A holder follows the lease too once it lost it.
+            followed = lease == nil ? nil : storage.map { (FollowedClock(start: own, wall: wall), $0) }
             saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger, lease: lease) }
         case .failure(let elsewhere):
             lease = nil
             heldElsewhere = elsewhere.holder
+            seller = Locked(elsewhere.holder)
             saver = nil
-            let start =
-                LeasedClock(elsewhere.clock)
-                ?? LeasedClock(
-                    moment: store.currentTime, speed: store.clockSetting?.speed ?? 1,
-                    paused: store.clockSetting?.paused ?? false)
-            followed = storage.map { (FollowedClock(start: start, wall: wall), $0) }
+            followed = storage.map { (FollowedClock(start: HolderNote(elsewhere.note) ?? own, wall: wall), $0) }
         }
     }
 
@@ -96,7 +102,12 @@ public final class LocalAppStoreAddition: ServerAddition {
                 // Its documents are signed by the selling server's authority: without the same folder, this server
                 // would trust an authority of its own and refuse every one of them.
                 guard simulated.pkiFolder != nil || given != nil else {
-                    throw SimulatorLeaseHolder.NoSharedAuthority(bundleID: simulated.bundleID, holder: elsewhere.holder)
+                    throw SimulatorLeaseHolder.NoSharedAuthority(
+                        bundleID: simulated.bundleID, holder: elsewhere.holder, other: false)
+                }
+                if let note = HolderNote(elsewhere.note), note.authority != authority.fingerprint {
+                    throw SimulatorLeaseHolder.NoSharedAuthority(
+                        bundleID: simulated.bundleID, holder: elsewhere.holder, other: true)
                 }
                 logger.notice(
                     "the local App Store sells on another server of this database: this one verifies its documents",
@@ -123,11 +134,13 @@ public final class LocalAppStoreAddition: ServerAddition {
                 store = try AppStoreSimulator(
                     restoring: saved, catalog: catalog, configuration: configuration, pki: authority,
                     clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
-                logger.notice(
-                    "the local App Store continues from the database",
-                    metadata: [
-                        "accounts": "\(store.accountIDs.count)", "notifications": "\(store.notifications.count)",
-                    ])
+                if case .success = role {
+                    logger.notice(
+                        "the local App Store continues from the database",
+                        metadata: [
+                            "accounts": "\(store.accountIDs.count)", "notifications": "\(store.notifications.count)",
+                        ])
+                }
             } else {
                 store = try AppStoreSimulator(
                     catalog: catalog, configuration: configuration, pki: authority,
@@ -155,9 +168,10 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// The store's clock: validation answers at the simulated moment (on a server that does not sell, the selling
     /// server's, as its lease carries it).
     public var clock: (@Sendable () -> Date)? {
-        if let followed = followed?.clock { return { followed.now } }
         let store = self.store
-        return { store.currentTime }
+        guard let followed = followed?.clock else { return { store.currentTime } }
+        let (passive, lease) = (heldElsewhere != nil, lease)
+        return { passive || lease?.isLost == true ? followed.now : store.currentTime }
     }
 
     public var pages: PageSet? { heldElsewhere == nil ? Self.pages : nil }
@@ -172,10 +186,14 @@ public final class LocalAppStoreAddition: ServerAddition {
     public func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
     {
         if heldElsewhere != nil || lease != nil {
-            let (bundleID, passive, lease) = (store.configuration.bundleID, heldElsewhere != nil, lease)
+            let (bundleID, passive, lease, seller) = (store.configuration.bundleID, heldElsewhere != nil, lease, seller)
             router.add(
                 middleware: LocalAppStoreElsewhereMiddleware {
                     if passive {
+                        guard seller.withLock({ $0 }) != nil else {
+                            return "no server of this database sells the local App Store of \(bundleID) now (its "
+                                + "seller stopped): restart one of them to take it over"
+                        }
                         return "the local App Store of \(bundleID) sells on another server of this database: use "
                             + "that one for /simulator, /inApps, /store and /manager (its log and banner name it)"
                     }
@@ -207,38 +225,75 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// A running clock's renewals and expiries happen off the request path: this catches the store up every second,
     /// so the validation routes (which read its time without waiting) see them soon after they fall due, even when
     /// nobody drives the store.
-    /// The holder of the lease beats it meanwhile, on a loop of its own (a long catch-up must not stall the beat);
-    /// a server that does not sell follows the selling one's clock.
+    /// The holder of the lease beats it meanwhile, on a loop of its own (a long catch-up must not stall the beat); a
+    /// server that does not sell (or no longer does) follows the selling one's clock and says when the seller changes.
     public func run() async {
-        if let followed {
-            let bundleID = store.configuration.bundleID
-            while !Task.isCancelled {
-                if let text = try? await followed.storage.simulatorLease(bundleID: bundleID)?.clock,
-                    let clock = LeasedClock(text)
-                {
-                    followed.clock.follow(clock)
+        if heldElsewhere == nil {
+            await withDiscardingTaskGroup { group in
+                if let lease {
+                    let store = self.store
+                    group.addTask {
+                        while !Task.isCancelled, !lease.isLost {
+                            await lease.beat(note: HolderNote(store)?.text ?? "")
+                            try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
+                        }
+                    }
                 }
-                try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
+                while !Task.isCancelled, sells {
+                    try? await Task.sleep(for: .seconds(1))
+                    if sells { _ = try? store.now }
+                }
             }
-            return
         }
-        await withDiscardingTaskGroup { group in
-            if let lease {
-                let store = self.store
-                group.addTask {
-                    while !Task.isCancelled {
-                        let setting = store.clockSetting
-                        let clock = LeasedClock(
-                            moment: store.currentTime, speed: setting?.speed ?? 1, paused: setting?.paused ?? false)
-                        await lease.beat(clock: clock.text)
-                        try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
+        await follow()
+    }
+
+    /// Reads the lease twice a second: the seller's clock (signed by this server's authority), who sells, and
+    /// whether they still beat.
+    private func follow() async {
+        guard let followed else { return }
+        let bundleID = store.configuration.bundleID
+        let ownAuthority = store.pki.fingerprint
+        var last: (holder: String?, beat: Int64, since: ContinuousClock.Instant, stillSaid: Bool, otherSaid: Bool)
+        last = (seller.withLock { $0 }, -1, .now, false, false)
+        while !Task.isCancelled {
+            let lease: SimulatorLease??
+            do { lease = .some(try await followed.storage.simulatorLease(bundleID: bundleID)) } catch { lease = .none }
+            if case .some(let read) = lease {
+                if read?.holder != last.holder {
+                    if let holder = read?.holder {
+                        logger.notice(
+                            "the local App Store now sells on another server", metadata: ["holder": "\(holder)"])
+                    } else {
+                        logger.warning(
+                            "no server sells the local App Store now (its seller stopped): restart one to take it over")
+                    }
+                    last = (read?.holder, read?.beat ?? -1, .now, false, false)
+                } else if let beat = read?.beat, beat != last.beat {
+                    last.beat = beat
+                    last.since = .now
+                    last.stillSaid = false
+                } else if !last.stillSaid, read != nil, ContinuousClock.now - last.since > .seconds(3) {
+                    last.stillSaid = true
+                    logger.warning(
+                        "the server that sells the local App Store stopped beating: restart one to take it over",
+                        metadata: ["holder": "\(read?.holder ?? "")"])
+                }
+                seller.withLock { $0 = last.stillSaid ? nil : read?.holder }
+                if let note = read.flatMap({ HolderNote($0.note) }) {
+                    if note.authority == ownAuthority {
+                        followed.clock.follow(note)
+                    } else if !last.otherSaid {
+                        last.otherSaid = true
+                        logger.error(
+                            """
+                            the server that sells the local App Store signs with another authority: this one refuses \
+                            its documents (give every server the same --pki DIR)
+                            """)
                     }
                 }
             }
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                if sells { _ = try? store.now }
-            }
+            try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import IAPServer
+import IAPSimulator
 import Logging
 import Synchronization
 
@@ -40,32 +41,39 @@ final class SimulatorLeaseHolder: Sendable {
             "\(host) pid \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString.prefix(8).lowercased())"
         var lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: nil)
         if lease.holder != holder {
+            let seen = lease
             logger.notice(
                 "another server holds the local App Store on this database; watching whether it is alive",
-                metadata: ["bundleId": "\(bundleID)", "holder": "\(lease.holder)", "watch": "\(watch)"])
+                metadata: ["bundleId": "\(bundleID)", "holder": "\(seen.holder)", "watch": "\(watch)"])
             try await Task.sleep(for: watch)
-            lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: lease)
+            lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: seen)
+            if lease.holder == holder {
+                logger.notice(
+                    "took over the local App Store from a server that stopped beating",
+                    metadata: ["bundleId": "\(bundleID)", "from": "\(seen.holder)"])
+            }
         }
-        guard lease.holder == holder else { return .failure(HeldElsewhere(holder: lease.holder, clock: lease.clock)) }
+        guard lease.holder == holder else { return .failure(HeldElsewhere(holder: lease.holder, note: lease.note)) }
         return .success(SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger))
     }
 
-    /// The server that keeps the local App Store when it is not this one, and its clock as of its last beat.
+    /// The server that keeps the local App Store when it is not this one, and what its last beat said.
     struct HeldElsewhere: Error {
         let holder: String
-        let clock: String
+        let note: String
     }
 
-    /// A server that does not sell, started without the selling server's signing authority: it could verify none of
-    /// the store's documents.
+    /// A server that does not sell, started without the selling server's signing authority (no `--pki`, or another
+    /// one): it could verify none of the store's documents.
     struct NoSharedAuthority: Error, CustomStringConvertible {
         let bundleID: String
         let holder: String
+        let other: Bool
 
         var description: String {
             "the local App Store of \(bundleID) sells on another server of this database (\(holder)), and this one "
-                + "has no signing authority of its own to share with it: start every server with the same --pki DIR "
-                + "(or this one with --no-simulator)"
+                + (other ? "signs with another authority" : "was given no --pki folder")
+                + ", so it could verify none of its documents: start every server with the same --pki DIR"
         }
     }
 
@@ -84,12 +92,12 @@ final class SimulatorLeaseHolder: Sendable {
             metadata: ["bundleId": "\(bundleID)"])
     }
 
-    /// Says this server is alive, with the store's clock for the servers that do not sell; a lease nobody holds any
-    /// more (its row removed) is taken again. A database that does not answer decides nothing: the next beat tries.
-    func beat(clock: String) async {
+    /// Says this server is alive, with a note for the servers that do not sell; a lease nobody holds any more (its
+    /// row removed) is taken again. A database that does not answer decides nothing: the next beat tries.
+    func beat(note: String) async {
         guard !isLost else { return }
         do {
-            if try await storage.beatSimulatorLease(bundleID: bundleID, holder: holder, clock: clock) { return }
+            if try await storage.beatSimulatorLease(bundleID: bundleID, holder: holder, note: note) { return }
             if try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: nil).holder
                 == holder
             {
@@ -106,6 +114,9 @@ final class SimulatorLeaseHolder: Sendable {
         guard !isLost else { return }
         do {
             try await storage.releaseSimulatorLease(bundleID: bundleID, holder: holder)
+            logger.info(
+                "gave up the local App Store's lease: the next server to start sells",
+                metadata: ["bundleId": "\(bundleID)"])
         } catch {
             logger.warning(
                 "the local App Store's lease could not be given up: the next server waits for it to go still",
@@ -114,61 +125,78 @@ final class SimulatorLeaseHolder: Sendable {
     }
 }
 
-/// The local App Store's clock as the lease carries it from the server that sells to those that do not: the simulated
-/// moment in milliseconds, the speed and whether it is paused, as `"MS SPEED PAUSED"`.
-struct LeasedClock: Equatable {
-    var moment: Date
+/// What the selling server says with each beat, for the servers that do not sell: its clock's dial (the simulated
+/// moment at a wall-clock anchor, the speed, whether paused) and its authority's fingerprint, as
+/// `"WALL_MS SIMULATED_MS SPEED PAUSED FINGERPRINT"`.
+struct HolderNote: Equatable {
+    var wallAnchor: Date
+    var simulatedAnchor: Date
     var speed: Double
     var paused: Bool
+    var authority: String
 
-    init(moment: Date, speed: Double, paused: Bool) {
-        self.moment = moment
+    init(wallAnchor: Date, simulatedAnchor: Date, speed: Double, paused: Bool, authority: String) {
+        self.wallAnchor = wallAnchor
+        self.simulatedAnchor = simulatedAnchor
         self.speed = speed
         self.paused = paused
+        self.authority = authority
+    }
+
+    /// The note of `store`'s clock and authority; nil for a frozen clock.
+    init?(_ store: AppStoreSimulator) {
+        guard let dial = store.clockDial else { return nil }
+        self.init(
+            wallAnchor: dial.wallAnchor, simulatedAnchor: dial.simulatedAnchor, speed: dial.speed, paused: dial.paused,
+            authority: store.pki.fingerprint)
     }
 
     init?(_ text: String) {
         let parts = text.split(separator: " ")
-        guard parts.count == 3, let milliseconds = Int64(parts[0]), let speed = Double(parts[1]), speed.isFinite,
-            speed > 0, parts[2] == "0" || parts[2] == "1"
+        guard parts.count == 5, let wall = Int64(parts[0]), let simulated = Int64(parts[1]),
+            let speed = Double(parts[2]), speed.isFinite, speed > 0, parts[3] == "0" || parts[3] == "1"
         else { return nil }
         self.init(
-            moment: Date(timeIntervalSince1970: Double(milliseconds) / 1000), speed: speed, paused: parts[2] == "1")
+            wallAnchor: Date(timeIntervalSince1970: Double(wall) / 1000),
+            simulatedAnchor: Date(timeIntervalSince1970: Double(simulated) / 1000), speed: speed,
+            paused: parts[3] == "1", authority: String(parts[4]))
     }
 
     var text: String {
-        "\(Int64((moment.timeIntervalSince1970 * 1000).rounded())) \(speed) \(paused ? 1 : 0)"
+        func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        return "\(milliseconds(wallAnchor)) \(milliseconds(simulatedAnchor)) \(speed) \(paused ? 1 : 0) \(authority)"
+    }
+
+    /// The simulated moment at `wall` by this dial.
+    func simulated(at wall: Date) -> Date {
+        paused ? simulatedAnchor : simulatedAnchor.addingTimeInterval(wall.timeIntervalSince(wallAnchor) * speed)
     }
 }
 
-/// The clock of a server whose local App Store does not sell: the selling server's, as its last beat carried it, run
-/// on from when this server read it (so the servers answer at the same simulated moment, within a beat).
+/// The clock of a server whose local App Store does not sell: the selling server's dial, as its beats carry it, read
+/// on this server's wall clock (the same moment on one machine; apart, within their clocks' difference). It never
+/// goes back, also when a new seller continues from a slightly older save.
 final class FollowedClock: Sendable {
-    private struct Anchor {
-        var clock: LeasedClock
-        var readAt: Date
+    private struct State {
+        var dial: HolderNote
+        var shown: Date
     }
 
-    private let anchor: Mutex<Anchor>
+    private let state: Mutex<State>
     private let wall: @Sendable () -> Date
 
-    init(start: LeasedClock, wall: @escaping @Sendable () -> Date) {
+    init(start: HolderNote, wall: @escaping @Sendable () -> Date) {
         self.wall = wall
-        anchor = Mutex(Anchor(clock: start, readAt: wall()))
+        state = Mutex(State(dial: start, shown: .distantPast))
     }
 
-    func follow(_ clock: LeasedClock) {
-        let now = wall()
-        anchor.withLock { $0 = Anchor(clock: clock, readAt: now) }
-    }
+    func follow(_ note: HolderNote) { state.withLock { $0.dial = note } }
 
     var now: Date {
         let wall = self.wall()
-        return anchor.withLock { anchor in
-            anchor.clock.paused
-                ? anchor.clock.moment
-                : anchor.clock.moment.addingTimeInterval(
-                    max(0, wall.timeIntervalSince(anchor.readAt)) * anchor.clock.speed)
+        return state.withLock { state in
+            state.shown = max(state.shown, state.dial.simulated(at: wall))
+            return state.shown
         }
     }
 }

@@ -36,6 +36,17 @@ struct LocalAppStoreLeaseTests {
         #expect(verified == 200, "\(answer)")
         #expect(try await second.get("/health").0 == 200)
 
+        // A purchase just made on the first is owned at once on the second: both read the same clock.
+        #expect(try await first.post("/simulator/accounts", ["accountId": "bo"]).0 == 201)
+        for _ in 0..<5 {
+            let (status, bought) = try await first.post(
+                "/simulator/accounts/bo/purchases", ["productId": "com.example.florist.vip.gold"])
+            let signed = try #require(
+                (bought["transaction"] as? [String: Any])?["signedTransaction"] as? String, "\(status) \(bought)")
+            let (_, owned) = try await second.post("/v1/transactions", ["signedTransaction": signed])
+            #expect(owned["entitledProductIds"] as? [String] == ["com.example.florist.vip.gold"], "\(owned)")
+        }
+
         // The second answers at the first's simulated moment: a month's jump there reaches it with the next beat.
         #expect(try await first.post("/simulator/clock/advance", ["seconds": 30 * 86_400]).0 == 200)
         let jumped = try #require(try await Self.moment(first, jws))
@@ -72,6 +83,17 @@ struct LocalAppStoreLeaseTests {
             ])
         #expect(exit != 0)
         #expect(output.contains("sells on another server of this database") && output.contains("--pki"), "\(output)")
+        // Nor with another authority than the selling one's.
+        let other = try ServerProcessTests.pkiFolder().appendingPathComponent("other")
+        defer { try? FileManager.default.removeItem(at: other.deletingLastPathComponent()) }
+        let (otherExit, otherOutput) = try await ExternalTool.run(
+            ServerProcess.executable!.path,
+            [
+                "serve", "--host", "127.0.0.1", "--port", "0", "--database", database, "--pki", other.path,
+                "--api-key", ServerProcessTests.key,
+            ])
+        #expect(otherExit != 0)
+        #expect(otherOutput.contains("signs with another authority"), "\(otherOutput)")
     }
 
     /// The moment a server answered a post of `jws` at.

@@ -176,7 +176,7 @@ struct StorageConformanceTests {
     }
 
     /// One server's local App Store sells for an app on a database: the lease goes to the first, stays with it while
-    /// it beats (carrying its clock), passes to another only when the holder gives it up or its beat stood still, and
+    /// it beats (carrying a note), passes to another only when the holder gives it up or its beat stood still, and
     /// a holder that lost it learns so from its next beat; its saves write nothing after the take-over.
     @Test(arguments: Backend.allCases) func oneLocalAppStoreHoldsTheLeaseOfAnApp(_ backend: Backend) async throws {
         guard let storage = try await Self.storage(backend) else { return }
@@ -188,16 +188,16 @@ struct StorageConformanceTests {
             try await storage.takeSimulatorLease(bundleID: "com.example.two", holder: "b", replacing: nil).holder == "b"
         )
         // a beats while b watches: what b saw is no longer the lease, so b does not take it.
-        #expect(try await storage.beatSimulatorLease(bundleID: app, holder: "a", clock: "1800000000000 1.0 0"))
+        #expect(try await storage.beatSimulatorLease(bundleID: app, holder: "a", note: "1800000000000 1.0 0"))
         #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "b", replacing: first).holder == "a")
         // a stops beating: b takes over from the lease it saw, and a's next beat says it lost it.
         let still = try await storage.takeSimulatorLease(bundleID: app, holder: "c", replacing: nil)
-        #expect(still == SimulatorLease(holder: "a", beat: 1, clock: "1800000000000 1.0 0"))
+        #expect(still == SimulatorLease(holder: "a", beat: 1, note: "1800000000000 1.0 0"))
         #expect(try await storage.simulatorLease(bundleID: app) == still)
         let rows = SimulatorStateRows(state: "{}", transactions: [], notifications: [])
         #expect(try await storage.saveSimulatorState(rows, bundleID: app, holder: "a"), "a holds it: a saves")
         #expect(try await storage.takeSimulatorLease(bundleID: app, holder: "b", replacing: still).holder == "b")
-        #expect(try await storage.beatSimulatorLease(bundleID: app, holder: "a", clock: "") == false)
+        #expect(try await storage.beatSimulatorLease(bundleID: app, holder: "a", note: "") == false)
         // Saves are fenced by the lease: a's next one writes nothing, b's does.
         let late = SimulatorStateRows(state: #"{"by":"a"}"#, transactions: [], notifications: [])
         #expect(try await storage.saveSimulatorState(late, bundleID: app, holder: "a") == false)

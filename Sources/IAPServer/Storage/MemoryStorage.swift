@@ -388,10 +388,10 @@ public actor MemoryStorage: ServerStorage {
         return leases[bundleID]!
     }
 
-    public func beatSimulatorLease(bundleID: String, holder: String, clock: String) throws(StorageError) -> Bool {
+    public func beatSimulatorLease(bundleID: String, holder: String, note: String) throws(StorageError) -> Bool {
         guard leases[bundleID]?.holder == holder else { return false }
         leases[bundleID]?.beat += 1
-        leases[bundleID]?.clock = clock
+        leases[bundleID]?.note = note
         return true
     }
 

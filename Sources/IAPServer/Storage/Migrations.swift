@@ -398,7 +398,7 @@ enum Migrations {
             ["ALTER TABLE iap_owners ADD COLUMN moved_from TEXT"]
         },
         // Who sells for each app's local App Store on this database (one server of those sharing it), the beat that
-        // says it is alive, and its clock as of that beat (the others answer at the same simulated moment).
+        // says it is alive, and what it says with each beat (its clock and authority, for the servers that do not sell).
         Migration(name: "2026-11-30-simulator-lease") { _ in
             [
                 """
@@ -406,7 +406,7 @@ enum Migrations {
                     bundle_id TEXT PRIMARY KEY,
                     holder TEXT NOT NULL,
                     beat BIGINT NOT NULL,
-                    clock TEXT NOT NULL DEFAULT ''
+                    note TEXT NOT NULL DEFAULT ''
                 )
                 """
             ]

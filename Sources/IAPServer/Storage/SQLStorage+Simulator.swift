@@ -100,23 +100,23 @@ extension SQLStorage {
     }
 
     private static func leaseStatement(_ bundleID: String) -> SQLStatement {
-        SQLStatement("SELECT holder, beat, clock FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)])
+        SQLStatement("SELECT holder, beat, note FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)])
     }
 
     private static func lease(_ rows: [SQLRow]) throws(StorageError) -> SimulatorLease? {
         try decoding {
             try rows.first.map {
-                SimulatorLease(holder: try $0.text("holder"), beat: try $0.integer("beat"), clock: try $0.text("clock"))
+                SimulatorLease(holder: try $0.text("holder"), beat: try $0.integer("beat"), note: try $0.text("note"))
             }
         }
     }
 
-    public func beatSimulatorLease(bundleID: String, holder: String, clock: String) async throws(StorageError) -> Bool {
+    public func beatSimulatorLease(bundleID: String, holder: String, note: String) async throws(StorageError) -> Bool {
         let rows = try await inTransaction { db in
             try await db.run(
                 SQLStatement(
-                    "UPDATE iap_simulator_leases SET beat = beat + 1, clock = $3 WHERE bundle_id = $1 AND holder = $2",
-                    [.text(bundleID), .text(holder), .text(clock)]))
+                    "UPDATE iap_simulator_leases SET beat = beat + 1, note = $3 WHERE bundle_id = $1 AND holder = $2",
+                    [.text(bundleID), .text(holder), .text(note)]))
             let rows = try await db.rows(
                 SQLStatement("SELECT holder FROM iap_simulator_leases WHERE bundle_id = $1", [.text(bundleID)]))
             return (rows, commit: true)

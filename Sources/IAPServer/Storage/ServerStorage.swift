@@ -75,9 +75,9 @@ public protocol ServerStorage: Sendable {
     func takeSimulatorLease(bundleID: String, holder: String, replacing stale: SimulatorLease?)
         async throws(StorageError) -> SimulatorLease
 
-    /// Says `holder` is alive (its lease's beat moves on) with the store's `clock`; false when the lease is not its
-    /// own.
-    func beatSimulatorLease(bundleID: String, holder: String, clock: String) async throws(StorageError) -> Bool
+    /// Says `holder` is alive (its lease's beat moves on), with a `note` for the servers that do not sell (the store's
+    /// clock and authority); false when the lease is not its own.
+    func beatSimulatorLease(bundleID: String, holder: String, note: String) async throws(StorageError) -> Bool
 
     /// The lease on `bundleID`'s local App Store as it stands, nil when nobody holds it.
     func simulatorLease(bundleID: String) async throws(StorageError) -> SimulatorLease?

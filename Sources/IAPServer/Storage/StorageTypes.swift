@@ -214,16 +214,16 @@ public struct StorageCounts: Hashable, Sendable, Codable {
 }
 
 /// Who sells for an app's local App Store on a database, how many times they said they were alive since they took
-/// it (a holder whose beat stays still for a few seconds has stopped), and the store's clock as of the last beat
-/// (the holder's text; empty before the first).
+/// it (a holder whose beat stays still for a few seconds has stopped), and what its last beat said (the holder's
+/// text: the store's clock and authority; empty before the first).
 public struct SimulatorLease: Sendable, Equatable {
     public var holder: String
     public var beat: Int64
-    public var clock: String
+    public var note: String
 
-    public init(holder: String, beat: Int64, clock: String = "") {
+    public init(holder: String, beat: Int64, note: String = "") {
         self.holder = holder
         self.beat = beat
-        self.clock = clock
+        self.note = note
     }
 }

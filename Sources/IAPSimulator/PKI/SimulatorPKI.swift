@@ -141,6 +141,12 @@ public struct SimulatorPKI: Sendable {
         self.jwsChain = jwsChain
     }
 
+    /// The SHA-256 of the signed-data root's certificate, in hex: two authorities sign alike when these agree.
+    public var fingerprint: String {
+        let der = (try? Self.der(jwsChain.root)) ?? []
+        return SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
+    }
+
     static func der(_ certificate: Certificate) throws -> [UInt8] {
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)

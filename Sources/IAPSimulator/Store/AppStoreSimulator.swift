@@ -231,6 +231,14 @@ public final class AppStoreSimulator: Sendable {
         try withCore { _ in }
     }
 
+    /// The running clock's dial: the simulated moment at a wall-clock anchor, the speed and whether it is paused; nil
+    /// for a frozen clock. Another process reading the same wall clock shows the same moment from it.
+    public var clockDial: (wallAnchor: Date, simulatedAnchor: Date, speed: Double, paused: Bool)? {
+        guard case .running = clock else { return nil }
+        let dial = reading.withLock { $0.dial }
+        return (dial.wallAnchor, dial.simulatedAnchor, dial.speed, dial.paused)
+    }
+
     /// How the running clock goes now; nil for a frozen clock (it moves only when advanced).
     public var clockSetting: ClockSetting? {
         guard case .running = clock else { return nil }
