@@ -25,8 +25,8 @@ public struct ServerRuntime: Sendable {
         additions: [ServerAdditionMaker] = []
     ) async throws -> ServerRuntime {
         let storage = try await openStorage(settings.databaseURL, logger: logger)
+        var made: [any ServerAddition] = []
         do {
-            var made: [any ServerAddition] = []
             for make in additions {
                 if let addition = try await make(settings, storage, logger, clock) { made.append(addition) }
             }
@@ -38,6 +38,8 @@ public struct ServerRuntime: Sendable {
             return ServerRuntime(
                 settings: settings, service: service, storage: storage, additions: made, logger: logger)
         } catch {
+            // What was made gives up what it took (the local App Store its lease).
+            for addition in made { await addition.finish() }
             try? await storage.shutdown()
             throw error
         }

@@ -98,57 +98,64 @@ public final class LocalAppStoreAddition: ServerAddition {
             let role = try await SimulatorLeaseHolder.take(
                 bundleID: simulated.bundleID, storage: storage, watch: leaseWatch, logger: logger
             ).map { Optional($0) }
-            if case .failure(let elsewhere) = role {
-                // Its documents are signed by the selling server's authority: without the same folder, this server
-                // would trust an authority of its own and refuse every one of them.
-                guard simulated.pkiFolder != nil || given != nil else {
-                    throw SimulatorLeaseHolder.NoSharedAuthority(
-                        bundleID: simulated.bundleID, holder: elsewhere.holder, other: false)
-                }
-                if let note = HolderNote(elsewhere.note), note.authority != authority.fingerprint {
-                    throw SimulatorLeaseHolder.NoSharedAuthority(
-                        bundleID: simulated.bundleID, holder: elsewhere.holder, other: true)
-                }
-                logger.notice(
-                    "the local App Store sells on another server of this database: this one verifies its documents",
-                    metadata: ["bundleId": "\(simulated.bundleID)", "holder": "\(elsewhere.holder)"])
-            }
-            var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
-            configuration.serverAPIKeys = simulated.serverAPIKeys
-            configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
-            configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
-            // One clock move runs at most this many renewals, retries and expiries (a jump to 2099 with a few dozen
-            // subscriptions is a few thousand); past it the move stops with an error.
-            configuration.maximumEventsPerAdvance = 100_000
-            // On a database that already holds this app's transactions (a restart), new ids continue past the stored
-            // ones and UUIDs come from a new seed, so nothing the store makes now collides with before.
-            if let largest = try await storage.largestTransactionID(bundleID: simulated.bundleID) {
-                configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1)
-            }
-            configuration.seed = UInt64(bitPattern: Int64(clock().timeIntervalSince1970 * 1_000_000)) | 1
-            // A server keeps the notifications (for /simulator/notifications and the notification history), not every
-            // event and signed artifact: those would grow with every renewal for as long as it runs. A store saved in
-            // this database before continues where it stopped.
-            let store: AppStoreSimulator
-            if let saved = try await storage.simulatorState(bundleID: simulated.bundleID) {
-                store = try AppStoreSimulator(
-                    restoring: saved, catalog: catalog, configuration: configuration, pki: authority,
-                    clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
-                if case .success = role {
+            // A start that fails after taking the lease gives it up: the next start need not wait for it to go still.
+            do {
+                if case .failure(let elsewhere) = role {
+                    // Its documents are signed by the selling server's authority: without the same folder, this server
+                    // would trust an authority of its own and refuse every one of them.
+                    guard simulated.pkiFolder != nil || given != nil else {
+                        throw SimulatorLeaseHolder.NoSharedAuthority(
+                            bundleID: simulated.bundleID, holder: elsewhere.holder, other: false)
+                    }
+                    if let note = HolderNote(elsewhere.note), note.authority != authority.fingerprint {
+                        throw SimulatorLeaseHolder.NoSharedAuthority(
+                            bundleID: simulated.bundleID, holder: elsewhere.holder, other: true)
+                    }
                     logger.notice(
-                        "the local App Store continues from the database",
-                        metadata: [
-                            "accounts": "\(store.accountIDs.count)", "notifications": "\(store.notifications.count)",
-                        ])
+                        "the local App Store sells on another server of this database: this one verifies its documents",
+                        metadata: ["bundleId": "\(simulated.bundleID)", "holder": "\(elsewhere.holder)"])
                 }
-            } else {
-                store = try AppStoreSimulator(
-                    catalog: catalog, configuration: configuration, pki: authority,
-                    clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+                var configuration = SimulatorConfiguration(bundleID: simulated.bundleID, start: clock())
+                configuration.serverAPIKeys = simulated.serverAPIKeys
+                configuration.serverAPIIssuerID = simulated.serverAPIIssuerID
+                configuration.performanceTest.responseTimeThreshold = simulated.performanceTestThreshold
+                // One clock move runs at most this many renewals, retries and expiries (a jump to 2099 with a few dozen
+                // subscriptions is a few thousand); past it the move stops with an error.
+                configuration.maximumEventsPerAdvance = 100_000
+                // On a database that already holds this app's transactions (a restart), new ids continue past the stored
+                // ones and UUIDs come from a new seed, so nothing the store makes now collides with before.
+                if let largest = try await storage.largestTransactionID(bundleID: simulated.bundleID) {
+                    configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1)
+                }
+                configuration.seed = UInt64(bitPattern: Int64(clock().timeIntervalSince1970 * 1_000_000)) | 1
+                // A server keeps the notifications (for /simulator/notifications and the notification history), not every
+                // event and signed artifact: those would grow with every renewal for as long as it runs. A store saved in
+                // this database before continues where it stopped.
+                let store: AppStoreSimulator
+                if let saved = try await storage.simulatorState(bundleID: simulated.bundleID) {
+                    store = try AppStoreSimulator(
+                        restoring: saved, catalog: catalog, configuration: configuration, pki: authority,
+                        clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+                    if case .success = role {
+                        logger.notice(
+                            "the local App Store continues from the database",
+                            metadata: [
+                                "accounts": "\(store.accountIDs.count)",
+                                "notifications": "\(store.notifications.count)",
+                            ])
+                    }
+                } else {
+                    store = try AppStoreSimulator(
+                        catalog: catalog, configuration: configuration, pki: authority,
+                        clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
+                }
+                return LocalAppStoreAddition(
+                    store: store, storage: storage, role: role, accessKeys: simulated.accessKeys,
+                    webhooks: simulated.webhooks, transferPolicy: simulated.transferPolicy, logger: logger, wall: clock)
+            } catch {
+                if case .success(let lease?) = role { await lease.release() }
+                throw error
             }
-            return LocalAppStoreAddition(
-                store: store, storage: storage, role: role, accessKeys: simulated.accessKeys,
-                webhooks: simulated.webhooks, transferPolicy: simulated.transferPolicy, logger: logger, wall: clock)
         }
     }
 

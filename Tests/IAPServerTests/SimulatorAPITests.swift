@@ -232,4 +232,27 @@ struct SimulatorAPITests {
         try await intruder.shutdown()
         try await runtime.storage.shutdown()
     }
+
+    /// A start that fails after the local App Store took its lease (here: a saved store it cannot read) gives the lease
+    /// up, so the next start need not wait for it to go still.
+    @Test func aStartThatFailsGivesTheLeaseUp() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        let storage = try await SQLStorage(database: try SQLiteDatabase(path: file))
+        try await storage.saveSimulatorState(
+            SimulatorStateRows(state: "not a saved store", transactions: [], notifications: []),
+            bundleID: "com.example.florist")
+        var settings = ServerSettings(databaseURL: file)
+        settings.simulator?.catalogPath = "Examples/Florist/Florist.storekit"
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        await #expect(throws: (any Error).self) {
+            _ = try await ServerRuntime.start(
+                settings, logger: logger, clock: { Self.start }, authority: SimulatorTestKeys.pki)
+        }
+        let lease = try await storage.takeSimulatorLease(
+            bundleID: "com.example.florist", holder: "next", replacing: nil)
+        #expect(lease.holder == "next")
+        try await storage.shutdown()
+    }
 }
