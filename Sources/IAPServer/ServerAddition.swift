@@ -14,6 +14,9 @@ public protocol ServerAddition: Sendable {
     var clock: (@Sendable () -> Date)? { get }
     /// Pages added to the navigation, with the files they load.
     var pages: PageSet? { get }
+    /// What `GET /health` says of the addition now, under `additions` (the local App Store: whether it sells here):
+    /// its name and a word; nil for nothing.
+    var health: (name: String, status: String)? { get }
     /// Adds the addition's routes and middleware; `access` says who may use operator routes.
     func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
     /// Called once the service exists, before the first request is served.
@@ -27,6 +30,7 @@ public protocol ServerAddition: Sendable {
 extension ServerAddition {
     public var clock: (@Sendable () -> Date)? { nil }
     public var pages: PageSet? { nil }
+    public var health: (name: String, status: String)? { nil }
     public func attach(to service: ValidationService) async {}
     public func run() async {}
     public func finish() async {}

@@ -183,6 +183,16 @@ public final class LocalAppStoreAddition: ServerAddition {
 
     public var pages: PageSet? { heldElsewhere == nil ? Self.pages : nil }
 
+    /// `localAppStore`: `sells` here, `sellsElsewhere` (another server of the database does, or took it over), or
+    /// `noneSells` (its seller stopped, as this server last read the lease).
+    public var health: (name: String, status: String)? {
+        let status =
+            if sells { "sells" } else if heldElsewhere == nil || seller.withLock({ $0 }) != nil {
+                "sellsElsewhere"
+            } else { "noneSells" }
+        return ("localAppStore", status)
+    }
+
     static let pages = PageSet(
         folder: Bundle.module.url(forResource: "Pages", withExtension: nil),
         pages: [

@@ -34,7 +34,13 @@ struct LocalAppStoreLeaseTests {
         #expect(try await second.get("/simulator").0 == 503)
         let (verified, answer) = try await second.post("/v1/transactions", ["signedTransaction": jws])
         #expect(verified == 200, "\(answer)")
-        #expect(try await second.get("/health").0 == 200)
+        let (_, sellerHealth) = try await first.get("/health")
+        let (alive, followerHealth) = try await second.get("/health")
+        #expect(alive == 200)
+        #expect((sellerHealth["additions"] as? [String: String])?["localAppStore"] == "sells", "\(sellerHealth)")
+        #expect(
+            (followerHealth["additions"] as? [String: String])?["localAppStore"] == "sellsElsewhere",
+            "\(followerHealth)")
 
         // A purchase just made on the first is owned at once on the second: both read the same clock.
         #expect(try await first.post("/simulator/accounts", ["accountId": "bo"]).0 == 201)
@@ -60,6 +66,12 @@ struct LocalAppStoreLeaseTests {
         // Killed with -9, the first never gives the lease up: the next server to start sees its beat stand still,
         // takes over and continues its store (ana is there).
         try await first.kill()
+        var noneSells = ""
+        for _ in 0..<40 where noneSells != "noneSells" {
+            try await Task.sleep(for: .milliseconds(250))
+            noneSells = (try await second.get("/health").1["additions"] as? [String: String])?["localAppStore"] ?? ""
+        }
+        #expect(noneSells == "noneSells", "the second sees the seller's beat stand still")
         let third = try await ServerProcess.start(arguments)
         let (ana, account) = try await third.get("/simulator/accounts/ana")
         #expect(ana == 200, "\(account)")

@@ -94,6 +94,8 @@ enum Answers {
         var database: String
         /// Absent while the database is unreachable.
         var storage: StorageCounts?
+        /// What each addition says of itself (`localAppStore`: `sells`, `sellsElsewhere` or `noneSells`).
+        var additions: [String: String]?
     }
 
     struct Ready: ResponseEncodable {

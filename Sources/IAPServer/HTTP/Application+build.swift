@@ -66,7 +66,7 @@ public func buildRouter(
             status: .ok, headers: [.contentType: "application/yaml"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: yaml)))
     }
-    ServerRoutes(service: service, configuration: configuration).add(to: router)
+    ServerRoutes(service: service, configuration: configuration, additions: additions).add(to: router)
     ConsoleRoutes(service: service, configuration: configuration, access: operatorAccess).add(to: router)
     PageRoutes(sets: [.server] + additions.compactMap(\.pages)).add(to: router)
     for addition in additions {

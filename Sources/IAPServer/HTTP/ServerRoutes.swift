@@ -9,6 +9,7 @@ import IAPSignedData
 struct ServerRoutes: Sendable {
     let service: ValidationService
     let configuration: ServerConfiguration
+    var additions: [any ServerAddition] = []
 
     func add(to router: Router<ServerRequestContext>) {
         let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
@@ -80,9 +81,11 @@ struct ServerRoutes: Sendable {
     /// answers; `database` says whether it did.
     func health() async -> Answers.Health {
         let counts = try? await service.storage.counts()
+        let said = additions.compactMap(\.health)
         return Answers.Health(
             status: "ok", apps: service.bundleIDs, database: counts == nil ? "unreachable" : "reachable",
-            storage: counts)
+            storage: counts,
+            additions: said.isEmpty ? nil : Dictionary(said.map { ($0.name, $0.status) }) { first, _ in first })
     }
 
     /// Readiness: whether this instance can reach its database now; 503 `storageUnavailable` when it cannot, so a
