@@ -206,17 +206,26 @@ final class FollowedClock: Sendable {
 struct LocalAppStoreElsewhereMiddleware<Context: RequestContext>: RouterMiddleware {
     let refusal: @Sendable () -> String?
 
-    /// What the local App Store serves: its control plane, its App Store Server API and its pages.
-    static var segments: Set<Substring> { ["simulator", "inApps", "store", "manager"] }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
-        // By the path's first segment, as the router matches it (empty segments skipped: `//simulator` is routed too).
-        let first = request.uri.path.split(separator: "/").first
-        if let first, Self.segments.contains(first), let reason = refusal() {
+        if LocalAppStorePaths.served.contains(LocalAppStorePaths.firstSegment(of: request.uri.path)),
+            let reason = refusal()
+        {
             throw APIError(503, "localAppStoreElsewhere", reason)
         }
         return try await next(request, context)
+    }
+}
+
+/// The paths the local App Store serves, told apart by their first segment.
+enum LocalAppStorePaths {
+    /// Its control plane, its App Store Server API and its pages.
+    static let served: Set<Substring> = ["simulator", "inApps", "store", "manager"]
+
+    /// A path's first segment as the router matches it (empty segments skipped: `//simulator` is routed too), without
+    /// allocating: the middlewares that ask run on every request, the validation routes' included.
+    static func firstSegment(of path: String) -> Substring {
+        path.drop { $0 == "/" }.prefix { $0 != "/" }
     }
 }

@@ -105,8 +105,10 @@ struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
         async throws -> Response
     {
         let response = try await next(request, context)
-        let first = request.uri.path.split(separator: "/").first
-        if request.method != .get, request.method != .head, first == "simulator" || first == "inApps" {
+        if request.method != .get, request.method != .head,
+            case let first = LocalAppStorePaths.firstSegment(of: request.uri.path),
+            first == "simulator" || first == "inApps"
+        {
             await saver.saved()
             if lease?.isLost == true {
                 throw APIError(
