@@ -151,7 +151,8 @@ public struct ServeCommand: AsyncParsableCommand {
                     .joined(separator: ", ")
         let elsewhereLine = runtime.simulatorHeldElsewhere.map {
             "The local App Store sells on another server of this database (\($0)): here its documents verify, "
-                + "and /simulator, /inApps, /store and /manager answer 503."
+                + "and /simulator, /inApps, /store and /manager answer 503 until this one takes the store over (when "
+                + "that one stops)."
         }
         let database = settings.databaseURL
         let server = settings.server

@@ -15,17 +15,24 @@ import Synchronization
 public final class LocalAppStoreAddition: ServerAddition {
     /// The store served.
     public let store: AppStoreSimulator
-    /// The server whose local App Store sells for this app on the shared database, when it is not this one: this
-    /// one then verifies the store's documents and answers its routes with 503.
-    public let heldElsewhere: String?
-    private let lease: SimulatorLeaseHolder?
-    /// Where this server reads the selling server's clock when it does not sell (or no longer does).
-    private let followed: (clock: FollowedClock, storage: any ServerStorage)?
+    /// This server's part in selling while its store sells: the lease it holds (nil: none is needed) and the saver of
+    /// its changes.
+    private struct Sale: Sendable {
+        let lease: SimulatorLeaseHolder?
+        let saver: SimulatorSaver?
+    }
+
+    /// The sale, from the start or since this server took the store over; nil while another server sells (kept, its
+    /// lease lost, when another one took it over from this one).
+    private let sale: Locked<Sale?>
+    /// Where a server that does not sell (or no longer does) reads the selling server's clock and waits to take over.
+    private let followed: (clock: FollowedClock, storage: any ServerStorage, watch: Duration)?
     /// The server that sells, as this one last read the lease (nil: none does now), when it is not this one.
     private let seller: Locked<String?>
-    private let saver: SimulatorSaver?
     private let logger: Logger
     private let feed = Mutex<NotificationFeed?>(nil)
+    /// The validation service the store's notifications are applied to, from ``attach(to:)``.
+    private let service = Mutex<ValidationService?>(nil)
     private let rateLimit = InAppsRateLimit()
     /// The simulated app's keys.
     private let accessKeys: [AccessKey]
@@ -39,14 +46,15 @@ public final class LocalAppStoreAddition: ServerAddition {
         webhooks: Webhooks? = nil, transferPolicy: TransferPolicy = .refuse, logger: Logger
     ) {
         self.init(
-            store: store, storage: storage, role: .success(nil), accessKeys: accessKeys, webhooks: webhooks,
-            transferPolicy: transferPolicy, logger: logger, wall: Date.init)
+            store: store, storage: storage, role: .success(nil), leaseWatch: .seconds(3), accessKeys: accessKeys,
+            webhooks: webhooks, transferPolicy: transferPolicy, logger: logger, wall: Date.init)
     }
 
     private init(
         store: AppStoreSimulator, storage: (any ServerStorage)?,
-        role: Result<SimulatorLeaseHolder?, SimulatorLeaseHolder.HeldElsewhere>, accessKeys: [AccessKey],
-        webhooks: Webhooks?, transferPolicy: TransferPolicy, logger: Logger, wall: @escaping @Sendable () -> Date
+        role: Result<SimulatorLeaseHolder?, SimulatorLeaseHolder.HeldElsewhere>, leaseWatch: Duration,
+        accessKeys: [AccessKey], webhooks: Webhooks?, transferPolicy: TransferPolicy, logger: Logger,
+        wall: @escaping @Sendable () -> Date
     ) {
         self.store = store
         self.accessKeys = accessKeys
@@ -60,29 +68,37 @@ public final class LocalAppStoreAddition: ServerAddition {
                 authority: store.pki.fingerprint)
         switch role {
         case .success(let lease):
-            self.lease = lease
-            heldElsewhere = nil
+            sale = Locked(
+                Sale(
+                    lease: lease,
+                    saver: storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger, lease: lease) }))
             seller = Locked(nil)
             // A holder follows the lease too once it lost it.
-            followed = lease == nil ? nil : storage.map { (FollowedClock(start: own, wall: wall), $0) }
-            saver = storage.map { SimulatorSaver(simulator: store, storage: $0, logger: logger, lease: lease) }
+            followed = lease == nil ? nil : storage.map { (FollowedClock(start: own, wall: wall), $0, leaseWatch) }
         case .failure(let elsewhere):
-            lease = nil
-            heldElsewhere = elsewhere.holder
+            sale = Locked(nil)
             seller = Locked(elsewhere.holder)
-            saver = nil
-            followed = storage.map { (FollowedClock(start: HolderNote(elsewhere.note) ?? own, wall: wall), $0) }
+            followed = storage.map {
+                (FollowedClock(start: HolderNote(elsewhere.note) ?? own, wall: wall), $0, leaseWatch)
+            }
         }
     }
 
     /// Whether this server's store sells: it holds the lease (or needs none) and has not lost it.
-    private var sells: Bool { heldElsewhere == nil && !(lease?.isLost ?? false) }
+    private var sells: Bool { sale.withLock { $0.map { $0.lease?.isLost != true } ?? false } }
+
+    /// The server whose local App Store sells for this app on the shared database, when it is not this one (as this
+    /// one last read the lease; "none" when its seller stopped): this one then verifies the store's documents, answers
+    /// its routes with 503 and takes the store over when the seller gives it up or stops beating. Nil while this one
+    /// sells.
+    public var heldElsewhere: String? { sells ? nil : seller.withLock { $0 } ?? "none" }
 
     /// Makes the addition when `settings.simulator` is on: loads the catalog and the signing authority (by default the
     /// one in `simulator.pki`, or a new one), and continues the store the database holds, if any.
     ///
     /// One server of those sharing a database sells (``SimulatorLeaseHolder``): a server that finds another one's
-    /// store alive (its beat moved while this one watched for `leaseWatch`) serves the app's validation only.
+    /// store alive (its beat moved while this one watched for `leaseWatch`) serves the app's validation only, until
+    /// that server gives the store up or its beat stands still for `leaseWatch`; then it takes the store over.
     public static func maker(authority: SimulatorPKI? = nil, leaseWatch: Duration = .seconds(3))
         -> ServerAdditionMaker
     {
@@ -150,8 +166,9 @@ public final class LocalAppStoreAddition: ServerAddition {
                         clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
                 }
                 return LocalAppStoreAddition(
-                    store: store, storage: storage, role: role, accessKeys: simulated.accessKeys,
-                    webhooks: simulated.webhooks, transferPolicy: simulated.transferPolicy, logger: logger, wall: clock)
+                    store: store, storage: storage, role: role, leaseWatch: leaseWatch,
+                    accessKeys: simulated.accessKeys, webhooks: simulated.webhooks,
+                    transferPolicy: simulated.transferPolicy, logger: logger, wall: clock)
             } catch {
                 if case .success(let lease?) = role { await lease.release() }
                 throw error
@@ -177,19 +194,19 @@ public final class LocalAppStoreAddition: ServerAddition {
     public var clock: (@Sendable () -> Date)? {
         let store = self.store
         guard let followed = followed?.clock else { return { store.currentTime } }
-        let (passive, lease) = (heldElsewhere != nil, lease)
-        return { passive || lease?.isLost == true ? followed.now : store.currentTime }
+        let sale = self.sale
+        return { sale.withLock { $0.map { $0.lease?.isLost != true } ?? false } ? store.currentTime : followed.now }
     }
 
-    public var pages: PageSet? { heldElsewhere == nil ? Self.pages : nil }
+    /// The store's pages; a server that does not sell answers them with 503 (``LocalAppStoreElsewhereMiddleware``)
+    /// until it takes the store over.
+    public var pages: PageSet? { Self.pages }
 
     /// `localAppStore`: `sells` here, `sellsElsewhere` (another server of the database does, or took it over), or
-    /// `noneSells` (its seller stopped, as this server last read the lease).
+    /// `noneSells` (its seller stopped, as this server last read the lease; one that does not sell takes it over).
     public var health: (name: String, status: String)? {
         let status =
-            if sells { "sells" } else if heldElsewhere == nil || seller.withLock({ $0 }) != nil {
-                "sellsElsewhere"
-            } else { "noneSells" }
+            if sells { "sells" } else if seller.withLock({ $0 }) != nil { "sellsElsewhere" } else { "noneSells" }
         return ("localAppStore", status)
     }
 
@@ -202,98 +219,128 @@ public final class LocalAppStoreAddition: ServerAddition {
 
     public func add(to router: Router<ServerRequestContext>, configuration: ServerConfiguration, access: OperatorAccess)
     {
-        if heldElsewhere != nil || lease != nil {
-            let (bundleID, passive, lease, seller) = (store.configuration.bundleID, heldElsewhere != nil, lease, seller)
+        if followed != nil {
+            let (bundleID, sale, seller) = (store.configuration.bundleID, sale, seller)
             router.add(
                 middleware: LocalAppStoreElsewhereMiddleware {
-                    if passive {
-                        guard seller.withLock({ $0 }) != nil else {
-                            return "no server of this database sells the local App Store of \(bundleID) now (its "
-                                + "seller stopped): restart one of them to take it over"
-                        }
-                        return "the local App Store of \(bundleID) sells on another server of this database: use "
-                            + "that one for /simulator, /inApps, /store and /manager (its log and banner name it)"
+                    let lost = sale.withLock { current in current.map { $0.lease?.isLost == true } }
+                    if lost == false { return nil }
+                    let holder = seller.withLock { $0 }
+                    if lost == true {
+                        return "another server of this database took over the local App Store of \(bundleID) "
+                            + "(this one stopped beating for a while): use that one"
+                            + (holder.map { " (\($0))" } ?? "")
                     }
-                    guard lease?.isLost == true else { return nil }
-                    return "another server of this database took over the local App Store of \(bundleID) "
-                        + "(this one stopped beating for a while): use that one"
+                    guard holder != nil else {
+                        return "no server of this database sells the local App Store of \(bundleID) at this moment "
+                            + "(its seller stopped): a server that does not sell takes it over within seconds"
+                    }
+                    return "the local App Store of \(bundleID) sells on another server of this database: use "
+                        + "that one for /simulator, /inApps, /store and /manager (its log and banner name it)"
                 })
         }
-        guard heldElsewhere == nil else { return }
-        if let saver { router.add(middleware: SimulatorSavedMiddleware(saver: saver, lease: lease)) }
+        if followed != nil || sale.withLock({ $0?.saver }) != nil {
+            let sale = self.sale
+            router.add(
+                middleware: SimulatorSavedMiddleware {
+                    sale.withLock { current in current.flatMap { sale in sale.saver.map { ($0, sale.lease) } } }
+                })
+        }
         SimulatorRoutes(store: store, configuration: configuration, access: access, inAppsRateLimit: rateLimit)
             .add(to: router)
         InAppsRoutes(store: store, clock: Date.init, rateLimit: rateLimit).add(to: router)
     }
 
-    /// Starts applying the store's notifications to the service; those a stopped server had not applied yet (no send
-    /// attempt) are sent again, as Apple retries.
+    /// Starts applying the store's notifications to the service (once this server sells, if it does not yet).
     public func attach(to service: ValidationService) async {
-        guard heldElsewhere == nil else { return }
-        let notifications = NotificationFeed(service: service, simulator: store, logger: logger)
+        self.service.withLock { $0 = service }
+        if sells { startNotifications() }
+    }
+
+    /// Applies the store's notifications to the service from now on; those a stopped server had not applied yet (no
+    /// send attempt) are sent again, as Apple retries.
+    private func startNotifications() {
+        guard let service = service.withLock({ $0 }) else { return }
+        let (notifications, new) = feed.withLock { feed in
+            if let feed { return (feed, false) }
+            let made = NotificationFeed(service: service, simulator: store, logger: logger)
+            feed = made
+            return (made, true)
+        }
         for notification in store.notifications
         where store.sendAttempts(notificationUUID: notification.uuid).isEmpty {
             notifications.send(notification)
         }
-        store.addNotificationSink { notifications.send($0) }
-        feed.withLock { $0 = notifications }
+        if new { store.addNotificationSink { notifications.send($0) } }
     }
 
-    /// A running clock's renewals and expiries happen off the request path: this catches the store up every second,
-    /// so the validation routes (which read its time without waiting) see them soon after they fall due, even when
-    /// nobody drives the store.
-    /// The holder of the lease beats it meanwhile, on a loop of its own (a long catch-up must not stall the beat); a
-    /// server that does not sell (or no longer does) follows the selling one's clock and says when the seller changes.
+    /// While this server sells, a running clock's renewals and expiries happen off the request path: the store is
+    /// caught up every second, so the validation routes (which read its time without waiting) see them soon after they
+    /// fall due, even when nobody drives the store. The holder of the lease beats it meanwhile, on a loop of its own (a
+    /// long catch-up must not stall the beat). A server that does not sell (or no longer does) follows the selling
+    /// one's clock, says when the seller changes, and takes the store over when the seller gives it up or stops beating.
     public func run() async {
-        if heldElsewhere == nil {
-            await withDiscardingTaskGroup { group in
-                if let lease {
-                    let store = self.store
-                    group.addTask {
-                        while !Task.isCancelled, !lease.isLost {
-                            await lease.beat(note: HolderNote(store)?.text ?? "")
-                            try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
-                        }
+        while !Task.isCancelled {
+            if let current = sale.withLock({ $0 }), current.lease?.isLost != true { await sell(current.lease) }
+            guard !Task.isCancelled, followed != nil else { return }
+            await follow()
+        }
+    }
+
+    /// Catches the store up and beats its lease until the lease is lost or the server stops.
+    private func sell(_ lease: SimulatorLeaseHolder?) async {
+        let store = self.store
+        await withDiscardingTaskGroup { group in
+            if let lease {
+                group.addTask {
+                    while !Task.isCancelled, !lease.isLost {
+                        await lease.beat(note: HolderNote(store)?.text ?? "")
+                        try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
                     }
                 }
-                while !Task.isCancelled, sells {
-                    try? await Task.sleep(for: .seconds(1))
-                    if sells { _ = try? store.now }
-                }
+            }
+            while !Task.isCancelled, sells {
+                try? await Task.sleep(for: .seconds(1))
+                if sells { _ = try? store.now }
             }
         }
-        await follow()
     }
 
     /// Reads the lease twice a second: the seller's clock (signed by this server's authority), who sells, and
-    /// whether they still beat.
+    /// whether they still beat. Returns when the server stops, or once this server took the store over: the lease was
+    /// given up, or its beat stood still for the lease's watch.
     private func follow() async {
         guard let followed else { return }
         let bundleID = store.configuration.bundleID
         let ownAuthority = store.pki.fingerprint
         var last: (holder: String?, beat: Int64, since: ContinuousClock.Instant, stillSaid: Bool, otherSaid: Bool)
         last = (seller.withLock { $0 }, -1, .now, false, false)
+        // Whether the last read failed: the seller could not beat meanwhile either (a database outage), so its beat
+        // is watched afresh from the first read that succeeds.
+        var unreachable = false
         while !Task.isCancelled {
             let lease: SimulatorLease??
             do { lease = .some(try await followed.storage.simulatorLease(bundleID: bundleID)) } catch { lease = .none }
+            if lease == nil { unreachable = true }
             if case .some(let read) = lease {
+                if unreachable {
+                    unreachable = false
+                    last.since = .now
+                }
                 if read?.holder != last.holder {
                     if let holder = read?.holder {
                         logger.notice(
                             "the local App Store now sells on another server", metadata: ["holder": "\(holder)"])
-                    } else {
-                        logger.warning(
-                            "no server sells the local App Store now (its seller stopped): restart one to take it over")
                     }
                     last = (read?.holder, read?.beat ?? -1, .now, false, false)
                 } else if let beat = read?.beat, beat != last.beat {
                     last.beat = beat
                     last.since = .now
                     last.stillSaid = false
-                } else if !last.stillSaid, read != nil, ContinuousClock.now - last.since > .seconds(3) {
+                } else if !last.stillSaid, read != nil, ContinuousClock.now - last.since > followed.watch {
                     last.stillSaid = true
                     logger.warning(
-                        "the server that sells the local App Store stopped beating: restart one to take it over",
+                        "the server that sells the local App Store stopped beating: taking it over",
                         metadata: ["holder": "\(read?.holder ?? "")"])
                 }
                 seller.withLock { $0 = last.stillSaid ? nil : read?.holder }
@@ -305,13 +352,65 @@ public final class LocalAppStoreAddition: ServerAddition {
                         logger.error(
                             """
                             the server that sells the local App Store signs with another authority: this one refuses \
-                            its documents (give every server the same --pki DIR)
+                            its documents and will not take its store over (give every server the same --pki DIR)
                             """)
                     }
+                }
+                // Given up (no row) or gone still: this server takes the store over, unless the seller signs with
+                // another authority (this one could verify none of the store's documents).
+                if (read == nil || last.stillSaid), !last.otherSaid,
+                    await takeOver(from: read, storage: followed.storage)
+                {
+                    return
                 }
             }
             try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
         }
+    }
+
+    /// Takes the lease from `seen` (nil: nobody holds it) and continues the store as the database holds it, as a
+    /// restart would. False when another server was quicker, the holder beat again, or the store could not be read
+    /// (the lease is given up again then, and this server goes on following).
+    private func takeOver(from seen: SimulatorLease?, storage: any ServerStorage) async -> Bool {
+        let bundleID = store.configuration.bundleID
+        let lease: SimulatorLeaseHolder
+        do {
+            guard
+                let taken = try await SimulatorLeaseHolder.takeOver(
+                    bundleID: bundleID, from: seen, storage: storage, logger: logger)
+            else { return false }
+            lease = taken
+        } catch {
+            return false
+        }
+        do {
+            // The store as the last seller saved it; ids past any transaction it wrote after its last save.
+            if let saved = try await storage.simulatorState(bundleID: bundleID) {
+                try store.reload(
+                    restoring: saved, transactionsAfter: try await storage.largestTransactionID(bundleID: bundleID))
+            }
+        } catch {
+            logger.error(
+                "the local App Store could not be taken over: its saved state could not be read",
+                metadata: ["bundleId": "\(bundleID)", "reason": "\(error)"])
+            await lease.release()
+            return false
+        }
+        let previous = sale.withLock { $0 }
+        await previous?.saver?.finish()
+        sale.withLock {
+            $0 = Sale(
+                lease: lease, saver: SimulatorSaver(simulator: store, storage: storage, logger: logger, lease: lease))
+        }
+        seller.withLock { $0 = nil }
+        startNotifications()
+        logger.notice(
+            "took over the local App Store: it sells on this server now, continuing from the database",
+            metadata: [
+                "bundleId": "\(bundleID)", "from": "\(seen?.holder ?? "a server that gave it up")",
+                "accounts": "\(store.accountIDs.count)",
+            ])
+        return true
     }
 
     /// Applies the notifications still queued, then saves the store's last changes.
@@ -319,8 +418,9 @@ public final class LocalAppStoreAddition: ServerAddition {
         let feed = self.feed.withLock { $0 }
         feed?.finish()
         await feed?.drained()
-        await saver?.finish()
-        await lease?.release()
+        let current = sale.withLock { $0 }
+        await current?.saver?.finish()
+        await current?.lease?.release()
     }
 }
 

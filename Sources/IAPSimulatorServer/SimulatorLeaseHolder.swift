@@ -33,12 +33,7 @@ final class SimulatorLeaseHolder: Sendable {
     static func take(
         bundleID: String, storage: any ServerStorage, watch: Duration, logger: Logger
     ) async throws -> Result<SimulatorLeaseHolder, HeldElsewhere> {
-        var name = [CChar](repeating: 0, count: 256)
-        let host =
-            gethostname(&name, name.count - 1) == 0
-            ? name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "host"
-        let holder =
-            "\(host) pid \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString.prefix(8).lowercased())"
+        let holder = newHolderName()
         var lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: nil)
         if lease.holder != holder {
             let seen = lease
@@ -55,6 +50,26 @@ final class SimulatorLeaseHolder: Sendable {
         }
         guard lease.holder == holder else { return .failure(HeldElsewhere(holder: lease.holder, note: lease.note)) }
         return .success(SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger))
+    }
+
+    /// Takes the lease while the server runs, from `seen` (a holder whose beat stood still; nil: nobody holds it):
+    /// nil when another server was quicker or the holder beat again.
+    static func takeOver(
+        bundleID: String, from seen: SimulatorLease?, storage: any ServerStorage, logger: Logger
+    ) async throws -> SimulatorLeaseHolder? {
+        let holder = newHolderName()
+        let lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: seen)
+        guard lease.holder == holder else { return nil }
+        return SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger)
+    }
+
+    /// A name for a holder on this server: host, process id and a random part (a new one for each lease taken).
+    private static func newHolderName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host =
+            gethostname(&name, name.count - 1) == 0
+            ? name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "host"
+        return "\(host) pid \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString.prefix(8).lowercased())"
     }
 
     /// The server that keeps the local App Store when it is not this one, and what its last beat said.
@@ -115,7 +130,7 @@ final class SimulatorLeaseHolder: Sendable {
         do {
             try await storage.releaseSimulatorLease(bundleID: bundleID, holder: holder)
             logger.info(
-                "gave up the local App Store's lease: the next server to start sells",
+                "gave up the local App Store's lease: a server that does not sell takes it over",
                 metadata: ["bundleId": "\(bundleID)"])
         } catch {
             logger.warning(

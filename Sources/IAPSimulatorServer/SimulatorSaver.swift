@@ -25,6 +25,9 @@ final class SimulatorSaver: Sendable {
     private let continuation: AsyncStream<Void>.Continuation
     private let tracker = Tracker()
     private let worker = Mutex<Task<Void, Never>?>(nil)
+    private let simulator: AppStoreSimulator
+    /// This saver's change observer on the simulator, removed when it finishes.
+    private let observer: Int
 
     /// - Parameter lease: the lease every save is made under (nil: none), and what to do when a save finds it taken
     ///   over (nothing is written then, nor afterwards).
@@ -34,6 +37,7 @@ final class SimulatorSaver: Sendable {
     ) {
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.continuation = continuation
+        self.simulator = simulator
         let bundleID = simulator.configuration.bundleID
         let task = Task { [tracker] in
             func save() async {
@@ -68,7 +72,7 @@ final class SimulatorSaver: Sendable {
             for waiter in waiting { waiter.continuation.resume() }
         }
         worker.withLock { $0 = task }
-        simulator.onChange { [tracker] in
+        observer = simulator.onChange { [tracker] in
             tracker.state.withLock { $0.requested += 1 }
             continuation.yield()
         }
@@ -86,8 +90,9 @@ final class SimulatorSaver: Sendable {
         }
     }
 
-    /// Saves what is left and stops.
+    /// Saves what is left and stops (a saver whose lease was lost saves nothing).
     func finish() async {
+        simulator.removeChangeObserver(observer)
         continuation.finish()
         await worker.withLock { $0 }?.value
     }
@@ -98,16 +103,18 @@ final class SimulatorSaver: Sendable {
 /// validation routes never wait for it.
 /// A change whose save found the store's lease taken over is not answered as done (503: another server sells now).
 struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
-    let saver: SimulatorSaver
-    let lease: SimulatorLeaseHolder?
+    /// The saver of the store while this server sells it, with the lease its saves are made under.
+    let current: @Sendable () -> (saver: SimulatorSaver, lease: SimulatorLeaseHolder?)?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
+        // The sale the request was served under (a take-over while it runs starts another).
+        let sale = current()
         let response = try await next(request, context)
         if request.method != .get, request.method != .head,
             case let first = LocalAppStorePaths.firstSegment(of: request.uri.path),
-            first == "simulator" || first == "inApps"
+            first == "simulator" || first == "inApps", let (saver, lease) = sale
         {
             await saver.saved()
             if lease?.isLost == true {

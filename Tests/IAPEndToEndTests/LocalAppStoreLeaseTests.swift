@@ -4,12 +4,13 @@ import Testing
 
 /// Several `iapkit serve` processes given the same flags on one database: one local App Store sells (two would
 /// continue the same saved store and count the same transaction ids), the others verify its documents at its
-/// simulated moment; one killed with -9 is followed by the next server that starts, one stopped cleanly at once.
+/// simulated moment; one killed with -9 is taken over by a server that follows it once its beat stood still, one
+/// stopped cleanly at once.
 @Suite(
     "one local App Store on a shared database", .serialized,
     .enabled(if: ServerProcess.executable != nil, "\(ServerProcess.skipMessage)"))
 struct LocalAppStoreLeaseTests {
-    @Test func oneServerSellsTheOthersVerifyAndTheNextTakesOverFromAKilledOne() async throws {
+    @Test func oneServerSellsTheOthersVerifyAndOneTakesOverWhileRunning() async throws {
         let folder = try ServerProcessTests.pkiFolder()
         let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
         defer {
@@ -63,27 +64,44 @@ struct LocalAppStoreLeaseTests {
         }
         #expect(abs(followed.timeIntervalSince(jumped)) <= 5, "\(followed) against \(jumped)")
 
-        // Killed with -9, the first never gives the lease up: the next server to start sees its beat stand still,
-        // takes over and continues its store (ana is there).
+        // Killed with -9, the first never gives the lease up: the second sees its beat stand still for the watch (3 s),
+        // takes over while it runs and continues the store (ana is there; new ids come after the first's).
+        let before = try await Self.largestTransactionID(first, account: "bo")
         try await first.kill()
-        var noneSells = ""
-        for _ in 0..<40 where noneSells != "noneSells" {
-            try await Task.sleep(for: .milliseconds(250))
-            noneSells = (try await second.get("/health").1["additions"] as? [String: String])?["localAppStore"] ?? ""
-        }
-        #expect(noneSells == "noneSells", "the second sees the seller's beat stand still")
-        let third = try await ServerProcess.start(arguments)
-        let (ana, account) = try await third.get("/simulator/accounts/ana")
+        let killed = ContinuousClock.now
+        #expect(try await Self.awaitStatus("sells", of: second, within: .seconds(15)))
+        let takeOver = ContinuousClock.now - killed
+        #expect(takeOver < .seconds(10), "taken over \(takeOver) after the kill")
+        let (ana, account) = try await second.get("/simulator/accounts/ana")
         #expect(ana == 200, "\(account)")
-        #expect(try await third.post("/simulator/accounts", ["accountId": "bea"]).0 == 201)
-        #expect(try await second.post("/simulator/accounts", ["accountId": "cy"]).0 == 503, "the second stays apart")
+        #expect(try await second.post("/simulator/accounts", ["accountId": "bea"]).0 == 201)
+        let (sold, sale) = try await second.post(
+            "/simulator/accounts/bea/purchases", ["productId": "com.example.florist.vip.gold"])
+        let soldID = try #require(
+            ((sale["transaction"] as? [String: Any])?["transactionId"] as? String).flatMap { UInt64($0) },
+            "\(sold) \(sale)")
+        #expect(soldID > before, "a new id after the ones the first sold")
+        let (owned, answer2) = try await second.post(
+            "/v1/transactions",
+            [
+                "signedTransaction": try #require(
+                    (sale["transaction"] as? [String: Any])?["signedTransaction"] as? String)
+            ])
+        #expect(owned == 200, "\(answer2)")
 
-        // Stopped cleanly, the third gives the lease up: the next one sells and still has both accounts.
-        try await third.stop()
-        let fourth = try await ServerProcess.start(arguments)
-        defer { Task { try? await fourth.stop() } }
-        #expect(try await fourth.get("/simulator/accounts/bea").0 == 200)
-        #expect(try await fourth.post("/simulator/accounts", ["accountId": "cy"]).0 == 201)
+        // A third started now follows the second.
+        let third = try await ServerProcess.start(arguments)
+        defer { Task { try? await third.stop() } }
+        #expect(try await third.post("/simulator/accounts", ["accountId": "cy"]).0 == 503, "the third stays apart")
+
+        // Stopped cleanly, the second gives the lease up: the third takes over at once, with both accounts.
+        try await second.stop()
+        let stopped = ContinuousClock.now
+        #expect(try await Self.awaitStatus("sells", of: third, within: .seconds(10)))
+        let handOver = ContinuousClock.now - stopped
+        #expect(handOver < .seconds(3), "handed over \(handOver) after a clean stop")
+        #expect(try await third.get("/simulator/accounts/bea").0 == 200)
+        #expect(try await third.post("/simulator/accounts", ["accountId": "cy"]).0 == 201)
 
         // A server that would not sell, without the selling one's signing authority, could verify none of its
         // documents: it does not start, and says which flag to give.
@@ -106,6 +124,24 @@ struct LocalAppStoreLeaseTests {
             ])
         #expect(otherExit != 0)
         #expect(otherOutput.contains("signs with another authority"), "\(otherOutput)")
+    }
+
+    /// Waits until `server`'s `GET /health` says `status` of its local App Store; false if it did not within `limit`.
+    static func awaitStatus(_ status: String, of server: ServerProcess, within limit: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let said = (try await server.get("/health").1["additions"] as? [String: String])?["localAppStore"]
+            if said == status { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// The largest transaction id among `account`'s purchases, as `server` reads the saved store.
+    static func largestTransactionID(_ server: ServerProcess, account: String) async throws -> UInt64 {
+        let (_, answer) = try await server.get("/simulator/accounts/\(account)/transactions")
+        let items = answer["transactions"] as? [[String: Any]] ?? []
+        return items.compactMap { ($0["transactionId"] as? String).flatMap(UInt64.init) }.max() ?? 0
     }
 
     /// The moment a server answered a post of `jws` at.

@@ -68,9 +68,10 @@ public func buildRouter(
     }
     ServerRoutes(service: service, configuration: configuration, additions: additions).add(to: router)
     ConsoleRoutes(service: service, configuration: configuration, access: operatorAccess).add(to: router)
-    PageRoutes(sets: [.server] + additions.compactMap(\.pages)).add(to: router)
     for addition in additions {
         addition.add(to: router, configuration: configuration, access: operatorAccess)
     }
+    // After the additions: their middleware (which applies to routes added after it) sees their pages too.
+    PageRoutes(sets: [.server] + additions.compactMap(\.pages)).add(to: router)
     return router
 }

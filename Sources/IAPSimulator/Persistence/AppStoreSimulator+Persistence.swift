@@ -17,6 +17,47 @@ extension AppStoreSimulator {
         try self.init(
             catalog: catalog, configuration: configuration, pki: pki, clock: clock, keepsRecords: keepsRecords,
             keepsNotifications: keepsNotifications, updateLimits: updateLimits)
+        let restored = try Self.decoded(rows)
+        try withState { (core, dial) throws(SimulatorError) in
+            try core.restore(restored.state, transactions: restored.transactions, notifications: restored.notifications)
+            dial = restored.state.dial
+        }
+        savedState.withLock { $0 = nil }
+    }
+
+    /// Replaces this store's whole state with a stored one, as ``init(restoring:catalog:configuration:pki:clock:keepsRecords:keepsNotifications:updateLimits:)``
+    /// would restore it: what a server does when it takes over the store another server sold (its own copy was made
+    /// at its start and has not changed since). Transaction ids continue past both the stored counter and
+    /// `transactionsAfter` (the largest id the database holds, which a server that stopped selling may have written
+    /// after its last save). The catalog, the authority and the clock's source stay this store's.
+    public func reload(restoring rows: SimulatorStateRows, transactionsAfter largest: UInt64?) throws(SimulatorError) {
+        let restored = try Self.decoded(rows)
+        var configuration = self.configuration
+        if let largest { configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1) }
+        try withState { (core, dial) throws(SimulatorError) in
+            var fresh: SimulatorCore
+            do {
+                fresh = try SimulatorCore(
+                    catalog: catalog, configuration: configuration, pki: pki, keepsRecords: core.keepsRecords,
+                    keepsNotifications: core.keepsNotifications)
+            } catch {
+                throw SimulatorError(.unreadableState, "the store could not be set up again: \(error)")
+            }
+            try fresh.restore(
+                restored.state, transactions: restored.transactions, notifications: restored.notifications)
+            core = fresh
+            dial = restored.state.dial
+        }
+        encodedAccounts.withLock { $0 = [:] }
+        savedState.withLock { $0 = nil }
+    }
+
+    /// The stored rows decoded: the state document (of this version's format), the transactions and the notifications
+    /// in their order.
+    private static func decoded(_ rows: SimulatorStateRows) throws(SimulatorError) -> (
+        state: PersistedCore, transactions: [TransactionState],
+        notifications: [(order: Int64, notification: PersistedNotification)]
+    ) {
         let decoder = JSONDecoder()
         func decode<T: Decodable>(_ type: T.Type, _ json: String, _ what: String) throws(SimulatorError) -> T {
             do { return try decoder.decode(type, from: Data(json.utf8)) } catch {
@@ -29,22 +70,20 @@ extension AppStoreSimulator {
                 .unreadableState,
                 "the stored state has format \(document.format); this version reads \(PersistedCore.currentFormat)")
         }
-        let transactions = try rows.transactions.compactMap { (row) throws(SimulatorError) in
-            try row.json.map { (json) throws(SimulatorError) in
-                try decode(TransactionState.self, json, "transaction \(row.key)")
+        var transactions: [TransactionState] = []
+        for row in rows.transactions {
+            if let json = row.json {
+                transactions.append(try decode(TransactionState.self, json, "transaction \(row.key)"))
             }
         }
-        let notifications = try rows.notifications.sorted { $0.order < $1.order }.compactMap {
-            (row) throws(SimulatorError) in
-            try row.json.map { (json) throws(SimulatorError) in
-                (row.order, try decode(PersistedNotification.self, json, "notification \(row.key)"))
+        var notifications: [(order: Int64, notification: PersistedNotification)] = []
+        for row in rows.notifications.sorted(by: { $0.order < $1.order }) {
+            if let json = row.json {
+                notifications.append(
+                    (row.order, try decode(PersistedNotification.self, json, "notification \(row.key)")))
             }
         }
-        try withState { (core, dial) throws(SimulatorError) in
-            try core.restore(document, transactions: transactions, notifications: notifications)
-            dial = document.dial
-        }
-        savedState.withLock { $0 = nil }
+        return (document, transactions, notifications)
     }
 
     /// The rows changed since the last call (everything the first time something changed), or nil when nothing
