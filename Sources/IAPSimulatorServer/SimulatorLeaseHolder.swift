@@ -190,7 +190,8 @@ struct HolderNote: Equatable {
 
 /// The clock of a server whose local App Store does not sell: the selling server's dial, as its beats carry it, read
 /// on this server's wall clock (the same moment on one machine; apart, within their clocks' difference). It never
-/// goes back, also when a new seller continues from a slightly older save.
+/// goes back, also when a new seller continues from a slightly older save, and stops at the simulator's latest date
+/// as the store's own clock does.
 final class FollowedClock: Sendable {
     private struct State {
         var dial: HolderNote
@@ -210,7 +211,8 @@ final class FollowedClock: Sendable {
     var now: Date {
         let wall = self.wall()
         return state.withLock { state in
-            state.shown = max(state.shown, state.dial.simulated(at: wall))
+            // Where the selling store's own clock stops too.
+            state.shown = min(max(state.shown, state.dial.simulated(at: wall)), SimulatorConfiguration.latestDate)
             return state.shown
         }
     }
