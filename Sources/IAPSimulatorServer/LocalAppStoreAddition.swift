@@ -139,7 +139,8 @@ public final class LocalAppStoreAddition: ServerAddition {
                 // subscriptions is a few thousand); past it the move stops with an error.
                 configuration.maximumEventsPerAdvance = 100_000
                 // On a database that already holds this app's transactions (a restart), new ids continue past the stored
-                // ones and UUIDs come from a new seed, so nothing the store makes now collides with before.
+                // ones. A new store's UUIDs come from a seed of this moment; a saved store continues its own sequence
+                // (its counter was saved with every change answered).
                 if let largest = try await storage.largestTransactionID(bundleID: simulated.bundleID) {
                     configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1)
                 }
@@ -223,20 +224,32 @@ public final class LocalAppStoreAddition: ServerAddition {
             let (bundleID, sale, seller) = (store.configuration.bundleID, sale, seller)
             router.add(
                 middleware: LocalAppStoreElsewhereMiddleware {
-                    let lost = sale.withLock { current in current.map { $0.lease?.isLost == true } }
-                    if lost == false { return nil }
-                    let holder = seller.withLock { $0 }
-                    if lost == true {
-                        return "another server of this database took over the local App Store of \(bundleID) "
-                            + "(this one stopped beating for a while): use that one"
-                            + (holder.map { " (\($0))" } ?? "")
+                    let state = sale.withLock { current in
+                        current.map { (lost: $0.lease?.isLost == true, confirmed: $0.lease?.isConfirmed ?? true) }
                     }
-                    guard holder != nil else {
-                        return "no server of this database sells the local App Store of \(bundleID) at this moment "
-                            + "(its seller stopped): a server that does not sell takes it over within seconds"
+                    if let state, !state.lost {
+                        if state.confirmed { return nil }
+                        return (
+                            "localAppStoreUnconfirmed",
+                            "this server could not confirm its lease on the local App Store of \(bundleID) with the "
+                                + "database lately: it answers the store's routes again once it can (another server "
+                                + "takes the store over if it cannot for a few seconds)"
+                        )
                     }
-                    return "the local App Store of \(bundleID) sells on another server of this database: use "
-                        + "that one for /simulator, /inApps, /store and /manager (its log and banner name it)"
+                    // The seller is not named: unauthenticated callers read this (the log, the banner and /health
+                    // tell an operator).
+                    let reason =
+                        if state?.lost == true {
+                            "another server of this database took over the local App Store of \(bundleID) (this one "
+                                + "stopped beating for a while): use that one"
+                        } else if seller.withLock({ $0 }) == nil {
+                            "no server of this database sells the local App Store of \(bundleID) at this moment (its "
+                                + "seller stopped): a server that does not sell takes it over within seconds"
+                        } else {
+                            "the local App Store of \(bundleID) sells on another server of this database: use that "
+                                + "one for /simulator, /inApps, /store and /manager (its log and banner name it)"
+                        }
+                    return ("localAppStoreElsewhere", reason)
                 })
         }
         if followed != nil || sale.withLock({ $0?.saver }) != nil {
@@ -263,7 +276,11 @@ public final class LocalAppStoreAddition: ServerAddition {
         guard let service = service.withLock({ $0 }) else { return }
         let (notifications, new) = feed.withLock { feed in
             if let feed { return (feed, false) }
-            let made = NotificationFeed(service: service, simulator: store, logger: logger)
+            let sale = self.sale
+            // A store that lost its lease applies nothing more: what it made after its last save is not the store's.
+            let made = NotificationFeed(service: service, simulator: store, logger: logger) {
+                sale.withLock { $0?.lease?.isLost != true }
+            }
             feed = made
             return (made, true)
         }
@@ -301,7 +318,8 @@ public final class LocalAppStoreAddition: ServerAddition {
             }
             while !Task.isCancelled, sells {
                 try? await Task.sleep(for: .seconds(1))
-                if sells { _ = try? store.now }
+                // Not while the lease is unconfirmed: another server may be about to continue the store.
+                if sells, lease?.isConfirmed ?? true { _ = try? store.now }
             }
         }
     }
@@ -318,6 +336,8 @@ public final class LocalAppStoreAddition: ServerAddition {
         // Whether the last read failed: the seller could not beat meanwhile either (a database outage), so its beat
         // is watched afresh from the first read that succeeds.
         var unreachable = false
+        // When this server may try to take the store over again, after a try that failed.
+        var retryAt = ContinuousClock.now
         while !Task.isCancelled {
             let lease: SimulatorLease??
             do { lease = .some(try await followed.storage.simulatorLease(bundleID: bundleID)) } catch { lease = .none }
@@ -358,10 +378,10 @@ public final class LocalAppStoreAddition: ServerAddition {
                 }
                 // Given up (no row) or gone still: this server takes the store over, unless the seller signs with
                 // another authority (this one could verify none of the store's documents).
-                if (read == nil || last.stillSaid), !last.otherSaid,
-                    await takeOver(from: read, storage: followed.storage)
-                {
-                    return
+                if read == nil || last.stillSaid, !last.otherSaid, ContinuousClock.now >= retryAt {
+                    if await takeOver(from: read, storage: followed.storage, watch: followed.watch) { return }
+                    // Lost the race, or the store could not be read: not again for a while (the log said why).
+                    retryAt = ContinuousClock.now + followed.watch
                 }
             }
             try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
@@ -369,27 +389,48 @@ public final class LocalAppStoreAddition: ServerAddition {
     }
 
     /// Takes the lease from `seen` (nil: nobody holds it) and continues the store as the database holds it, as a
-    /// restart would. False when another server was quicker, the holder beat again, or the store could not be read
-    /// (the lease is given up again then, and this server goes on following).
-    private func takeOver(from seen: SimulatorLease?, storage: any ServerStorage) async -> Bool {
+    /// restart would (beating the lease meanwhile, so a long read does not look like a stall). False when another
+    /// server was quicker, the holder beat again, or the store could not be read (the lease is given up again then).
+    private func takeOver(from seen: SimulatorLease?, storage: any ServerStorage, watch: Duration) async -> Bool {
         let bundleID = store.configuration.bundleID
-        let lease: SimulatorLeaseHolder
-        do {
-            guard
-                let taken = try await SimulatorLeaseHolder.takeOver(
-                    bundleID: bundleID, from: seen, storage: storage, logger: logger)
-            else { return false }
-            lease = taken
-        } catch {
-            return false
-        }
-        do {
-            // The store as the last seller saved it; ids past any transaction it wrote after its last save.
-            if let saved = try await storage.simulatorState(bundleID: bundleID) {
-                try store.reload(
-                    restoring: saved, transactionsAfter: try await storage.largestTransactionID(bundleID: bundleID))
+        guard
+            let lease = try? await SimulatorLeaseHolder.takeOver(
+                bundleID: bundleID, from: seen, storage: storage, watch: watch, logger: logger)
+        else { return false }
+        let store = self.store
+        let reloaded: Result<Void, any Error> = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    await lease.beat(note: "")
+                    try? await Task.sleep(for: SimulatorLeaseHolder.beatInterval)
+                }
+                return nil
             }
-        } catch {
+            group.addTask {
+                // The store as the last seller saved it (nothing saved: a new one); ids past any transaction it
+                // wrote after its last save.
+                do {
+                    try store.reload(
+                        restoring: try await storage.simulatorState(bundleID: bundleID),
+                        transactionsAfter: try await storage.largestTransactionID(bundleID: bundleID))
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            var outcome: Result<Void, any Error> = .success(())
+            for await result in group {
+                if let result {
+                    outcome = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return outcome
+        }
+        // The lease may have gone meanwhile (a beat found it another's).
+        guard !lease.isLost else { return false }
+        if case .failure(let error) = reloaded {
             logger.error(
                 "the local App Store could not be taken over: its saved state could not be read",
                 metadata: ["bundleId": "\(bundleID)", "reason": "\(error)"])
@@ -398,10 +439,8 @@ public final class LocalAppStoreAddition: ServerAddition {
         }
         let previous = sale.withLock { $0 }
         await previous?.saver?.finish()
-        sale.withLock {
-            $0 = Sale(
-                lease: lease, saver: SimulatorSaver(simulator: store, storage: storage, logger: logger, lease: lease))
-        }
+        let saver = SimulatorSaver(simulator: store, storage: storage, logger: logger, lease: lease)
+        sale.withLock { $0 = Sale(lease: lease, saver: saver) }
         seller.withLock { $0 = nil }
         startNotifications()
         logger.notice(
@@ -431,11 +470,17 @@ final class NotificationFeed: Sendable {
     private let continuation: AsyncStream<SimulatorNotification>.Continuation
     private let worker: Task<Void, Never>
 
-    init(service: ValidationService, simulator: AppStoreSimulator, logger: Logger) {
+    /// - Parameter applies: whether a notification is applied now (false: it is dropped, as made by a store that is
+    ///   not the one that sells any more).
+    init(
+        service: ValidationService, simulator: AppStoreSimulator, logger: Logger,
+        applies: @escaping @Sendable () -> Bool = { true }
+    ) {
         let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
         self.continuation = continuation
         worker = Task {
             for await notification in stream {
+                guard applies() else { continue }
                 let body = String(decoding: notification.requestBody, as: UTF8.self)
                 do {
                     let outcome = try await service.receiveNotification(

@@ -20,12 +20,18 @@ final class SimulatorLeaseHolder: Sendable {
     private let storage: any ServerStorage
     private let logger: Logger
     private let lost = Mutex(false)
+    /// When the database last confirmed this holder's lease (taken, or a beat that found it ours).
+    private let confirmed = Mutex(ContinuousClock.now)
+    /// How long the lease counts as held without a confirmation: half the watch after which another server takes it
+    /// over from a still beat, so this server stops before another may start.
+    private let patience: Duration
 
-    private init(bundleID: String, holder: String, storage: any ServerStorage, logger: Logger) {
+    private init(bundleID: String, holder: String, storage: any ServerStorage, logger: Logger, watch: Duration) {
         self.bundleID = bundleID
         self.holder = holder
         self.storage = storage
         self.logger = logger
+        patience = watch / 2
     }
 
     /// Takes the lease on `bundleID`'s local App Store, or answers who keeps it: free, it is taken at once; held, the
@@ -49,18 +55,19 @@ final class SimulatorLeaseHolder: Sendable {
             }
         }
         guard lease.holder == holder else { return .failure(HeldElsewhere(holder: lease.holder, note: lease.note)) }
-        return .success(SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger))
+        return .success(
+            SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger, watch: watch))
     }
 
     /// Takes the lease while the server runs, from `seen` (a holder whose beat stood still; nil: nobody holds it):
     /// nil when another server was quicker or the holder beat again.
     static func takeOver(
-        bundleID: String, from seen: SimulatorLease?, storage: any ServerStorage, logger: Logger
+        bundleID: String, from seen: SimulatorLease?, storage: any ServerStorage, watch: Duration, logger: Logger
     ) async throws -> SimulatorLeaseHolder? {
         let holder = newHolderName()
         let lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: seen)
         guard lease.holder == holder else { return nil }
-        return SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger)
+        return SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger, watch: watch)
     }
 
     /// A name for a holder on this server: host, process id and a random part (a new one for each lease taken).
@@ -107,15 +114,20 @@ final class SimulatorLeaseHolder: Sendable {
             metadata: ["bundleId": "\(bundleID)"])
     }
 
-    /// Says this server is alive, with a note for the servers that do not sell; a lease nobody holds any more (its
-    /// row removed) is taken again. A database that does not answer decides nothing: the next beat tries.
+    /// Whether the database confirmed the lease lately (within half the watch): a holder that cannot reach it must
+    /// not go on selling, since another server takes the lease over once its beat stood still for the watch.
+    var isConfirmed: Bool { !isLost && ContinuousClock.now - confirmed.withLock { $0 } < patience }
+
+    /// Says this server is alive, with a note for the servers that do not sell. A lease whose row is gone or names
+    /// another holder is lost (another server may have taken it and given it up while this one stalled: what it sold
+    /// meanwhile is in the database, not in this one's memory). A database that does not answer decides nothing: the
+    /// next beat tries, and meanwhile the lease counts as held only for ``isConfirmed``'s patience.
     func beat(note: String) async {
         guard !isLost else { return }
+        let started = ContinuousClock.now
         do {
-            if try await storage.beatSimulatorLease(bundleID: bundleID, holder: holder, note: note) { return }
-            if try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: nil).holder
-                == holder
-            {
+            if try await storage.beatSimulatorLease(bundleID: bundleID, holder: holder, note: note) {
+                confirmed.withLock { $0 = max($0, started) }
                 return
             }
         } catch {
@@ -218,18 +230,19 @@ final class FollowedClock: Sendable {
     }
 }
 
-/// Answers the local App Store's routes with 503 `localAppStoreElsewhere` while `refusal` says why (another server
-/// sells, or took over): the validation routes are untouched.
+/// Answers the local App Store's routes with 503 while `refusal` says why, with its code: `localAppStoreElsewhere`
+/// (another server sells, took over, or none does now) or `localAppStoreUnconfirmed` (this server holds the lease but
+/// the database has not confirmed it lately). The validation routes are untouched.
 struct LocalAppStoreElsewhereMiddleware<Context: RequestContext>: RouterMiddleware {
-    let refusal: @Sendable () -> String?
+    let refusal: @Sendable () -> (code: String, reason: String)?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
         if LocalAppStorePaths.served.contains(LocalAppStorePaths.firstSegment(of: request.uri.path)),
-            let reason = refusal()
+            let (code, reason) = refusal()
         {
-            throw APIError(503, "localAppStoreElsewhere", reason)
+            throw APIError(503, code, reason)
         }
         return try await next(request, context)
     }

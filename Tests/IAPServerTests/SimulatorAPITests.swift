@@ -212,9 +212,11 @@ struct SimulatorAPITests {
             let beating = Task { await addition.run() }
             var status = HTTPResponse.Status.created
             var answer: [String: Any] = [:]
+            var refusedAccount = ""
             for _ in 0..<100 where status != .serviceUnavailable {
                 try await Task.sleep(for: .milliseconds(50))
-                (status, answer) = try await client.post("/simulator/accounts", ["accountId": "bea\(UUID())"])
+                refusedAccount = "bea\(UUID())"
+                (status, answer) = try await client.post("/simulator/accounts", ["accountId": refusedAccount])
             }
             #expect(status == .serviceUnavailable && answer["code"] as? String == "localAppStoreElsewhere", "\(answer)")
             #expect((answer["message"] as? String)?.contains("took over") == true, "\(answer)")
@@ -228,7 +230,20 @@ struct SimulatorAPITests {
             for _ in 0..<100 where addition.health?.status != "sells" { try await Task.sleep(for: .milliseconds(100)) }
             #expect(addition.health?.status == "sells")
             #expect(try await client.get("/simulator/accounts/ana").0 == .ok)
+            // The change answered 503 (its save found the lease taken) was never the store's: reloaded, it is gone.
+            #expect(try await client.get("/simulator/accounts/\(refusedAccount)").0 == .notFound)
             #expect(try await client.post("/simulator/accounts", ["accountId": "dee"]).0 == .created)
+            // The store's notifications reach validation again: a refund's is applied (its send attempt recorded).
+            let (bought, purchase) = try await client.post(
+                "/simulator/accounts/dee/purchases", ["productId": "com.example.florist.vip.gold"])
+            let id = try #require(
+                (purchase["transaction"] as? [String: Any])?["transactionId"] as? String, "\(bought) \(purchase)")
+            #expect(try await client.post("/simulator/transactions/\(id)/refund", [:]).0 == .ok)
+            let refund = try #require(addition.store.notifications.last)
+            for _ in 0..<50 where addition.store.sendAttempts(notificationUUID: refund.uuid).isEmpty {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(addition.store.sendAttempts(notificationUUID: refund.uuid).map(\.result) == ["SUCCESS"])
             #expect(try await client.execute(uri: "/store", method: .get) { $0.status } == .ok)
             beating.cancel()
             await beating.value
@@ -240,6 +255,110 @@ struct SimulatorAPITests {
         let saved = try #require(try await intruder.simulatorState(bundleID: "com.example.florist"))
         #expect(saved.state.contains("ana") && saved.state.contains("dee"), "what it sold is saved")
         try await intruder.shutdown()
+        try await runtime.storage.shutdown()
+    }
+
+    /// A holder that stalled while another server took the store, sold and gave it up (its row gone) does not take
+    /// the free lease back with what it holds in memory: it counts the lease lost and takes the store over as the
+    /// database holds it, with what the other server sold.
+    @Test func aStalledHolderWhoseLeaseWasTakenAndGivenUpContinuesWhatTheOtherSold() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        var settings = ServerSettings(databaseURL: file)
+        settings.server.apiKeys = [ServerHarness.apiKey]
+        settings.simulator?.catalogPath = "Examples/Florist/Florist.storekit"
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let runtime = try await ServerRuntime.start(
+            settings, logger: logger, clock: { Self.start }, authority: SimulatorTestKeys.pki)
+        let addition = try #require(runtime.additions.first as? LocalAppStoreAddition)
+        let other = try await SQLStorage(database: try SQLiteDatabase(path: file))
+        try await runtime.application().test(.router) { client in
+            #expect(try await client.post("/simulator/accounts", ["accountId": "ana"]).0 == .created)
+            // Another server takes the lease over from the stalled holder (its run loop not started), sells a store
+            // of its own (one account, zed) and stops cleanly.
+            let seen = try await other.takeSimulatorLease(
+                bundleID: "com.example.florist", holder: "other", replacing: nil)
+            #expect(
+                try await other.takeSimulatorLease(bundleID: "com.example.florist", holder: "other", replacing: seen)
+                    .holder == "other")
+            let sold = try AppStoreSimulator(
+                catalog: addition.store.catalog, configuration: addition.store.configuration,
+                pki: SimulatorTestKeys.pki)
+            try sold.createAccount("zed")
+            #expect(
+                try await other.saveSimulatorState(
+                    try #require(sold.changedRows()), bundleID: "com.example.florist", holder: "other"))
+            try await other.releaseSimulatorLease(bundleID: "com.example.florist", holder: "other")
+            // The stalled holder wakes up.
+            let running = Task { await addition.run() }
+            var zed = HTTPResponse.Status.notFound
+            for _ in 0..<100 where zed != .ok {
+                try await Task.sleep(for: .milliseconds(100))
+                zed = try await client.get("/simulator/accounts/zed").0
+            }
+            #expect(zed == .ok, "what the other server sold")
+            #expect(addition.health?.status == "sells")
+            #expect(
+                try await client.get("/simulator/accounts/ana").0 == .notFound, "the other server's store has no ana")
+            running.cancel()
+            await running.value
+        }
+        await addition.finish()
+        try await other.shutdown()
+        try await runtime.storage.shutdown()
+    }
+
+    /// A seller whose beats the database does not confirm (here another connection holds SQLite's write lock for 4 s)
+    /// stops answering the store's routes after half the watch (1.5 s), before another server could take the store
+    /// over from its still beat, and answers again once a beat goes through.
+    @Test func aSellerWhoseLeaseTheDatabaseDoesNotConfirmStopsAnsweringUntilItDoes() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        var settings = ServerSettings(databaseURL: file)
+        settings.server.apiKeys = [ServerHarness.apiKey]
+        settings.simulator?.catalogPath = "Examples/Florist/Florist.storekit"
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let runtime = try await ServerRuntime.start(
+            settings, logger: logger, clock: { Self.start }, authority: SimulatorTestKeys.pki)
+        let addition = try #require(runtime.additions.first as? LocalAppStoreAddition)
+        try await runtime.application().test(.router) { client in
+            let running = Task { await addition.run() }
+            #expect(try await client.post("/simulator/accounts", ["accountId": "ana"]).0 == .created)
+            let locker = Process()
+            locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            locker.arguments = [
+                "python3", "-c",
+                """
+                import sqlite3, sys, time
+                c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+                c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(4); c.execute('COMMIT')
+                """, file,
+            ]
+            let output = Pipe()
+            locker.standardOutput = output
+            try locker.run()
+            _ = output.fileHandleForReading.availableData  // "locked"
+            var (status, answer) = (HTTPResponse.Status.ok, [String: Any]())
+            for _ in 0..<35 where status != .serviceUnavailable {
+                try await Task.sleep(for: .milliseconds(100))
+                (status, answer) = try await client.get("/simulator/accounts/ana")
+            }
+            #expect(
+                status == .serviceUnavailable && answer["code"] as? String == "localAppStoreUnconfirmed", "\(answer)")
+            #expect(try await client.post("/v1/transactions", [:]).0 != .serviceUnavailable, "validation is untouched")
+            locker.waitUntilExit()
+            for _ in 0..<100 where status != .ok {
+                try await Task.sleep(for: .milliseconds(100))
+                status = try await client.get("/simulator/accounts/ana").0
+            }
+            #expect(status == .ok, "a beat went through: it sells again")
+            #expect(addition.health?.status == "sells")
+            running.cancel()
+            await running.value
+        }
+        await addition.finish()
         try await runtime.storage.shutdown()
     }
 

@@ -25,13 +25,15 @@ extension AppStoreSimulator {
         savedState.withLock { $0 = nil }
     }
 
-    /// Replaces this store's whole state with a stored one, as ``init(restoring:catalog:configuration:pki:clock:keepsRecords:keepsNotifications:updateLimits:)``
-    /// would restore it: what a server does when it takes over the store another server sold (its own copy was made
-    /// at its start and has not changed since). Transaction ids continue past both the stored counter and
+    /// Replaces this store's whole state with a stored one (nil: a new store's, when nothing was saved), as
+    /// ``init(restoring:catalog:configuration:pki:clock:keepsRecords:keepsNotifications:updateLimits:)`` would
+    /// restore it: what a server does when it takes over the store another server sold (its own copy was made at its
+    /// start, or has changes that were never saved). Transaction ids continue past both the stored counter and
     /// `transactionsAfter` (the largest id the database holds, which a server that stopped selling may have written
-    /// after its last save). The catalog, the authority and the clock's source stay this store's.
-    public func reload(restoring rows: SimulatorStateRows, transactionsAfter largest: UInt64?) throws(SimulatorError) {
-        let restored = try Self.decoded(rows)
+    /// after its last save). The catalog, the authority, the clock's source, the notification sinks and the open update
+    /// streams stay this store's.
+    public func reload(restoring rows: SimulatorStateRows?, transactionsAfter largest: UInt64?) throws(SimulatorError) {
+        let restored = try rows.map { (rows) throws(SimulatorError) in try Self.decoded(rows) }
         var configuration = self.configuration
         if let largest { configuration.firstTransactionID = max(configuration.firstTransactionID, largest + 1) }
         try withState { (core, dial) throws(SimulatorError) in
@@ -43,10 +45,17 @@ extension AppStoreSimulator {
             } catch {
                 throw SimulatorError(.unreadableState, "the store could not be set up again: \(error)")
             }
-            try fresh.restore(
-                restored.state, transactions: restored.transactions, notifications: restored.notifications)
+            if let restored {
+                try fresh.restore(
+                    restored.state, transactions: restored.transactions, notifications: restored.notifications)
+                dial = restored.state.dial
+            } else {
+                fresh.now = core.now
+            }
+            fresh.notificationSinks = core.notificationSinks
+            fresh.updateStreams = core.updateStreams
+            fresh.updateStreamsOpened = core.updateStreamsOpened
             core = fresh
-            dial = restored.state.dial
         }
         encodedAccounts.withLock { $0 = [:] }
         savedState.withLock { $0 = nil }
