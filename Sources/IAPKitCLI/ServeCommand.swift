@@ -149,11 +149,15 @@ public struct ServeCommand: AsyncParsableCommand {
                 : "The simulated app's keys: "
                     + simulatedKeys.map { "\($0.id) (\($0.scope == .app ? "app key, safe in the app" : "secret"))" }
                     .joined(separator: ", ")
-        let elsewhereLine = runtime.simulatorHeldElsewhere.map {
-            "The local App Store sells on another server of this database (\($0)): here its documents verify, "
-                + "and /simulator, /inApps, /store and /manager answer 503 until this one takes the store over (when "
-                + "that one stops)."
-        }
+        let sellsHere = runtime.simulator != nil && settings.databaseURL != ":memory:"
+        let elsewhereLine =
+            sellsHere
+            ? "The local App Store sells here (this server holds its lease on the database)."
+            : runtime.simulatorHeldElsewhere.map {
+                "The local App Store sells on another server of this database (\($0)): here its documents verify, "
+                    + "and /simulator, /inApps, /store and /manager answer 503 until this one takes the store over (when "
+                    + "that one stops)."
+            }
         let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []

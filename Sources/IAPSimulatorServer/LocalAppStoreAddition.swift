@@ -30,6 +30,8 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// The server that sells, as this one last read the lease (nil: none does now), when it is not this one.
     private let seller: Locked<String?>
     private let logger: Logger
+    /// Where this server listens, when configured: part of the lease's holder name.
+    private let address: String?
     private let feed = Mutex<NotificationFeed?>(nil)
     /// The validation service the store's notifications are applied to, from ``attach(to:)``.
     private let service = Mutex<ValidationService?>(nil)
@@ -46,17 +48,19 @@ public final class LocalAppStoreAddition: ServerAddition {
         webhooks: Webhooks? = nil, transferPolicy: TransferPolicy = .refuse, logger: Logger
     ) {
         self.init(
-            store: store, storage: storage, role: .success(nil), leaseWatch: .seconds(3), accessKeys: accessKeys,
+            store: store, storage: storage, role: .success(nil), leaseWatch: .seconds(3), address: nil,
+            accessKeys: accessKeys,
             webhooks: webhooks, transferPolicy: transferPolicy, logger: logger, wall: Date.init)
     }
 
     private init(
         store: AppStoreSimulator, storage: (any ServerStorage)?,
-        role: Result<SimulatorLeaseHolder?, SimulatorLeaseHolder.HeldElsewhere>, leaseWatch: Duration,
+        role: Result<SimulatorLeaseHolder?, SimulatorLeaseHolder.HeldElsewhere>, leaseWatch: Duration, address: String?,
         accessKeys: [AccessKey], webhooks: Webhooks?, transferPolicy: TransferPolicy, logger: Logger,
         wall: @escaping @Sendable () -> Date
     ) {
         self.store = store
+        self.address = address
         self.accessKeys = accessKeys
         self.webhooks = webhooks
         self.transferPolicy = transferPolicy
@@ -111,8 +115,10 @@ public final class LocalAppStoreAddition: ServerAddition {
                     try Catalog.load(contentsOfFile: path)
                 } ?? Catalog.floristExample()
             // Taken before the saved store is read: a holder that stopped may have saved until then.
+            // Where this server listens, for the lease's holder name (an operator finds the seller by it).
+            let address = settings.server.port == 0 ? nil : "http://\(settings.server.host):\(settings.server.port)"
             let role = try await SimulatorLeaseHolder.take(
-                bundleID: simulated.bundleID, storage: storage, watch: leaseWatch, logger: logger
+                bundleID: simulated.bundleID, address: address, storage: storage, watch: leaseWatch, logger: logger
             ).map { Optional($0) }
             // A start that fails after taking the lease gives it up: the next start need not wait for it to go still.
             do {
@@ -167,7 +173,7 @@ public final class LocalAppStoreAddition: ServerAddition {
                         clock: .running(wallClock: clock), keepsRecords: false, keepsNotifications: true)
                 }
                 return LocalAppStoreAddition(
-                    store: store, storage: storage, role: role, leaseWatch: leaseWatch,
+                    store: store, storage: storage, role: role, leaseWatch: leaseWatch, address: address,
                     accessKeys: simulated.accessKeys, webhooks: simulated.webhooks,
                     transferPolicy: simulated.transferPolicy, logger: logger, wall: clock)
             } catch {
@@ -203,11 +209,21 @@ public final class LocalAppStoreAddition: ServerAddition {
     /// until it takes the store over.
     public var pages: PageSet? { Self.pages }
 
-    /// `localAppStore`: `sells` here, `sellsElsewhere` (another server of the database does, or took it over), or
-    /// `noneSells` (its seller stopped, as this server last read the lease; one that does not sell takes it over).
+    /// `localAppStore`: `sells` here, `sellsUnconfirmed` (this server holds the lease but the database has not
+    /// confirmed it lately: it answers the store's routes with 503 meanwhile), `sellsElsewhere` (another server of
+    /// the database does, or took it over), or `noneSells` (its seller stopped, as this server last read the lease; one
+    /// that does not sell takes it over).
     public var health: (name: String, status: String)? {
+        let held = sale.withLock { current in current.map { ($0.lease?.isLost != true, $0.lease?.isConfirmed ?? true) }
+        }
         let status =
-            if sells { "sells" } else if seller.withLock({ $0 }) != nil { "sellsElsewhere" } else { "noneSells" }
+            if let (holds, confirmed) = held, holds {
+                confirmed ? "sells" : "sellsUnconfirmed"
+            } else if seller.withLock({ $0 }) != nil {
+                "sellsElsewhere"
+            } else {
+                "noneSells"
+            }
         return ("localAppStore", status)
     }
 
@@ -285,7 +301,7 @@ public final class LocalAppStoreAddition: ServerAddition {
             return (made, true)
         }
         for notification in store.notifications
-        where store.sendAttempts(notificationUUID: notification.uuid).isEmpty {
+        where NotificationFeed.sendsAgain(store.sendAttempts(notificationUUID: notification.uuid)) {
             notifications.send(notification)
         }
         if new { store.addNotificationSink { notifications.send($0) } }
@@ -395,7 +411,7 @@ public final class LocalAppStoreAddition: ServerAddition {
         let bundleID = store.configuration.bundleID
         guard
             let lease = try? await SimulatorLeaseHolder.takeOver(
-                bundleID: bundleID, from: seen, storage: storage, watch: watch, logger: logger)
+                bundleID: bundleID, address: address, from: seen, storage: storage, watch: watch, logger: logger)
         else { return false }
         let store = self.store
         let reloaded: Result<Void, any Error> = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
@@ -461,52 +477,6 @@ public final class LocalAppStoreAddition: ServerAddition {
         await current?.saver?.finish()
         await current?.lease?.release()
     }
-}
-
-/// The simulator's notifications, applied by the server in the order the simulator made them (as if Apple had
-/// posted each one to `/v1/notifications`); each application is recorded as the notification's send attempt, so the
-/// simulated notification history tells what reached the server.
-final class NotificationFeed: Sendable {
-    private let continuation: AsyncStream<SimulatorNotification>.Continuation
-    private let worker: Task<Void, Never>
-
-    /// - Parameter applies: whether a notification is applied now (false: it is dropped, as made by a store that is
-    ///   not the one that sells any more).
-    init(
-        service: ValidationService, simulator: AppStoreSimulator, logger: Logger,
-        applies: @escaping @Sendable () -> Bool = { true }
-    ) {
-        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
-        self.continuation = continuation
-        worker = Task {
-            for await notification in stream {
-                guard applies() else { continue }
-                let body = String(decoding: notification.requestBody, as: UTF8.self)
-                do {
-                    let outcome = try await service.receiveNotification(
-                        signedPayload: notification.signedPayload, body: body, receivedAt: notification.date)
-                    logger.info(
-                        "simulator notification applied",
-                        metadata: [
-                            "type": "\(notification.type.rawValue)",
-                            "subtype": "\(notification.subtype?.rawValue ?? "")",
-                            "uuid": "\(notification.uuid)", "outcome": "\(outcome.rawValue)",
-                        ])
-                    simulator.recordSendAttempt(notificationUUID: notification.uuid, result: "SUCCESS")
-                } catch {
-                    logger.error(
-                        "simulator notification refused",
-                        metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
-                    simulator.recordSendAttempt(
-                        notificationUUID: notification.uuid, result: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
-                }
-            }
-        }
-    }
-
-    func send(_ notification: SimulatorNotification) { continuation.yield(notification) }
-    func finish() { continuation.finish() }
-    func drained() async { await worker.value }
 }
 
 // MARK: - The server with the local App Store

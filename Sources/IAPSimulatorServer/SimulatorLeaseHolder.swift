@@ -20,8 +20,11 @@ final class SimulatorLeaseHolder: Sendable {
     private let storage: any ServerStorage
     private let logger: Logger
     private let lost = Mutex(false)
-    /// When the database last confirmed this holder's lease (taken, or a beat that found it ours).
-    private let confirmed = Mutex(ContinuousClock.now)
+    /// When the database last confirmed this holder's lease (taken, or a beat that found it ours); nil until the
+    /// first beat is tried (a server beats from the moment it runs; a store served without its run loop, as tests
+    /// build one, holds the lease as taken).
+    private let confirmed = Mutex<ContinuousClock.Instant?>(nil)
+    private let taken = ContinuousClock.now
     /// How long the lease counts as held without a confirmation: half the watch after which another server takes it
     /// over from a still beat, so this server stops before another may start.
     private let patience: Duration
@@ -37,9 +40,9 @@ final class SimulatorLeaseHolder: Sendable {
     /// Takes the lease on `bundleID`'s local App Store, or answers who keeps it: free, it is taken at once; held, the
     /// holder's beat is watched for `watch` (several beats) and the lease taken only if it stood still.
     static func take(
-        bundleID: String, storage: any ServerStorage, watch: Duration, logger: Logger
+        bundleID: String, address: String?, storage: any ServerStorage, watch: Duration, logger: Logger
     ) async throws -> Result<SimulatorLeaseHolder, HeldElsewhere> {
-        let holder = newHolderName()
+        let holder = newHolderName(address: address)
         var lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: nil)
         if lease.holder != holder {
             let seen = lease
@@ -62,21 +65,24 @@ final class SimulatorLeaseHolder: Sendable {
     /// Takes the lease while the server runs, from `seen` (a holder whose beat stood still; nil: nobody holds it):
     /// nil when another server was quicker or the holder beat again.
     static func takeOver(
-        bundleID: String, from seen: SimulatorLease?, storage: any ServerStorage, watch: Duration, logger: Logger
+        bundleID: String, address: String?, from seen: SimulatorLease?, storage: any ServerStorage, watch: Duration,
+        logger: Logger
     ) async throws -> SimulatorLeaseHolder? {
-        let holder = newHolderName()
+        let holder = newHolderName(address: address)
         let lease = try await storage.takeSimulatorLease(bundleID: bundleID, holder: holder, replacing: seen)
         guard lease.holder == holder else { return nil }
         return SimulatorLeaseHolder(bundleID: bundleID, holder: holder, storage: storage, logger: logger, watch: watch)
     }
 
-    /// A name for a holder on this server: host, process id and a random part (a new one for each lease taken).
-    private static func newHolderName() -> String {
+    /// A name for a holder on this server: host, process id, the address it listens on (when configured; port 0 is
+    /// chosen at binding, after the lease) and a random part (a new one for each lease taken).
+    private static func newHolderName(address: String?) -> String {
         var name = [CChar](repeating: 0, count: 256)
         let host =
             gethostname(&name, name.count - 1) == 0
             ? name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "host"
-        return "\(host) pid \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString.prefix(8).lowercased())"
+        let pid = ProcessInfo.processInfo.processIdentifier
+        return "\(host) pid \(pid)\(address.map { " \($0)" } ?? "") \(UUID().uuidString.prefix(8).lowercased())"
     }
 
     /// The server that keeps the local App Store when it is not this one, and what its last beat said.
@@ -116,7 +122,7 @@ final class SimulatorLeaseHolder: Sendable {
 
     /// Whether the database confirmed the lease lately (within half the watch): a holder that cannot reach it must
     /// not go on selling, since another server takes the lease over once its beat stood still for the watch.
-    var isConfirmed: Bool { !isLost && ContinuousClock.now - confirmed.withLock { $0 } < patience }
+    var isConfirmed: Bool { !isLost && confirmed.withLock { $0 }.map { ContinuousClock.now - $0 < patience } ?? true }
 
     /// Says this server is alive, with a note for the servers that do not sell. A lease whose row is gone or names
     /// another holder is lost (another server may have taken it and given it up while this one stalled: what it sold
@@ -125,9 +131,10 @@ final class SimulatorLeaseHolder: Sendable {
     func beat(note: String) async {
         guard !isLost else { return }
         let started = ContinuousClock.now
+        confirmed.withLock { $0 = $0 ?? taken }
         do {
             if try await storage.beatSimulatorLease(bundleID: bundleID, holder: holder, note: note) {
-                confirmed.withLock { $0 = max($0, started) }
+                confirmed.withLock { $0 = max($0 ?? started, started) }
                 return
             }
         } catch {

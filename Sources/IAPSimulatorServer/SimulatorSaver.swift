@@ -6,15 +6,18 @@ import Synchronization
 
 /// Saves the local App Store to the server's database after every change (what changed, not everything), one save
 /// at a time: changes made while a save runs are saved together by the next. A failed save is logged and retried
-/// with every row on the next change or at shutdown. ``saved()`` waits until every change made before it is saved
-/// (or its save failed: the database is not answering, the change stays in memory until a later save), so a request
-/// that changed the store is answered only once the change is durable or the log says it is not.
+/// with every row on the next change or at shutdown. ``saved()`` waits until a save handled every change made before
+/// it and says whether they are in the database (a failed save leaves them in memory until a later save), so a request
+/// that changed the store is answered as done only once the change is durable.
 final class SimulatorSaver: Sendable {
     private struct Progress {
         var requested: UInt64 = 0
+        /// Every change up to this one was handled by a save (which may have failed).
         var saved: UInt64 = 0
+        /// Every change up to this one is in the database (the last save that covered it succeeded).
+        var durable: UInt64 = 0
         var finished = false
-        var waiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(target: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
     }
 
     /// The progress, in a class of its own so the worker and the change observer can hold it.
@@ -42,13 +45,17 @@ final class SimulatorSaver: Sendable {
         let task = Task { [tracker] in
             func save() async {
                 let target = tracker.state.withLock { $0.requested }
-                if lease?.isLost != true, let rows = simulator.changedRows() {
+                // Whether everything changed up to `target` is in the database after this save.
+                var durable = lease?.isLost != true
+                if durable, let rows = simulator.changedRows() {
                     do {
                         if try await !storage.saveSimulatorState(rows, bundleID: bundleID, holder: lease?.holder) {
                             lease?.markLost()
+                            durable = false
                         }
                     } catch {
                         simulator.saveFailed()
+                        durable = false
                         logger.error(
                             "the local App Store could not be saved; it will try again",
                             metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
@@ -56,11 +63,12 @@ final class SimulatorSaver: Sendable {
                 }
                 let ready = tracker.state.withLock { state in
                     state.saved = max(state.saved, target)
+                    if durable { state.durable = max(state.durable, target) }
                     let ready = state.waiters.filter { $0.target <= state.saved }
                     state.waiters.removeAll { $0.target <= state.saved }
-                    return ready
+                    return ready.map { ($0.continuation, $0.target <= state.durable) }
                 }
-                for waiter in ready { waiter.continuation.resume() }
+                for (waiter, durable) in ready { waiter.resume(returning: durable) }
             }
             for await _ in changes { await save() }
             await save()
@@ -69,7 +77,7 @@ final class SimulatorSaver: Sendable {
                 defer { state.waiters = [] }
                 return state.waiters
             }
-            for waiter in waiting { waiter.continuation.resume() }
+            for waiter in waiting { waiter.continuation.resume(returning: false) }
         }
         worker.withLock { $0 = task }
         observer = simulator.onChange { [tracker] in
@@ -78,15 +86,18 @@ final class SimulatorSaver: Sendable {
         }
     }
 
-    /// Returns once every change made before the call is saved (or saving has stopped).
-    func saved() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let done = tracker.state.withLock { state in
-                guard !state.finished, state.saved < state.requested else { return true }
+    /// Returns once a save has handled every change made before the call: true when they are all in the database,
+    /// false when that save failed (the changes stay in memory and go with a later save, unless the lease was lost)
+    /// or saving has stopped.
+    func saved() async -> Bool {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+            let done: Bool? = tracker.state.withLock { state in
+                if state.saved >= state.requested { return state.durable >= state.requested }
+                guard !state.finished else { return false }
                 state.waiters.append((state.requested, waiter))
-                return false
+                return nil
             }
-            if done { waiter.resume() }
+            if let done { waiter.resume(returning: done) }
         }
     }
 
@@ -99,9 +110,9 @@ final class SimulatorSaver: Sendable {
 }
 
 /// Answers a request that may have changed the local App Store (anything but GET and HEAD under `/simulator` and
-/// `/inApps`) only once the change is saved, so what a client was told happened survives a crash right after. The
-/// validation routes never wait for it.
-/// A change whose save found the store's lease taken over is not answered as done (503: another server sells now).
+/// `/inApps`) only once the change is saved, so what a client was told happened survives a crash or a take-over right
+/// after. The validation routes never wait for it. A change that is not in the database is not answered as done: 503
+/// `localAppStoreElsewhere` when its save found the lease taken over, `localAppStoreUnsaved` when the save failed.
 struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The saver of the store while this server sells it, with the lease its saves are made under.
     let current: @Sendable () -> (saver: SimulatorSaver, lease: SimulatorLeaseHolder?)?
@@ -116,11 +127,18 @@ struct SimulatorSavedMiddleware<Context: RequestContext>: RouterMiddleware {
             case let first = LocalAppStorePaths.firstSegment(of: request.uri.path),
             first == "simulator" || first == "inApps", let (saver, lease) = sale
         {
-            await saver.saved()
+            let durable = await saver.saved()
             if lease?.isLost == true {
                 throw APIError(
                     503, "localAppStoreElsewhere",
                     "another server of this database took over the local App Store before this change was saved")
+            }
+            // Not answered as done while it is only in memory: a take-over would continue without it.
+            guard durable else {
+                throw APIError(
+                    503, "localAppStoreUnsaved",
+                    "the change could not be saved in the database (it does not answer): it is kept in memory and "
+                        + "saved with the next save that succeeds, unless another server takes the store over first")
             }
         }
         return response

@@ -94,7 +94,7 @@ enum Answers {
         var database: String
         /// Absent while the database is unreachable.
         var storage: StorageCounts?
-        /// What each addition says of itself (`localAppStore`: `sells`, `sellsElsewhere` or `noneSells`).
+        /// What each addition says of itself (`localAppStore`: `sells`, `sellsUnconfirmed`, `sellsElsewhere` or `noneSells`).
         var additions: [String: String]?
     }
 

@@ -10,6 +10,15 @@ struct ServerRoutes: Sendable {
     let service: ValidationService
     let configuration: ServerConfiguration
     var additions: [any ServerAddition] = []
+    /// What `/health` says of the database, within a second.
+    let databaseProbe: StorageCountsProbe
+
+    init(service: ValidationService, configuration: ServerConfiguration, additions: [any ServerAddition] = []) {
+        self.service = service
+        self.configuration = configuration
+        self.additions = additions
+        databaseProbe = StorageCountsProbe(storage: service.storage)
+    }
 
     func add(to router: Router<ServerRequestContext>) {
         let ring = KeyRing(serverKeys: configuration.apiKeys, apps: service.appConfigurations)
@@ -80,7 +89,7 @@ struct ServerRoutes: Sendable {
     /// Liveness: this process serves requests (200 whatever the database does). The counts come when the database
     /// answers; `database` says whether it did.
     func health() async -> Answers.Health {
-        let counts = try? await service.storage.counts()
+        let counts = await databaseProbe.counts()
         let said = additions.compactMap(\.health)
         return Answers.Health(
             status: "ok", apps: service.bundleIDs, database: counts == nil ? "unreachable" : "reachable",

@@ -1,0 +1,90 @@
+import IAPCore
+import IAPServer
+import IAPSignedData
+import IAPSimulator
+import Logging
+
+/// The simulator's notifications, applied by the server in the order the simulator made them (as if Apple had
+/// posted each one to `/v1/notifications`); each application is recorded as the notification's send attempt, so the
+/// simulated notification history tells what reached the server.
+///
+/// While the server's database does not answer, the notification at the head is tried again (after 1 s, then twice as
+/// long each time, at most 30 s apart) and the others wait behind it, in order; such tries are not send attempts (the
+/// notification did reach the server). A notification the server refuses for what it is gets an unsuccessful attempt.
+/// Stopping ends the tries: what was not applied has no attempt and is sent again by the next server that sells.
+final class NotificationFeed: Sendable {
+    private let continuation: AsyncStream<SimulatorNotification>.Continuation
+    private let worker: Task<Void, Never>
+    private let stopping: Locked<Bool>
+
+    /// Whether a notification without a successful attempt is sent again when a server starts selling the store: one
+    /// that never reached the server, or was refused fewer than five times (Apple's retries, here one per start).
+    static func sendsAgain(_ attempts: [NotificationSendAttempt]) -> Bool {
+        !attempts.contains { $0.result == "SUCCESS" } && attempts.count < 5
+    }
+
+    /// - Parameter applies: whether a notification is applied now (false: it is dropped, as made by a store that is
+    ///   not the one that sells any more).
+    init(
+        service: ValidationService, simulator: AppStoreSimulator, logger: Logger,
+        applies: @escaping @Sendable () -> Bool = { true }
+    ) {
+        let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
+        self.continuation = continuation
+        let stopping = Locked(false)
+        self.stopping = stopping
+        worker = Task {
+            for await notification in stream {
+                let body = String(decoding: notification.requestBody, as: UTF8.self)
+                var delay = Duration.seconds(1)
+                while applies() {
+                    do {
+                        let outcome = try await service.receiveNotification(
+                            signedPayload: notification.signedPayload, body: body, receivedAt: notification.date)
+                        logger.info(
+                            "simulator notification applied",
+                            metadata: [
+                                "type": "\(notification.type.rawValue)",
+                                "subtype": "\(notification.subtype?.rawValue ?? "")",
+                                "uuid": "\(notification.uuid)", "outcome": "\(outcome.rawValue)",
+                            ])
+                        simulator.recordSendAttempt(notificationUUID: notification.uuid, result: "SUCCESS")
+                    } catch let error as ServiceError where error.kind == .unavailable && error.code != "storageCorrupt"
+                    {
+                        guard !stopping.withLock({ $0 }) else { break }
+                        if delay == .seconds(1) {
+                            logger.warning(
+                                "a simulator notification waits for the database: it is tried again until it answers",
+                                metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
+                        }
+                        // In slices, so a stop need not wait out the delay.
+                        let until = ContinuousClock.now + delay
+                        while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
+                            try? await Task.sleep(for: .milliseconds(100))
+                        }
+                        delay = min(delay * 2, .seconds(30))
+                        continue
+                    } catch {
+                        logger.error(
+                            "simulator notification refused",
+                            metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
+                        simulator.recordSendAttempt(
+                            notificationUUID: notification.uuid, result: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
+                    }
+                    break
+                }
+            }
+        }
+    }
+
+    func send(_ notification: SimulatorNotification) { continuation.yield(notification) }
+
+    /// Ends the feed: the notifications queued are tried once more each (none again while the database does not
+    /// answer).
+    func finish() {
+        stopping.withLock { $0 = true }
+        continuation.finish()
+    }
+
+    func drained() async { await worker.value }
+}
