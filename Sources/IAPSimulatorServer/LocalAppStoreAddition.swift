@@ -293,9 +293,13 @@ public final class LocalAppStoreAddition: ServerAddition {
         let (notifications, new) = feed.withLock { feed in
             if let feed { return (feed, false) }
             let sale = self.sale
-            // A store that lost its lease applies nothing more: what it made after its last save is not the store's.
+            // A store that lost its lease applies nothing more (what it made after its last save is not the store's),
+            // one whose lease is not confirmed lately waits (another server may be taking it over).
             let made = NotificationFeed(service: service, simulator: store, logger: logger) {
-                sale.withLock { $0?.lease?.isLost != true }
+                sale.withLock { current -> NotificationFeed.Gate in
+                    guard let lease = current?.lease else { return current == nil ? .closed : .open }
+                    return lease.isLost ? .closed : lease.isConfirmed ? .open : .held
+                }
             }
             feed = made
             return (made, true)

@@ -8,9 +8,9 @@ import Logging
 /// posted each one to `/v1/notifications`); each application is recorded as the notification's send attempt, so the
 /// simulated notification history tells what reached the server.
 ///
-/// While the server's database does not answer, the notification at the head is tried again (after 1 s, then twice as
-/// long each time, at most 30 s apart) and the others wait behind it, in order; such tries are not send attempts (the
-/// notification did reach the server). A notification the server refuses for what it is gets an unsuccessful attempt.
+/// While the server's database does not answer, or the store's lease is not confirmed lately, the notification at the
+/// head waits and is tried again (after 1 s, then twice as long each time, at most 30 s apart) and the others wait
+/// behind it, in order; such tries are not send attempts. A store that lost its lease drops what it still has queued. A notification the server refuses for what it is gets an unsuccessful attempt.
 /// Stopping ends the tries: what was not applied has no attempt and is sent again by the next server that sells.
 final class NotificationFeed: Sendable {
     private let continuation: AsyncStream<SimulatorNotification>.Continuation
@@ -23,11 +23,21 @@ final class NotificationFeed: Sendable {
         !attempts.contains { $0.result == "SUCCESS" } && attempts.count < 5
     }
 
-    /// - Parameter applies: whether a notification is applied now (false: it is dropped, as made by a store that is
-    ///   not the one that sells any more).
+    /// Whether the feed applies notifications now.
+    enum Gate: Sendable {
+        /// It does.
+        case open
+        /// Not yet: the store's lease is not confirmed lately (another server may be taking it over); the notification
+        /// waits, as for a database that does not answer.
+        case held
+        /// Never: the store lost its lease, and what it made after its last save is not the store's; dropped.
+        case closed
+    }
+
+    /// - Parameter gate: whether a notification is applied now, waits, or is dropped.
     init(
         service: ValidationService, simulator: AppStoreSimulator, logger: Logger,
-        applies: @escaping @Sendable () -> Bool = { true }
+        gate: @escaping @Sendable () -> Gate = { .open }
     ) {
         let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
         self.continuation = continuation
@@ -37,7 +47,23 @@ final class NotificationFeed: Sendable {
             for await notification in stream {
                 let body = String(decoding: notification.requestBody, as: UTF8.self)
                 var delay = Duration.seconds(1)
-                while applies() {
+                /// Waits before the next try, in slices, so a stop need not wait out the delay.
+                func pause() async {
+                    let until = ContinuousClock.now + delay
+                    while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
+                        try? await Task.sleep(for: .milliseconds(100))
+                    }
+                    delay = min(delay * 2, .seconds(30))
+                }
+                tries: while true {
+                    switch gate() {
+                    case .closed: break tries
+                    case .held:
+                        if stopping.withLock({ $0 }) { break tries }
+                        await pause()
+                        continue tries
+                    case .open: break
+                    }
                     do {
                         let outcome = try await service.receiveNotification(
                             signedPayload: notification.signedPayload, body: body, receivedAt: notification.date)
@@ -51,19 +77,14 @@ final class NotificationFeed: Sendable {
                         simulator.recordSendAttempt(notificationUUID: notification.uuid, result: "SUCCESS")
                     } catch let error as ServiceError where error.kind == .unavailable && error.code != "storageCorrupt"
                     {
-                        guard !stopping.withLock({ $0 }) else { break }
+                        guard !stopping.withLock({ $0 }) else { break tries }
                         if delay == .seconds(1) {
                             logger.warning(
                                 "a simulator notification waits for the database: it is tried again until it answers",
                                 metadata: ["uuid": "\(notification.uuid)", "error": "\(error)"])
                         }
-                        // In slices, so a stop need not wait out the delay.
-                        let until = ContinuousClock.now + delay
-                        while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
-                            try? await Task.sleep(for: .milliseconds(100))
-                        }
-                        delay = min(delay * 2, .seconds(30))
-                        continue
+                        await pause()
+                        continue tries
                     } catch {
                         logger.error(
                             "simulator notification refused",
@@ -71,7 +92,7 @@ final class NotificationFeed: Sendable {
                         simulator.recordSendAttempt(
                             notificationUUID: notification.uuid, result: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
                     }
-                    break
+                    break tries
                 }
             }
         }
