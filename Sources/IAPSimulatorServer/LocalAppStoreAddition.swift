@@ -295,11 +295,18 @@ public final class LocalAppStoreAddition: ServerAddition {
             let sale = self.sale
             // A store that lost its lease applies nothing more (what it made after its last save is not the store's),
             // one whose lease is not confirmed lately waits (another server may be taking it over).
+            // A notification goes once the change that made it is in the database: a take-over continues from
+            // there, so validation never holds what the store does not (nor the store's next ids and UUIDs twice).
             let made = NotificationFeed(service: service, simulator: store, logger: logger) {
-                sale.withLock { current -> NotificationFeed.Gate in
-                    guard let lease = current?.lease else { return current == nil ? .closed : .open }
-                    return lease.isLost ? .closed : lease.isConfirmed ? .open : .held
+                guard let current = sale.withLock({ $0 }) else { return .closed }
+                if let lease = current.lease {
+                    if lease.isLost { return .closed }
+                    if !lease.isConfirmed { return .held }
                 }
+                if let saver = current.saver, !(await saver.saved()) {
+                    return current.lease?.isLost == true ? .closed : .held
+                }
+                return .open
             }
             feed = made
             return (made, true)

@@ -8,10 +8,12 @@ import Logging
 /// posted each one to `/v1/notifications`); each application is recorded as the notification's send attempt, so the
 /// simulated notification history tells what reached the server.
 ///
-/// While the server's database does not answer, or the store's lease is not confirmed lately, the notification at the
-/// head waits and is tried again (after 1 s, then twice as long each time, at most 30 s apart) and the others wait
-/// behind it, in order; such tries are not send attempts. A store that lost its lease drops what it still has queued. A notification the server refuses for what it is gets an unsuccessful attempt.
-/// Stopping ends the tries: what was not applied has no attempt and is sent again by the next server that sells.
+/// Until the change that made it is saved, while the database does not answer, or while the store's lease is not
+/// confirmed lately, the notification at the head waits and is tried again (after 1 s, then twice as long each time,
+/// at most 5 s apart) and the others wait behind it, in order; such tries are not send attempts. A store that lost its
+/// lease drops what it still has queued. A notification the server refuses for what it is gets an unsuccessful
+/// attempt. Stopping ends the tries: what was not applied has no attempt and is sent again by the next server that
+/// sells.
 final class NotificationFeed: Sendable {
     private let continuation: AsyncStream<SimulatorNotification>.Continuation
     private let worker: Task<Void, Never>
@@ -27,8 +29,8 @@ final class NotificationFeed: Sendable {
     enum Gate: Sendable {
         /// It does.
         case open
-        /// Not yet: the store's lease is not confirmed lately (another server may be taking it over); the notification
-        /// waits, as for a database that does not answer.
+        /// Not yet: the change that made it is not saved, or the store's lease is not confirmed lately (another server
+        /// may be taking it over); the notification waits, as for a database that does not answer.
         case held
         /// Never: the store lost its lease, and what it made after its last save is not the store's; dropped.
         case closed
@@ -37,7 +39,7 @@ final class NotificationFeed: Sendable {
     /// - Parameter gate: whether a notification is applied now, waits, or is dropped.
     init(
         service: ValidationService, simulator: AppStoreSimulator, logger: Logger,
-        gate: @escaping @Sendable () -> Gate = { .open }
+        gate: @escaping @Sendable () async -> Gate = { .open }
     ) {
         let (stream, continuation) = AsyncStream.makeStream(of: SimulatorNotification.self)
         self.continuation = continuation
@@ -53,10 +55,10 @@ final class NotificationFeed: Sendable {
                     while ContinuousClock.now < until, !stopping.withLock({ $0 }) {
                         try? await Task.sleep(for: .milliseconds(100))
                     }
-                    delay = min(delay * 2, .seconds(30))
+                    delay = min(delay * 2, .seconds(5))
                 }
                 tries: while true {
-                    switch gate() {
+                    switch await gate() {
                     case .closed: break tries
                     case .held:
                         if stopping.withLock({ $0 }) { break tries }

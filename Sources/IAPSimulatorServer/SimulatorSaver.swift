@@ -6,7 +6,7 @@ import Synchronization
 
 /// Saves the local App Store to the server's database after every change (what changed, not everything), one save
 /// at a time: changes made while a save runs are saved together by the next. A failed save is logged and retried
-/// with every row on the next change or at shutdown. ``saved()`` waits until a save handled every change made before
+/// with every row 2 s later (or with the next change, or at shutdown). ``saved()`` waits until a save handled every change made before
 /// it and says whether they are in the database (a failed save leaves them in memory until a later save), so a request
 /// that changed the store is answered as done only once the change is durable.
 final class SimulatorSaver: Sendable {
@@ -42,6 +42,7 @@ final class SimulatorSaver: Sendable {
         self.continuation = continuation
         self.simulator = simulator
         let bundleID = simulator.configuration.bundleID
+        let retry = continuation
         let task = Task { [tracker] in
             func save() async {
                 let target = tracker.state.withLock { $0.requested }
@@ -56,6 +57,12 @@ final class SimulatorSaver: Sendable {
                     } catch {
                         simulator.saveFailed()
                         durable = false
+                        // Tried again without waiting for another change: what waits on it (a notification) may be
+                        // all that comes.
+                        Task {
+                            try? await Task.sleep(for: .seconds(2))
+                            retry.yield()
+                        }
                         logger.error(
                             "the local App Store could not be saved; it will try again",
                             metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])

@@ -186,7 +186,11 @@ public final class PostgresDatabase: SQLDatabase {
         configuration.options.connectTimeout = try seconds("connect_timeout", in: text, default: 10)
         // Every statement is an index lookup written for its plan: plan each prepared one once, never again per
         // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
-        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
+        // A session that froze inside a transaction (its host lost, its connection cut mid-save) would hold its row
+        // locks until the database's TCP keep-alive gave up on it, hours by default: ended after 15 s idle in one.
+        configuration.options.additionalStartupParameters = [
+            ("plan_cache_mode", "force_generic_plan"), ("idle_in_transaction_session_timeout", "15000"),
+        ]
         return configuration
     }
 

@@ -154,8 +154,10 @@ public final class AppStoreSimulator: Sendable {
             self.reading.withLock { $0 = reading }
             return (result, state.core.outbox.takeFirstBatch())
         }
-        deliver(batch)
+        // The observers first: a server's saver counts the change before a sink sees what it made, so a notification
+        // is never applied before the save that holds it is asked for.
         for observer in changeObservers.withLock({ $0.observers.values }) { observer() }
+        deliver(batch)
         return try result.get()
     }
 
