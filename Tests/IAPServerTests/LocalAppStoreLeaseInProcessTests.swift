@@ -247,6 +247,40 @@ struct LocalAppStoreLeaseInProcessTests {
         try await leased.cleanUp()
     }
 
+    /// A notification reaches validation only once the change that made it is in the database: a take-over continues
+    /// from there, so validation never holds what the store lost (nor sees its UUID again for something else). Here
+    /// the store saves to a SQLite file another connection has locked, while validation's storage answers.
+    @Test func aNotificationReachesValidationOnlyOnceTheChangeThatMadeItIsSaved() async throws {
+        let harness = try ServerHarness()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        let storage = try await SQLStorage(database: try SQLiteDatabase(path: file))
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let addition = LocalAppStoreAddition(store: harness.store, storage: storage, logger: logger)
+        await addition.attach(to: harness.service)
+        try harness.store.createAccount("ana")
+        let bought = try #require(try harness.store.purchase(FloristCatalog.flowers, account: "ana").transaction)
+        // Saved, and its notifications (if any) applied: what validation holds before.
+        #expect(await Self.eventually { (try? await storage.simulatorState(bundleID: Self.bundleID)) != nil })
+        try await Task.sleep(for: .milliseconds(500))
+        let before = try await harness.service.storage.counts().notifications
+        let lock = try await WriteLock(file)
+        try harness.store.refund(bought.transactionID)
+        let refund = try #require(harness.store.notifications.last)
+        #expect(refund.type.rawValue == "REFUND")
+        // The save waits 5 s for the lock and fails, and is tried again: the refund's notification waits meanwhile.
+        try await Task.sleep(for: .seconds(7))
+        #expect(try await harness.service.storage.counts().notifications == before, "not applied while unsaved")
+        #expect(harness.store.sendAttempts(notificationUUID: refund.uuid).isEmpty)
+        try await lock.release()
+        #expect(await Self.eventually { !harness.store.sendAttempts(notificationUUID: refund.uuid).isEmpty })
+        #expect(harness.store.sendAttempts(notificationUUID: refund.uuid).map(\.result) == ["SUCCESS"])
+        #expect(try await harness.service.storage.counts().notifications == before + 1)
+        await addition.finish()
+        try await storage.shutdown()
+    }
+
     /// A start that fails after the local App Store took its lease (here: a saved store it cannot read) gives the lease
     /// up, so the next start need not wait for it to go still.
     @Test func aStartThatFailsGivesTheLeaseUp() async throws {

@@ -69,6 +69,22 @@ import Testing
         await #expect(throws: (any Error).self) { try await slow.value }
     }
 
+    /// Every session of the server is ended by the database after 15 s idle inside a transaction, so one frozen in
+    /// the middle of a write (its host lost) does not hold its row locks (the local App Store's lease row among them)
+    /// until the database's TCP keep-alive gives up.
+    @Test func sessionsIdleInATransactionAreEndedByTheDatabase() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let database = try PostgresDatabase(url: url, maximumConnections: 1)
+        let rows = try await database.read { db in
+            try await db.rows(SQLStatement("SELECT current_setting('idle_in_transaction_session_timeout') AS value"))
+        }
+        #expect(try rows.first?.text("value") == "15s")
+        try await database.close()
+    }
+
     /// The database closes sessions idle for 15 s (`idle_session_timeout`); pinged every second, the server's
     /// connections are never idle that long, so the same backends serve it 20 s later. (With 5 s, the suite's load on
     /// two cores once delayed the pings past the timeout in CI.)
