@@ -15,8 +15,9 @@ import Testing
 /// it back, a stalled holder continues what another sold, a seller the database does not confirm stops answering, a
 /// change the database did not take is not answered as done, a failed start gives the lease up. The servers' run
 /// loops (which beat the lease) are started by each test where it says. Conditions are polled up to generous
-/// deadlines: the whole suite shares two cores.
-@Suite("the local App Store's lease, in process")
+/// deadlines: the whole suite shares two cores. One at a time: SQLite's wait for a lock another connection holds
+/// blocks the waiting thread (up to 5 s), and the tests' threads are the cooperative pool's two.
+@Suite("the local App Store's lease, in process", .serialized)
 struct LocalAppStoreLeaseInProcessTests {
     static let bundleID = "com.example.florist"
 
