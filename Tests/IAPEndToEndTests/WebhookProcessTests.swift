@@ -119,9 +119,15 @@ struct WebhookProcessTests {
             // Quiet for a moment: nothing more arrives.
             try await Task.sleep(for: .seconds(1))
             #expect(Set(delivered.map(\.eventID)) == Set(events.map(\.event.id)))
-            #expect(receiver.deliveries.count == events.count, "an event was delivered twice")
-            let instances = Set(
-                try await storage.deliveries(DeliveryQuery(limit: 1_000)).flatMap(\.attempts).map(\.instance))
+            // Each event is delivered once by one of the two: one successful attempt each. Delivery is at least once,
+            // so an attempt the sender saw fail (a timeout on a loaded machine) may have reached the receiver and is
+            // made again: only such retries may come beyond one delivery an event.
+            let recorded = try await storage.deliveries(DeliveryQuery(limit: 1_000))
+            let succeeded = { (attempt: DeliveryAttempt) in (200..<300).contains(attempt.status ?? 0) }
+            #expect(recorded.allSatisfy { $0.attempts.filter(succeeded).count == 1 }, "an event was delivered twice")
+            let failed = recorded.flatMap(\.attempts).filter { !succeeded($0) }.count
+            #expect(receiver.deliveries.count <= events.count + failed, "an event was delivered twice")
+            let instances = Set(recorded.flatMap(\.attempts).map(\.instance))
             #expect(instances.count >= 1)
             try await storage.shutdown()
             try await first.stop()
