@@ -75,22 +75,23 @@ public struct ServerRuntime: Sendable {
         var workers = additions.map { addition in Task { await addition.run() } }
         let sender = WebhookSender(service: service, settings: settings.delivery, logger: logger)
         if sender.hasWork, settings.delivery.sends { workers.append(Task { await sender.run() }) }
-        // The loops stop before the additions finish (the local App Store gives up its lease then: no beat of it may
-        // follow), the additions' own awaited; then the storage closes.
-        let additionCount = additions.count
-        func stopWorkers() async {
-            for worker in workers { worker.cancel() }
-            for worker in workers.prefix(additionCount) { await worker.value }
-        }
         do {
             try await application(onServerRunning: onServerRunning).runService()
         } catch {
-            await stopWorkers()
-            for addition in additions { await addition.finish() }
-            try? await storage.shutdown()
+            try? await stop(workers)
             throw error
         }
-        await stopWorkers()
+        try await stop(workers)
+    }
+
+    /// Stops what `run` started: the loops first (the local App Store gives up its lease when it finishes, and no beat
+    /// of it may follow), the additions' own awaited; then the additions finish and the storage closes.
+    ///
+    /// A method of its own: the same steps as a local function of `run`, capturing its workers, crashed the release
+    /// build's compiler (Swift 6.3.1, splitting `run`'s coroutine).
+    private func stop(_ workers: [Task<Void, Never>]) async throws {
+        for worker in workers { worker.cancel() }
+        for worker in workers.prefix(additions.count) { await worker.value }
         for addition in additions { await addition.finish() }
         try await storage.shutdown()
     }
