@@ -175,6 +175,40 @@ struct StorageConformanceTests {
         try await storage.shutdown()
     }
 
+    /// A save that rewrites the whole store (the first after one that failed) takes more rows than one statement
+    /// saves on PostgreSQL: every row arrives as it was given (quotes, backslashes, other scripts), a key given twice
+    /// ends as its last, and a later save removes most of them.
+    @Test(arguments: Backend.allCases) func aWholeLocalAppStoreIsSavedAndReadBackAsGiven(_ backend: Backend)
+        async throws
+    {
+        guard let storage = try await Self.storage(backend) else { return }
+        typealias Row = SimulatorStateRows.Row
+        let count = 1_201  // more than two statements of rows on PostgreSQL (500 each)
+        let body = { (index: Int) in #"{"id":"\#(index)","note":"a "quoted" \ path, ünïcödé, 中文"}"# }
+        var transactions = (1...count).map { Row(key: "\($0)", order: Int64($0), json: body($0)) }
+        transactions.append(Row(key: "7", order: 7, json: nil))  // given twice: gone
+        transactions.append(Row(key: "9", order: 9, json: "nine, again"))  // given twice: the last body
+        let notifications = (0..<count).map { Row(key: "n-\($0)", order: Int64($0), json: body($0)) }
+        let app = "com.example.whole"
+        try await storage.saveSimulatorState(
+            SimulatorStateRows(state: "{}", transactions: transactions, notifications: notifications), bundleID: app)
+        let saved = try #require(try await storage.simulatorState(bundleID: app))
+        #expect(saved.transactions.count == count - 1)
+        #expect(!saved.transactions.contains { $0.key == "7" })
+        #expect(saved.transactions.first { $0.key == "9" }?.json == "nine, again")
+        #expect(saved.transactions.first { $0.key == "1200" }?.json == body(1200))
+        #expect(saved.notifications.map(\.key) == (0..<count).map { "n-\($0)" }, "in the order the store sent them")
+        #expect(saved.notifications.map(\.json) == (0..<count).map(body))
+        // Most rows gone in one save.
+        let gone = (1...count - 100).map { Row(key: "\($0)", order: Int64($0), json: nil) }
+        try await storage.saveSimulatorState(
+            SimulatorStateRows(state: "{}", transactions: gone, notifications: []), bundleID: app)
+        let after = try #require(try await storage.simulatorState(bundleID: app))
+        #expect(after.transactions.map(\.key) == (count - 99...count).map { "\($0)" })
+        #expect(after.notifications.count == count)
+        try await storage.shutdown()
+    }
+
     /// One server's local App Store sells for an app on a database: the lease goes to the first, stays with it while
     /// it beats (carrying a note), passes to another only when the holder gives it up or its beat stood still, and
     /// a holder that lost it learns so from its next beat; its saves write nothing after the take-over.
