@@ -22,7 +22,7 @@ $servers    keepalive 32;
     proxy_set_header Host \$host;
     proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
     proxy_connect_timeout 5s;
-    proxy_read_timeout 30s;
+    proxy_read_timeout 45s;
     proxy_next_upstream error timeout non_idempotent;
     proxy_next_upstream_tries 3;
     location / { proxy_pass http://iapkit; }

@@ -1,6 +1,8 @@
 import Foundation
 import IAPCore
 import IAPTestSupport
+import NIOCore
+import NIOEmbedded
 import Testing
 
 @testable import IAPServer
@@ -72,6 +74,56 @@ import Testing
     /// Every session of the server is ended by the database after 15 s idle inside a transaction, so one frozen in
     /// the middle of a write (its host lost) does not hold its row locks (the local App Store's lease row among them)
     /// until the database's TCP keep-alive gives up.
+    /// A statement in flight when its connection closes (PostgreSQL stopping closes them) can be left unanswered by
+    /// the driver: its wait ends with the close, not at the statement timeout, and one watch serves every statement on
+    /// a connection. (A trial saw such a request answered after 30 and 60 s, and the late expiry mark the database
+    /// unreachable long after it answered again.)
+    @Test func aStatementWaitEndsWhenItsConnectionCloses() async throws {
+        let deadlines = Deadlines(tick: .milliseconds(10))
+        defer { deadlines.stop() }
+        let loop = EmbeddedEventLoop()
+        let closing = loop.makePromise(of: Void.self)
+        let connection = (id: 7, closing: closing.futureResult)
+        // Answered statements on the connection leave nothing behind.
+        for _ in 0..<100 {
+            let answered = loop.makePromise(of: Int.self)
+            answered.succeed(1)
+            let value = try await deadlines.value(
+                of: answered.futureResult, within: .seconds(30), expired: { StatementTimedOut() }, onExpiry: {},
+                on: connection, closed: { ConnectionClosed() })
+            #expect(value == 1)
+        }
+        let never = loop.makePromise(of: Int.self)
+        let started = ContinuousClock.now
+        let waiting = Task {
+            try await deadlines.value(
+                of: never.futureResult, within: .seconds(30), expired: { StatementTimedOut() }, onExpiry: {},
+                on: connection, closed: { ConnectionClosed() })
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        closing.succeed()
+        await #expect(throws: ConnectionClosed.self) { try await waiting.value }
+        #expect(ContinuousClock.now - started < .seconds(5), "ended by the close, not the 30 s deadline")
+        // A statement begun on a connection that closed already ends at once.
+        let late = loop.makePromise(of: Int.self)
+        await #expect(throws: ConnectionClosed.self) {
+            try await deadlines.value(
+                of: late.futureResult, within: .seconds(30),
+                expired: { StatementTimedOut() }, onExpiry: {}, on: connection, closed: { ConnectionClosed() })
+        }
+        // Without a connection to watch, the deadline still ends the wait.
+        let unwatched = loop.makePromise(of: Int.self)
+        await #expect(throws: StatementTimedOut.self) {
+            try await deadlines.value(
+                of: unwatched.futureResult, within: .milliseconds(50),
+                expired: { StatementTimedOut() }, onExpiry: {})
+        }
+        for promise in [never, late, unwatched] { promise.fail(ConnectionClosed()) }
+    }
+
+    private struct ConnectionClosed: Error {}
+    private struct StatementTimedOut: Error {}
+
     @Test func sessionsIdleInATransactionAreEndedByTheDatabase() async throws {
         guard let url = TestDatabases.postgresURL else {
             print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")

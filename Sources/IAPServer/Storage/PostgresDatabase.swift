@@ -457,9 +457,9 @@ private struct PostgresRunner: SQLStatementRunner {
                 connection.query(PostgresQuery(unsafeSQL: statement.text, binds: binds), logger: logger).map(\.rows)))
     }
 
-    /// Waits for `answer`, collected on the connection's event loop. Unless migrations run, the wait stops at the
-    /// deadline: a connection the database dropped mid-statement can leave a query unanswered for good, and its
-    /// connection is closed then.
+    /// Waits for `answer`, collected on the connection's event loop. It stops when the connection closes first (a
+    /// connection the database dropped mid-statement, as PostgreSQL does when it stops, can leave a query unanswered
+    /// for good) and, unless migrations run, at the deadline, when the connection is closed.
     private func bounded<Value: Sendable>(_ answer: EventLoopFuture<Value>) async throws -> Value {
         guard !StatementDeadline.suspended else { return try await answer.get() }
         let connection = self.connection
@@ -467,7 +467,10 @@ private struct PostgresRunner: SQLStatementRunner {
         return try await deadlines.value(
             of: answer, within: deadline,
             expired: { DatabaseUnreachable(reason: "no answer to a statement in \(deadline)") },
-            onExpiry: { connection.close().whenComplete { _ in } })
+            onExpiry: { connection.close().whenComplete { _ in } }, on: (connection.id, connection.closeFuture),
+            closed: {
+                PostgresFailure(state: "08006", message: "the connection closed before the statement was answered")
+            })
     }
 
     /// The rows as values. Every result comes in the protocol's binary format (postgres-nio asks for it), which a

@@ -5,15 +5,21 @@ import PostgresNIO
 
 /// Bounded waits without a task per wait: every wait for a connection or a statement's answer registers its deadline
 /// here, and one sweeper task (a tick every 100 ms, for the database's lifetime) ends those past it. A statement's
-/// answer or a lease arriving first removes its deadline.
+/// answer or a lease arriving first removes its deadline. A statement's wait also ends when its connection closes
+/// (one watch a connection, however many statements run on it).
 final class Deadlines: Sendable {
     private struct Entry {
         let at: ContinuousClock.Instant
         let expire: @Sendable () -> Void
+        /// The connection the answer is to come on, and what ends the wait when it closes first.
+        var connection: Int? = nil
+        var closed: (@Sendable () -> Void)? = nil
     }
     private struct State {
         var next: UInt64 = 0
         var entries: [UInt64: Entry] = [:]
+        /// The connections whose closing is watched.
+        var watched: Set<Int> = []
     }
     private let state = Locked(State())
     private let clock = ContinuousClock()
@@ -37,8 +43,11 @@ final class Deadlines: Sendable {
 
     /// Calls `expire` once `duration` has passed, unless ``remove(_:)`` comes first; answers the token for that.
     func add(after duration: Duration, expire: @escaping @Sendable () -> Void) -> UInt64 {
-        let entry = Entry(at: clock.now.advanced(by: duration), expire: expire)
-        return state.withLock { state in
+        add(Entry(at: clock.now.advanced(by: duration), expire: expire))
+    }
+
+    private func add(_ entry: Entry) -> UInt64 {
+        state.withLock { state in
             state.next += 1
             state.entries[state.next] = entry
             return state.next
@@ -58,16 +67,42 @@ final class Deadlines: Sendable {
         for entry in due { entry.expire() }
     }
 
-    /// The value of `future`, or `expired` once `duration` passed without it (then `onExpiry` runs too).
+    /// Watches connection `id` closing (`closing` completes then), unless it is watched already.
+    private func watch(_ id: Int, closing: EventLoopFuture<Void>) {
+        guard state.withLock({ $0.watched.insert(id).inserted }) else { return }
+        closing.whenComplete { _ in self.closed(id) }
+    }
+
+    /// Connection `id` closed: every wait for an answer on it ends.
+    private func closed(_ id: Int) {
+        let waiting: [Entry] = state.withLock { state in
+            state.watched.remove(id)
+            let waiting = state.entries.filter { $0.value.connection == id }
+            for key in waiting.keys { state.entries.removeValue(forKey: key) }
+            return Array(waiting.values)
+        }
+        for entry in waiting { entry.closed?() }
+    }
+
+    /// The value of `future`, or `expired` once `duration` passed without it (then `onExpiry` runs too), or `closed`
+    /// once connection `on.id` closes without it (`on.closing` completes). postgres-nio can leave a statement in flight
+    /// when its connection closes (as PostgreSQL closes them when it stops) unanswered for good: its request was held
+    /// for the whole deadline, and expiring that late took a database that had long answered again for unreachable.
     func value<Value: Sendable>(
         of future: EventLoopFuture<Value>, within duration: Duration, expired: @escaping @Sendable () -> any Error,
-        onExpiry: @escaping @Sendable () -> Void
+        onExpiry: @escaping @Sendable () -> Void, on connection: (id: Int, closing: EventLoopFuture<Void>)? = nil,
+        closed: @escaping @Sendable () -> any Error = { ChannelError.alreadyClosed }
     ) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             let answer = OnceContinuation(continuation)
-            let token = add(after: duration) {
-                if answer.resume(with: .failure(expired())) { onExpiry() }
-            }
+            let token = add(
+                Entry(
+                    at: clock.now.advanced(by: duration),
+                    expire: { if answer.resume(with: .failure(expired())) { onExpiry() } },
+                    connection: connection?.id,
+                    closed: { _ = answer.resume(with: .failure(closed())) }))
+            // After the entry: a connection closed already ends the wait at once.
+            if let connection { watch(connection.id, closing: connection.closing) }
             future.whenComplete { result in
                 self.remove(token)
                 _ = answer.resume(with: result.mapError { $0 as any Error })
