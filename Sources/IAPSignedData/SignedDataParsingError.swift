@@ -28,6 +28,8 @@ public struct SignedDataParsingError: CodedError, Sendable {
         public static let malformedSignature = Code(rawValue: "malformedSignature")
         /// The payload does not look like any of Apple's signed document types (verifying a document of unknown kind).
         public static let unknownPayloadType = Code(rawValue: "unknownPayloadType")
+        /// The payload is of another kind than the one expected (a transaction given as renewal information).
+        public static let wrongPayloadType = Code(rawValue: "wrongPayloadType")
     }
 
     public let code: Code

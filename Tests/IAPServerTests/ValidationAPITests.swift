@@ -245,6 +245,23 @@ struct ValidationAPITests {
         }
     }
 
+    /// A transaction posted as renewal information (genuine, the same purchase) is refused by its kind and nothing is
+    /// recorded; an operator's trial found it stored as a renewal.
+    @Test func aTransactionPostedAsRenewalInformationIsRefused() async throws {
+        let harness = try ServerHarness()
+        try harness.store.createAccount("ana")
+        let bought = try #require(
+            try harness.store.purchase(FloristCatalog.installation, account: "ana", options: .init()).transaction)
+        try await harness.application().test(.router) { client in
+            let (status, answer) = try await client.post(
+                "/v1/transactions", ["signedTransaction": bought.jws, "signedRenewalInfo": bought.jws])
+            #expect(status == .badRequest)
+            #expect(answer["code"] as? String == "wrongPayloadType")
+            let (_, health) = try await client.get("/health", headers: [:])
+            #expect((health["storage"] as? [String: Any])?["transactions"] as? Int == 0)
+        }
+    }
+
     @Test func consumptionsAreCountedOncePerIdempotencyKey() async throws {
         let harness = try ServerHarness()
         try harness.store.createAccount("ana")

@@ -309,6 +309,30 @@ struct SignedDataAttackTests {
         #expect(alone.skippedChecks.isEmpty)
     }
 
+    /// Every member of renewal information is optional, so any other signed document would read as one: a genuine
+    /// transaction given as renewal information (same original transaction, so the tie holds) is refused by its kind,
+    /// alone and inside a notification; a genuine notification given as renewal information too.
+    @Test func aTransactionGivenAsRenewalInformationIsRefused() async throws {
+        let transaction = sign(TestJWS.transaction())
+        await #expect {
+            _ = try await verifier.verifyRenewalInfo(transaction, for: TestJWS.transaction())
+        } throws: { ($0 as? SignedDataParsingError)?.code == .wrongPayloadType }
+        await #expect {
+            _ = try await verifier.verify(transaction, as: .renewalInfo)
+        } throws: { ($0 as? SignedDataParsingError)?.code == .wrongPayloadType }
+        let notification = sign(TestJWS.notification(signedTransaction: transaction, signedRenewalInfo: nil))
+        await #expect {
+            _ = try await verifier.verifyRenewalInfo(notification)
+        } throws: { ($0 as? SignedDataParsingError)?.code == .wrongPayloadType }
+        let carried = try await verifier.verifyNotification(
+            sign(TestJWS.notification(signedTransaction: transaction, signedRenewalInfo: transaction)))
+        #expect(!carried.isValid)
+        #expect(carried.verifiedRenewalInfo == nil)
+        // Genuine renewal information still verifies.
+        let renewal = try await verifier.verifyRenewalInfo(sign(TestJWS.renewalInfo()), for: TestJWS.transaction())
+        #expect(renewal.isValid, "\(renewal.failures)")
+    }
+
     // SECURITY 12: garbage.
 
     @Test(arguments: [

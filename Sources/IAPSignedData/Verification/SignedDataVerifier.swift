@@ -218,7 +218,13 @@ public final class SignedDataVerifier: Sendable {
     private func decode<Payload: VerifiablePayload>(_ jws: CompactJWS, as type: Payload.Type)
         throws(SignedDataParsingError) -> ParsedDocument<Payload>
     {
-        ParsedDocument(jws: jws, payload: try jws.decodePayload(as: Payload.self))
+        let payload = try jws.decodePayload(as: Payload.self)
+        if let key = Payload.foreignKeys.first(where: { payload.additionalFields[$0] != nil }) {
+            throw SignedDataParsingError(
+                .wrongPayloadType, "the payload holds \(key), which this kind of document never has: it is another kind"
+            )
+        }
+        return ParsedDocument(jws: jws, payload: payload)
     }
 
     private func parse<Payload: VerifiablePayload>(_ text: String, as type: Payload.Type)

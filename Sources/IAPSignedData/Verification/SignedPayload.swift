@@ -68,6 +68,13 @@ protocol VerifiablePayload: PayloadModel {
     var claimedAppAppleID: Int64?? { get }
     /// The environment the payload names.
     var claimedEnvironment: AppStoreEnvironment? { get }
+    /// Members only other kinds of document carry: a payload holding one is another kind's, refused as
+    /// `wrongPayloadType` (every field of renewal information is optional, so a transaction would read as one).
+    static var foreignKeys: [String] { get }
+}
+
+extension VerifiablePayload {
+    static var foreignKeys: [String] { [] }
 }
 
 extension TransactionPayload: VerifiablePayload {
@@ -78,6 +85,8 @@ extension TransactionPayload: VerifiablePayload {
 }
 
 extension RenewalInfoPayload: VerifiablePayload {
+    /// A transaction's, an app transaction's and a notification's own members.
+    static var foreignKeys: [String] { ["transactionId", "bundleId", "receiptType", "notificationType"] }
     var chainValidationDate: EpochMilliseconds? { signedDate }
     var claimedBundleID: String?? { .none }
     var claimedAppAppleID: Int64?? { .none }
