@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import IAPCore
 import IAPTestSupport
 import NIOCore
@@ -135,6 +137,44 @@ import Testing
         }
         #expect(try rows.first?.text("value") == "15s")
         try await database.close()
+    }
+
+    /// Readiness says "not ready" within 2 s when every pooled connection is held (statements a lock keeps waiting):
+    /// its check would wait for a connection up to the connect timeout (10 s by default, 60 s in the tests). A
+    /// trial saw `/ready` take 10 s under a table lock.
+    @Test func readinessAnswersInTimeWhenEveryConnectionIsHeld() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let name = TestDatabases.freshDatabaseName()
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
+        try await admin.close()
+        let database = try PostgresDatabase(
+            url: try #require(TestDatabases.postgresURL(database: name)), maximumConnections: 1)
+        let storage = try await SQLStorage(database: database)
+        let harness = try ServerHarness(storage: storage)
+        try await harness.application().test(.router) { client in
+            #expect(try await client.get("/ready", headers: [:]).0 == .ok)
+            let held = Task { try await database.read { db in try await db.rows(SQLStatement("SELECT pg_sleep(6)")) } }
+            try await Task.sleep(for: .milliseconds(300))
+            let asked = ContinuousClock.now
+            let (status, answer) = try await client.get("/ready", headers: [:])
+            let took = ContinuousClock.now - asked
+            #expect(status == .serviceUnavailable)
+            #expect(answer["code"] as? String == "storageUnavailable")
+            #expect(took < .seconds(4), "readiness took \(took)")
+            _ = try await held.value
+            // The connection free again, ready again (the check still running from before may answer first).
+            var ready = false
+            for _ in 0..<30 where !ready {
+                ready = try await client.get("/ready", headers: [:]).0 == .ok
+                if !ready { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(ready)
+        }
+        try await storage.shutdown()
     }
 
     /// The database closes sessions idle for 15 s (`idle_session_timeout`); pinged every second, the server's

@@ -18,7 +18,7 @@ struct StorageCountsProbeTests {
         }
         // The count answers only when released: every caller is told "unreachable" by its patience.
         let answers = await withTaskGroup(of: StorageCounts?.self) { group in
-            for _ in 0..<20 { group.addTask { await probe.counts() } }
+            for _ in 0..<20 { group.addTask { await probe.answer() } }
             return await group.reduce(into: [StorageCounts?]()) { $0.append($1) }
         }
         #expect(answers.count == 20 && answers.allSatisfy { $0 == nil }, "unreachable, to every caller")
@@ -28,7 +28,7 @@ struct StorageCountsProbeTests {
         release.continuation.finish()
         var counts: StorageCounts?
         for _ in 0..<50 where counts == nil {
-            counts = await probe.counts()
+            counts = await probe.answer()
         }
         #expect(counts == StorageCounts(transactions: 1, notifications: 2, customers: 3))
     }

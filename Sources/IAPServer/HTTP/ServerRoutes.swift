@@ -12,12 +12,15 @@ struct ServerRoutes: Sendable {
     var additions: [any ServerAddition] = []
     /// What `/health` says of the database, within a second.
     let databaseProbe: StorageCountsProbe
+    /// Readiness's check, answered within 2 s.
+    let readinessProbe: StorageProbe<Bool>
 
     init(service: ValidationService, configuration: ServerConfiguration, additions: [any ServerAddition] = []) {
         self.service = service
         self.configuration = configuration
         self.additions = additions
         databaseProbe = StorageCountsProbe(storage: service.storage)
+        readinessProbe = StorageProbe(reaching: service.storage, patience: .seconds(2))
     }
 
     func add(to router: Router<ServerRequestContext>) {
@@ -89,7 +92,7 @@ struct ServerRoutes: Sendable {
     /// Liveness: this process serves requests (200 whatever the database does). The counts come when the database
     /// answers; `database` says whether it did.
     func health() async -> Answers.Health {
-        let counts = await databaseProbe.counts()
+        let counts = await databaseProbe.answer()
         let said = additions.compactMap(\.health)
         return Answers.Health(
             status: "ok", apps: service.bundleIDs, database: counts == nil ? "unreachable" : "reachable",
@@ -97,10 +100,11 @@ struct ServerRoutes: Sendable {
             additions: said.isEmpty ? nil : Dictionary(said.map { ($0.name, $0.status) }) { first, _ in first })
     }
 
-    /// Readiness: whether this instance can reach its database now; 503 `storageUnavailable` when it cannot, so a
+    /// Readiness: whether this instance can reach its database now; 503 `storageUnavailable` when it cannot or does
+    /// not tell within 2 s (every pooled connection held by statements a lock keeps waiting, a frozen database), so a
     /// load balancer sends requests elsewhere.
     func ready() async throws -> Answers.Ready {
-        guard await service.storage.reachable() else {
+        guard await readinessProbe.answer() == true else {
             throw APIError(503, "storageUnavailable", "the database is unavailable; try again shortly")
         }
         return Answers.Ready(ready: true)
