@@ -14,6 +14,7 @@ import Testing
 @Suite struct PostgresConnectionTests {
     @Test(arguments: [
         "keepalive=0", "keepalive=601", "keepalive=soon", "statement_timeout=-1", "connect_timeout=", "pool_size=0",
+        "pool_size=5000", "connect_timeot=5", "pool_size=2&pool_size=3", "application_name=x",
     ])
     func aBadSettingIsRefusedByName(_ item: String) {
         let name = String(item.prefix { $0 != "=" })
@@ -45,6 +46,17 @@ import Testing
         let advice = PostgresDatabase.sharedCoresAdvice(url: url, autogroup: autogroup)
         #expect((advice != nil) == advised)
         if let advice { #expect(advice.contains("sched_autogroup_enabled=0")) }
+    }
+
+    /// An IPv6 address is given in brackets and reached without them; every setting the URL may carry is taken.
+    @Test func anIPv6HostAndEverySettingAreTaken() throws {
+        let address = try PostgresDatabase.Address(
+            url:
+                "postgres://u:p@[::1]:6543/db?sslmode=disable&pool_size=3&connect_timeout=4&statement_timeout=5&keepalive=6"
+        )
+        #expect(
+            address.host == "::1" && address.port == 6543 && address.database == "db" && address.tlsMode == "disable")
+        #expect(try PostgresDatabase.Address(url: "postgres://u@[::1]/db").tlsMode == "disable", "loopback")
     }
 
     @Test func theSettingsHaveTheirDefaults() async throws {
@@ -137,6 +149,29 @@ import Testing
         }
         #expect(try rows.first?.text("value") == "15s")
         try await database.close()
+    }
+
+    /// What the database refuses for good (a database that is not there, a role it does not know) is said at once
+    /// with PostgreSQL's own words, not after the connect timeout as "no connection" (an operator's trial: 10 s, the
+    /// cause only in the driver's info-level log lines).
+    @Test(arguments: ["database", "role"])
+    func aDatabaseOrRoleThatIsNotThereIsNamedAtOnce(_ missing: String) async throws {
+        guard let base = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let url =
+            missing == "database"
+            ? try #require(TestDatabases.postgresURL(database: "iapkit_not_there"))
+            : base.replacingOccurrences(of: "postgres://postgres@", with: "postgres://nobody_here@")
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await SQLStorage(database: try PostgresDatabase(url: url, maximumConnections: 1))
+        } throws: { error in
+            "\(error)".contains("does not exist") && "\(error)".contains(missing == "database" ? "3D000" : "28000")
+        }
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(10), "the test URL waits up to 60 s for a connection; it took \(took)")
     }
 
     /// Readiness says "not ready" within 2 s when every pooled connection is held (statements a lock keeps waiting):

@@ -126,6 +126,9 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// Where a URL says the database is, and how to reach it; throws a message naming what is wrong.
     struct Address {
+        /// The query items a database URL may carry.
+        static let settings: Set = ["sslmode", "pool_size", "connect_timeout", "statement_timeout", "keepalive"]
+
         let host: String
         let port: Int
         let username: String
@@ -136,12 +139,29 @@ public final class PostgresDatabase: SQLDatabase {
 
         init(url text: String) throws {
             guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
-                let host = url.host, !host.isEmpty
+                let named = url.host, !named.isEmpty
             else {
                 throw StorageError(
                     code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL"
                 )
             }
+            // What the URL may set, each once: a setting misspelt was ignored without a word (an operator's trial).
+            var given: Set<String> = []
+            for item in url.queryItems ?? [] {
+                guard Self.settings.contains(item.name) else {
+                    throw StorageError(
+                        code: "badDatabaseURL",
+                        reason:
+                            "'\(item.name)' is not a setting of the database URL (\(Self.settings.sorted().joined(separator: ", ")))"
+                    )
+                }
+                guard given.insert(item.name).inserted else {
+                    throw StorageError(
+                        code: "badDatabaseURL", reason: "\(item.name) is given twice in the database URL")
+                }
+            }
+            // An IPv6 address comes in brackets ([::1]); the connection wants it without.
+            let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
             let mode =
                 url.queryItems?.first { $0.name == "sslmode" }?.value
                 ?? (isLoopbackHost(host) ? "disable" : "prefer")
@@ -171,7 +191,8 @@ public final class PostgresDatabase: SQLDatabase {
         let pool = URLComponents(string: text)?.queryItems?.first { $0.name == "pool_size" }?.value
         guard pool.map({ Int($0).map { (1...1000).contains($0) } ?? false }) ?? true else {
             throw StorageError(
-                code: "badDatabaseURL", reason: "pool_size '\(pool ?? "")' is not a number of connections")
+                code: "badDatabaseURL",
+                reason: "pool_size '\(pool ?? "")' is not a number of connections from 1 to 1000")
         }
         var configuration = PostgresClient.Configuration(
             host: address.host, port: address.port, username: address.username, password: address.password,

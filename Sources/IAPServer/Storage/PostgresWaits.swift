@@ -226,8 +226,8 @@ final class ConnectCheck: Sendable {
         self.logger = logger
     }
 
-    /// Calls `answer` with why the database refused a connection, or with nil when it accepted one or the check could
-    /// not tell (it timed out, the server is full, the login was refused: the statement's own deadline decides then).
+    /// Calls `answer` with why the database refused a connection (``refusal(_:)``), or with nil when it accepted one or
+    /// the check could not tell (it timed out, the server is full: the statement's own deadline decides then).
     func ask(_ answer: @escaping @Sendable (String?) -> Void) {
         let first = waiting.withLock { waiting in
             guard waiting != nil else {
@@ -255,12 +255,23 @@ final class ConnectCheck: Sendable {
         }
     }
 
-    /// Why `error` says the database is not taking connections (refused or reset, or PostgreSQL shutting down or
-    /// starting: SQLSTATE class 57); nil for anything else.
+    /// Why `error` says the database is not taking this server's connections, now or until an operator acts: refused
+    /// or reset, PostgreSQL shutting down or starting (SQLSTATE class 57), the login refused (class 28: the role or
+    /// its password), the database missing (3D000), or TLS or a password the URL cannot give. Nil for anything else
+    /// (a full server, a timeout), which the statement's own deadline decides. These were found only after the connect
+    /// timeout before, and named only in the driver's info-level log lines (an operator's trial).
     static func refusal(_ error: any Error) -> String? {
         if let error = error as? PSQLError {
-            if let state = error.serverInfo?[.sqlState] { return state.hasPrefix("57") ? "PostgreSQL \(state)" : nil }
-            return error.underlying.flatMap(refusal)
+            if let state = error.serverInfo?[.sqlState] {
+                guard state.hasPrefix("57") || state.hasPrefix("28") || state == "3D000" else { return nil }
+                return "PostgreSQL \(state)" + (error.serverInfo?[.message].map { ": \($0)" } ?? "")
+            }
+            switch error.code {
+            case .sslUnsupported: return "the server does not offer TLS, which the URL's sslmode requires"
+            case .authMechanismRequiresPassword: return "the server asks for a password the URL does not give"
+            case .unsupportedAuthMechanism: return "the server asks for a way of logging in this client cannot use"
+            default: return error.underlying.flatMap(refusal)
+            }
         }
         if let error = error as? NIOConnectionError {
             let failures = error.connectionErrors.map(\.error)
