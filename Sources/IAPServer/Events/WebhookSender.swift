@@ -102,6 +102,9 @@ public struct WebhookSender: Sendable {
     let entitlements: (@Sendable (CustomerKey, Date) async -> EntitlementSnapshot?)?
     /// What announces the writes left for later (``EventAnnouncer/defers``) before each lease (nil: none are).
     let announcer: EventAnnouncer?
+    /// The sender's own storage failures, logged at most once in 10 s each (with the count held back): while the
+    /// database is away every round fails, several times a second.
+    let failures = FailureLog(interval: 10_000_000_000)
 
     /// A sender for `service`'s apps, storage and signal, adding each event's entitlements from it.
     public init(
@@ -176,7 +179,7 @@ public struct WebhookSender: Sendable {
         var announced = 0
         if let announcer {
             do { announced = try await storage.announceDeferred(by: announcer, limit: limit) } catch {
-                logger.warning("writes could not be announced", metadata: ["reason": "\(error.reason)"])
+                warn("writes could not be announced", code: "announce", error)
             }
         }
         let now = clock()
@@ -186,7 +189,7 @@ public struct WebhookSender: Sendable {
                 now: now, leaseUntil: now.addingTimeInterval(settings.lease.seconds), instance: instance,
                 limit: limit)
         } catch {
-            logger.warning("the outbox could not be read", metadata: ["reason": "\(error.reason)"])
+            warn("the outbox could not be read", code: "lease", error)
             return announced
         }
         guard !leased.isEmpty else { return announced }
@@ -205,9 +208,15 @@ public struct WebhookSender: Sendable {
         }
         do { try await storage.finishDeliveries(reports) } catch {
             // The leases run out and the deliveries go again: at least once.
-            logger.warning("delivery outcomes could not be recorded", metadata: ["reason": "\(error.reason)"])
+            warn("delivery outcomes could not be recorded", code: "record", error)
         }
         return announced + leased.count
+    }
+
+    /// Logs a storage failure of the sender's own, unless one of its kind was logged in the last 10 s.
+    private func warn(_ message: Logger.Message, code: String, _ error: StorageError) {
+        guard case .log(let unlogged) = failures.admit(code) else { return }
+        logger.warning(message, metadata: ["reason": "\(error.reason)", "unloggedSinceLast": "\(unlogged)"])
     }
 
     /// Posts one event to one endpoint and says what came of it.
