@@ -85,9 +85,6 @@ import Testing
         await #expect(throws: (any Error).self) { try await slow.value }
     }
 
-    /// Every session of the server is ended by the database after 15 s idle inside a transaction, so one frozen in
-    /// the middle of a write (its host lost) does not hold its row locks (the local App Store's lease row among them)
-    /// until the database's TCP keep-alive gives up.
     /// A statement in flight when its connection closes (PostgreSQL stopping closes them) can be left unanswered by
     /// the driver: its wait ends with the close, not at the statement timeout, and one watch serves every statement on
     /// a connection. (A trial saw such a request answered after 30 and 60 s, and the late expiry mark the database
@@ -95,7 +92,7 @@ import Testing
     @Test(.timeLimit(.minutes(2))) func aStatementWaitEndsWhenItsConnectionCloses() async throws {
         let deadlines = Deadlines(tick: .milliseconds(10))
         defer { deadlines.stop() }
-        let loop = EmbeddedEventLoop()
+        let loop = NIOAsyncTestingEventLoop()
         let closing = loop.makePromise(of: Void.self)
         let connection = (id: 7, closing: closing.futureResult)
         // Answered statements on the connection leave nothing behind.
@@ -107,6 +104,7 @@ import Testing
                 on: connection, closed: { ConnectionClosed() })
             #expect(value == 1)
         }
+        #expect(deadlines.waiting == (entries: 0, watched: 1), "one watch for the connection, nothing left waiting")
         // Its deadline an hour away: only the close can end the wait within the test's time limit (the suite's load
         // on two cores can hold a task back for tens of seconds, so no shorter bound is asserted).
         let never = loop.makePromise(of: Int.self)
@@ -118,6 +116,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(50))
         closing.succeed()
         await #expect(throws: ConnectionClosed.self) { try await waiting.value }
+        #expect(deadlines.waiting == (entries: 0, watched: 0), "the closed connection is no longer watched")
         // A statement begun on a connection that closed already ends at once.
         let late = loop.makePromise(of: Int.self)
         await #expect(throws: ConnectionClosed.self) {
@@ -133,11 +132,15 @@ import Testing
                 expired: { StatementTimedOut() }, onExpiry: {})
         }
         for promise in [never, late, unwatched] { promise.fail(ConnectionClosed()) }
+        await loop.shutdownGracefully()
     }
 
     private struct ConnectionClosed: Error {}
     private struct StatementTimedOut: Error {}
 
+    /// Every session of the server is ended by the database after 15 s idle inside a transaction, so one frozen in
+    /// the middle of a write (its host lost) does not hold its row locks (the local App Store's lease row among them)
+    /// until the database's TCP keep-alive gives up.
     @Test func sessionsIdleInATransactionAreEndedByTheDatabase() async throws {
         guard let url = TestDatabases.postgresURL else {
             print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
@@ -171,10 +174,43 @@ import Testing
         await #expect {
             _ = try await SQLStorage(database: try PostgresDatabase(url: url, maximumConnections: 1))
         } throws: { error in
-            "\(error)".contains("does not exist") && "\(error)".contains(missing == "database" ? "3D000" : "28000")
+            // A server that asks for passwords answers an unknown role as a failed login (28P01): class 28 either way.
+            missing == "database"
+                ? "\(error)".contains("3D000") && "\(error)".contains("does not exist")
+                : "\(error)".contains("PostgreSQL 28") || "\(error)".contains("password")
         }
         let took = ContinuousClock.now - started
         #expect(took < .seconds(300), "it took \(took)")
+    }
+
+    /// A login the database refuses once the pool's connections serve (a password rotated, `pg_hba.conf` reloaded;
+    /// here the role made NOLOGIN) does not take the database for unreachable: a statement that waits for the busy
+    /// connection gets it and is answered. (A review found each such wait failing every request for a moment.)
+    @Test func aLoginRefusedWhileTheKeptConnectionsServeIsNoOutage() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let role = TestDatabases.freshDatabaseName("iapkit_role")
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE ROLE \(role) LOGIN"))
+        try await admin.execute(SQLStatement("CREATE DATABASE \(role) OWNER \(role)"))
+        let address = try #require(TestDatabases.postgresURL(database: role))
+            .replacingOccurrences(of: "postgres://postgres@", with: "postgres://\(role)@")
+        let database = try PostgresDatabase(url: address, maximumConnections: 1)
+        _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1")) }
+        try await admin.execute(SQLStatement("ALTER ROLE \(role) NOLOGIN"))
+        // The one connection busy for a second: the next statement waits past the quarter second, the server tries a
+        // connection of its own, and the database refuses the login.
+        let busy = Task { try await database.read { db in try await db.rows(SQLStatement("SELECT pg_sleep(1)")) } }
+        try await Task.sleep(for: .milliseconds(100))
+        let rows = try await database.read { db in try await db.rows(SQLStatement("SELECT 2 AS two")) }
+        #expect(try rows.first?.integer("two") == 2)
+        _ = try await busy.value
+        #expect(await database.reachable())
+        try await database.close()
+        try await admin.execute(SQLStatement("ALTER ROLE \(role) LOGIN"))
+        try await admin.close()
     }
 
     /// Readiness says "not ready" within 2 s when every pooled connection is held (statements a lock keeps waiting):

@@ -326,8 +326,9 @@ struct SignedDataAttackTests {
         } throws: { ($0 as? SignedDataParsingError)?.code == .wrongPayloadType }
         let carried = try await verifier.verifyNotification(
             sign(TestJWS.notification(signedTransaction: transaction, signedRenewalInfo: transaction)))
-        #expect(!carried.isValid)
         #expect(carried.verifiedRenewalInfo == nil)
+        #expect(carried.failures.map(\.field) == ["data.signedRenewalInfo"])
+        #expect(carried.failures.first?.reason.contains("wrongPayloadType") == true, "\(carried.failures)")
         // Genuine renewal information still verifies.
         let renewal = try await verifier.verifyRenewalInfo(sign(TestJWS.renewalInfo()), for: TestJWS.transaction())
         #expect(renewal.isValid, "\(renewal.failures)")

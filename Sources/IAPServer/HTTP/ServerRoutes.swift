@@ -102,7 +102,8 @@ struct ServerRoutes: Sendable {
 
     /// Readiness: whether this instance can reach its database now; 503 `storageUnavailable` when it cannot or does
     /// not tell within 2 s (every pooled connection held by statements a lock keeps waiting, a frozen database), so a
-    /// load balancer sends requests elsewhere.
+    /// load balancer sends requests elsewhere. An instance whose pool stays busy past 2 s says so too, as a probe with
+    /// a short timeout would conclude anyway: under a burst that holds every instance's pool, all of them do.
     func ready() async throws -> Answers.Ready {
         guard await readinessProbe.answer() == true else {
             throw APIError(503, "storageUnavailable", "the database is unavailable; try again shortly")

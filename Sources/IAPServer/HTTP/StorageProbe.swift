@@ -11,16 +11,16 @@ final class StorageProbe<Value: Sendable>: Sendable {
     private let patience: Duration
     private let inFlight = Locked<Task<Value?, Never>?>(nil)
 
-    /// Checks with `count` (nil: it failed).
-    init(patience: Duration = .seconds(1), count: @escaping @Sendable () async -> Value?) {
-        self.check = count
+    /// Checks with `check` (nil: it failed).
+    init(patience: Duration = .seconds(1), check: @escaping @Sendable () async -> Value?) {
+        self.check = check
         self.patience = patience
     }
 
     /// The check's answer, or nil when it failed or did not answer within the patience.
     func answer() async -> Value? {
         let run = self.check
-        let count = inFlight.withLock { running in
+        let running = inFlight.withLock { running in
             if let running { return running }
             let started = Task { await run() }
             running = started
@@ -28,23 +28,23 @@ final class StorageProbe<Value: Sendable>: Sendable {
         }
         let answered = Locked(false)
         return await withCheckedContinuation { (waiter: CheckedContinuation<Value?, Never>) in
-            // Whichever comes first answers the caller: the count or the patience's end.
-            @Sendable func settle(_ counts: Value?) {
+            // Whichever comes first answers the caller: the check or the patience's end.
+            @Sendable func settle(_ answer: Value?) {
                 let first = answered.withLock { answered in
                     defer { answered = true }
                     return !answered
                 }
-                if first { waiter.resume(returning: counts) }
+                if first { waiter.resume(returning: answer) }
             }
             let timer = Task { [patience] in
                 try await Task.sleep(for: patience)
                 settle(nil)
             }
             Task { [inFlight] in
-                let counts = await count.value
-                inFlight.withLock { if $0 == count { $0 = nil } }
+                let answer = await running.value
+                inFlight.withLock { if $0 == running { $0 = nil } }
                 timer.cancel()
-                settle(counts)
+                settle(answer)
             }
         }
     }
@@ -56,13 +56,13 @@ typealias StorageCountsProbe = StorageProbe<StorageCounts>
 extension StorageProbe where Value == StorageCounts {
     /// Counts what `storage` holds.
     convenience init(storage: any ServerStorage, patience: Duration = .seconds(1)) {
-        self.init(patience: patience) { try? await storage.counts() }
+        self.init(patience: patience, check: { try? await storage.counts() })
     }
 }
 
 extension StorageProbe where Value == Bool {
     /// Whether `storage` answers (nil: it does not).
     convenience init(reaching storage: any ServerStorage, patience: Duration) {
-        self.init(patience: patience) { await storage.reachable() ? true : nil }
+        self.init(patience: patience, check: { await storage.reachable() ? true : nil })
     }
 }

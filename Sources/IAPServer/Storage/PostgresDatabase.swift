@@ -28,6 +28,10 @@ public final class PostgresDatabase: SQLDatabase {
     let keepAliveInterval: Duration
     /// Tells a database that went away from a busy pool when a statement has waited ``suspicion`` for a connection.
     private let connectCheck: ConnectCheck
+    /// Whether the pool has handed out a connection since the start (a refused login counts only until then).
+    private let connected = Locked(false)
+    /// Refused logins while the kept connections serve, logged at most once a minute.
+    private let loginRefusals = FailureLog(interval: 60_000_000_000)
     /// How long a statement waits for a pooled connection before a connection of its own is tried: the pool retries
     /// a database that refuses connections until the connect timeout (10 s by default) without saying so.
     static let suspicion = Duration.milliseconds(250)
@@ -147,7 +151,7 @@ public final class PostgresDatabase: SQLDatabase {
             }
             // What the URL may set, each once: a setting misspelt was ignored without a word (an operator's trial).
             var given: Set<String> = []
-            for item in url.queryItems ?? [] {
+            for item in url.queryItems ?? [] where !item.name.isEmpty {
                 guard Self.settings.contains(item.name) else {
                     throw StorageError(
                         code: "badDatabaseURL",
@@ -315,12 +319,21 @@ public final class PostgresDatabase: SQLDatabase {
                 }
             }
             // Waited a while: a database that refuses a connection of our own now is down, not busy.
-            let suspicion = deadlines.add(after: min(Self.suspicion, timeout)) { [connectCheck] in
+            let suspicion = deadlines.add(after: min(Self.suspicion, timeout)) {
+                [connectCheck, connected, loginRefusals, logger] in
                 connectCheck.ask { refused in
                     guard let refused else { return }
-                    if handoff.abandon(DatabaseUnreachable(reason: "the database refused a connection: \(refused)")) {
-                        lease.cancel()
+                    // A login refused while the pool's connections serve: they go on serving (the operator is told).
+                    if refused.login, connected.withLock({ $0 }) {
+                        if case .log(let unlogged) = loginRefusals.admit("login") {
+                            logger.error(
+                                "the database refuses new connections; the ones kept still serve",
+                                metadata: ["reason": "\(refused.reason)", "unloggedSinceLast": "\(unlogged)"])
+                        }
+                        return
                     }
+                    let reason = "the database refused a connection: \(refused.reason)"
+                    if handoff.abandon(DatabaseUnreachable(reason: reason)) { lease.cancel() }
                 }
             }
             let connection: PostgresConnection
@@ -331,6 +344,7 @@ public final class PostgresDatabase: SQLDatabase {
             }
             deadlines.remove(timer)
             deadlines.remove(suspicion)
+            connected.withLock { $0 = true }
             defer { handoff.release() }
             return try await body(connection)
         } catch let error where Self.isConnectionFailure(error) {
@@ -361,9 +375,15 @@ public final class PostgresDatabase: SQLDatabase {
         if error is DatabaseUnreachable || error is IOError || error is ChannelError || error is NIOSSLError {
             return true
         }
-        if let failure = error as? PostgresFailure { return ["08", "57"].contains(failure.state.prefix(2)) }
+        // 57014 is a statement cancelled (an operator's pg_cancel_backend, the server's own statement_timeout), not the
+        // database going away.
+        if let failure = error as? PostgresFailure {
+            return ["08", "57"].contains(failure.state.prefix(2)) && failure.state != "57014"
+        }
         guard let error = error as? PSQLError else { return false }
-        if let state = error.serverInfo?[.sqlState] { return ["08", "57"].contains(state.prefix(2)) }
+        if let state = error.serverInfo?[.sqlState] {
+            return ["08", "57"].contains(state.prefix(2)) && state != "57014"
+        }
         return error.code != .server && error.code != .queryCancelled && error.code != .tooManyParameters
     }
 

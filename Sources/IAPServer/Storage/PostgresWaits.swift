@@ -56,6 +56,9 @@ final class Deadlines: Sendable {
 
     func remove(_ token: UInt64) { state.withLock { _ = $0.entries.removeValue(forKey: token) } }
 
+    /// How many waits are registered and how many connections are watched.
+    var waiting: (entries: Int, watched: Int) { state.withLock { ($0.entries.count, $0.watched.count) } }
+
     private func sweep() {
         let now = clock.now
         let due: [Entry] = state.withLock { state in
@@ -219,7 +222,16 @@ final class ConnectCheck: Sendable {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     /// The answers waiting for the check in flight; nil while none runs.
-    private let waiting = Locked<[@Sendable (String?) -> Void]?>(nil)
+    private let waiting = Locked<[@Sendable (Refusal?) -> Void]?>(nil)
+
+    /// Why the database refused a connection.
+    struct Refusal: Sendable, Equatable {
+        let reason: String
+        /// The login was refused (its role, password or database, TLS): new connections fail while the ones the pool
+        /// keeps may still serve (a password rotated, `pg_hba.conf` reloaded), so it counts as the database refusing
+        /// only before any connection was had.
+        let login: Bool
+    }
 
     init(configuration: PostgresConnection.Configuration, logger: Logger) {
         self.configuration = configuration
@@ -228,7 +240,7 @@ final class ConnectCheck: Sendable {
 
     /// Calls `answer` with why the database refused a connection (``refusal(_:)``), or with nil when it accepted one or
     /// the check could not tell (it timed out, the server is full: the statement's own deadline decides then).
-    func ask(_ answer: @escaping @Sendable (String?) -> Void) {
+    func ask(_ answer: @escaping @Sendable (Refusal?) -> Void) {
         let first = waiting.withLock { waiting in
             guard waiting != nil else {
                 waiting = [answer]
@@ -239,7 +251,7 @@ final class ConnectCheck: Sendable {
         }
         guard first else { return }
         Task { [configuration, logger, waiting] in
-            var refused: String?
+            var refused: Refusal?
             do {
                 let connection = try await PostgresConnection.connect(
                     configuration: configuration, id: 0, logger: logger)
@@ -260,28 +272,32 @@ final class ConnectCheck: Sendable {
     /// its password), the database missing (3D000), or TLS or a password the URL cannot give. Nil for anything else
     /// (a full server, a timeout), which the statement's own deadline decides. These were found only after the connect
     /// timeout before, and named only in the driver's info-level log lines (an operator's trial).
-    static func refusal(_ error: any Error) -> String? {
+    static func refusal(_ error: any Error) -> Refusal? {
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
-                guard state.hasPrefix("57") || state.hasPrefix("28") || state == "3D000" else { return nil }
-                return "PostgreSQL \(state)" + (error.serverInfo?[.message].map { ": \($0)" } ?? "")
+                let reason = "PostgreSQL \(state)" + (error.serverInfo?[.message].map { ": \($0)" } ?? "")
+                if state.hasPrefix("57") { return Refusal(reason: reason, login: false) }
+                return state.hasPrefix("28") || state == "3D000" ? Refusal(reason: reason, login: true) : nil
             }
-            switch error.code {
-            case .sslUnsupported: return "the server does not offer TLS, which the URL's sslmode requires"
-            case .authMechanismRequiresPassword: return "the server asks for a password the URL does not give"
-            case .unsupportedAuthMechanism: return "the server asks for a way of logging in this client cannot use"
-            default: return error.underlying.flatMap(refusal)
-            }
+            let login: String? =
+                switch error.code {
+                case .sslUnsupported: "the server does not offer TLS, which the URL's sslmode requires"
+                case .authMechanismRequiresPassword: "the server asks for a password the URL does not give"
+                case .unsupportedAuthMechanism: "the server asks for a way of logging in this client cannot use"
+                default: nil
+                }
+            if let login { return Refusal(reason: login, login: true) }
+            return error.underlying.flatMap(refusal)
         }
         if let error = error as? NIOConnectionError {
             let failures = error.connectionErrors.map(\.error)
             guard !failures.isEmpty, failures.allSatisfy({ refusal($0) != nil }) else { return nil }
-            return "\(error.host):\(error.port) refused the connection"
+            return Refusal(reason: "\(error.host):\(error.port) refused the connection", login: false)
         }
         if let error = error as? IOError,
             [ECONNREFUSED, ECONNRESET, ECONNABORTED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode)
         {
-            return "\(error)"
+            return Refusal(reason: "\(error)", login: false)
         }
         return nil
     }

@@ -85,8 +85,13 @@ extension TransactionPayload: VerifiablePayload {
 }
 
 extension RenewalInfoPayload: VerifiablePayload {
-    /// A transaction's, an app transaction's and a notification's own members.
-    static var foreignKeys: [String] { ["transactionId", "bundleId", "receiptType", "notificationType"] }
+    /// A transaction's, an app transaction's, a notification's and a retention-messaging request's own members.
+    static var foreignKeys: [String] {
+        [
+            "transactionId", "bundleId", "receiptType", "notificationType", "notificationUUID", "appAppleId",
+            "requestIdentifier",
+        ]
+    }
     var chainValidationDate: EpochMilliseconds? { signedDate }
     var claimedBundleID: String?? { .none }
     var claimedAppAppleID: Int64?? { .none }
