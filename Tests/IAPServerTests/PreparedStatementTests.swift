@@ -68,6 +68,12 @@ import Testing
         }
     }
 
+    /// Prepared again as uses double while the tables a statement reads are young, then at a steady pace.
+    @Test func aStatementIsPreparedAgainAsItsUsesDouble() {
+        let uses = (1...600_000).filter(PreparedStatements.replans(atUse:))
+        #expect(uses == (6...18).map { 1 << $0 } + [262_144 * 2])
+    }
+
     @Test func atMostSoManyStatementsArePrepared() {
         let prepared = PreparedStatements()
         var unprepared = 0
@@ -95,7 +101,7 @@ import Testing
             SELECT $1 AS number, $2 AS words, $3 AS nothing, CAST(7 AS INTEGER) AS small, CAST(3 AS SMALLINT) AS tiny,
                 CAST('x' AS VARCHAR) AS short, pg_advisory_xact_lock(1) AS locked
             """
-        // The 64th and 1,024th uses are prepared again (the old plan deallocated).
+        // The 64th, 128th, ..., 1,024th uses are prepared again (the old plan deallocated).
         for use in 1...1_030 {
             let words = use == 5 ? "it's \\ a 'quote' and ünïcode" : "use \(use)"
             let rows = try await database.read { db in

@@ -40,13 +40,19 @@ struct StorageConformanceTests {
                 print("note: PostgreSQL conformance skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
                 return nil
             }
-            // A database of its own: suites run at once, and each starts empty.
-            let name = TestDatabases.freshDatabaseName()
-            let admin = try PostgresDatabase(url: url, maximumConnections: 1)
-            try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
-            try await admin.close()
-            return try PostgresDatabase(url: try #require(TestDatabases.postgresURL(database: name)))
+            return try PostgresDatabase(url: try await freshPostgresDatabase(at: url))
         }
+    }
+
+    /// The URL of a new, empty database on the PostgreSQL server `url` names (suites run at once, and each starts
+    /// empty), made with the `settings` given (`ALTER DATABASE ... SET`, such as `idle_session_timeout = '15s'`).
+    static func freshPostgresDatabase(at url: String, settings: [String] = []) async throws -> String {
+        let name = TestDatabases.freshDatabaseName()
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
+        for setting in settings { try await admin.execute(SQLStatement("ALTER DATABASE \(name) SET \(setting)")) }
+        try await admin.close()
+        return try #require(TestDatabases.postgresURL(database: name))
     }
 
     static let bundle = "com.example.app"

@@ -47,11 +47,7 @@ struct StoredPostHintsTests {
             print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
             return nil
         }
-        let name = TestDatabases.freshDatabaseName()
-        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
-        try await admin.execute(SQLStatement("CREATE DATABASE \(name)"))
-        try await admin.close()
-        let address = try #require(TestDatabases.postgresURL(database: name))
+        let address = try await Conformance.freshPostgresDatabase(at: url)
         let logged = StatementLoggingDatabase(try PostgresDatabase(url: address))
         return (
             logged, try await SQLStorage(database: logged),

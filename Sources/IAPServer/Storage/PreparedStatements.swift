@@ -12,8 +12,9 @@ import PostgresNIO
 /// takes the kind its place had before; in a place that has only had NULLs, its type is left to PostgreSQL to infer.
 ///
 /// A plan is only as good as what PostgreSQL knew of the tables when it was made: one made while they were nearly
-/// empty may filter a whole index where it should look a row up. So each statement is prepared again on its 64th,
-/// 1,024th and 16,384th use on a connection, then every 262,144 uses or 10 minutes, whichever comes first.
+/// empty may filter a whole index where it should look a row up. So each statement is prepared again on its 64th use
+/// on a connection and each time its uses double (128th, 256th, ...), then every 262,144 uses or 10 minutes, whichever
+/// comes first.
 ///
 /// Bounded: at most 512 distinct statements get prepared (texts and kinds of values; 1,024 texts are remembered), and a
 /// connection's set goes when it closes. The set is exact (a statement is remembered once PostgreSQL prepared it).
@@ -34,6 +35,12 @@ final class PreparedStatements: Sendable {
                 }
             }
         }
+    }
+
+    /// Whether a statement is prepared again at its `use`th use on a connection: each time its uses double from 64
+    /// (the tables it reads grow fastest while they are young), then every 262,144 uses.
+    static func replans(atUse use: Int) -> Bool {
+        use >= 64 && (use.nonzeroBitCount == 1 || use % 262_144 == 0)
     }
 
     enum Lookup {
@@ -114,9 +121,7 @@ final class PreparedStatements: Sendable {
             guard let query = use.query, let preparedAt = use.preparedAt else {
                 return (key, .prepare(Self.typed(text, kinds: key.kinds), parameters: known.parameters, replacing: nil))
             }
-            let replan =
-                [64, 1_024, 16_384].contains(use.count) || use.count % 262_144 == 0
-                || now - preparedAt > .seconds(600)
+            let replan = Self.replans(atUse: use.count) || now - preparedAt > .seconds(600)
             return replan
                 ? (key, .prepare(Self.typed(text, kinds: key.kinds), parameters: known.parameters, replacing: query))
                 : (key, .prepared(query, parameters: known.parameters))
