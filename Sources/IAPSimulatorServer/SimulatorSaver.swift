@@ -44,6 +44,10 @@ final class SimulatorSaver: Sendable {
         let bundleID = simulator.configuration.bundleID
         let retry = continuation
         let task = Task { [tracker] in
+            // Failed saves in a row, and when the last of them was logged: an outage is logged when it starts, once a
+            // minute while it lasts (with the count), and when a save goes through again, not at every retry.
+            var failures = 0
+            var loggedAt = ContinuousClock.now
             func save() async {
                 let target = tracker.state.withLock { $0.requested }
                 // Whether everything changed up to `target` is in the database after this save.
@@ -54,6 +58,11 @@ final class SimulatorSaver: Sendable {
                             lease?.markLost()
                             durable = false
                         }
+                        if failures > 0 {
+                            logger.notice(
+                                "the local App Store was saved again", metadata: ["failedSaves": "\(failures)"])
+                            failures = 0
+                        }
                     } catch {
                         simulator.saveFailed()
                         durable = false
@@ -63,9 +72,17 @@ final class SimulatorSaver: Sendable {
                             try? await Task.sleep(for: .seconds(2))
                             retry.yield()
                         }
-                        logger.error(
-                            "the local App Store could not be saved; it will try again",
-                            metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
+                        failures += 1
+                        if failures == 1 || ContinuousClock.now - loggedAt >= .seconds(60) {
+                            loggedAt = ContinuousClock.now
+                            logger.error(
+                                failures == 1
+                                    ? "the local App Store could not be saved; it will try again every 2 s"
+                                    : "the local App Store still could not be saved; it keeps trying every 2 s",
+                                metadata: [
+                                    "code": "\(error.code)", "reason": "\(error.reason)", "failedSaves": "\(failures)",
+                                ])
+                        }
                     }
                 }
                 let ready = tracker.state.withLock { state in

@@ -256,8 +256,7 @@ struct LocalAppStoreLeaseInProcessTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
         let storage = try await SQLStorage(database: try SQLiteDatabase(path: file))
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let (logger, log) = RecordedLog.logger()
         let addition = LocalAppStoreAddition(store: harness.store, storage: storage, logger: logger)
         await addition.attach(to: harness.service)
         try harness.store.createAccount("ana")
@@ -278,6 +277,10 @@ struct LocalAppStoreLeaseInProcessTests {
         #expect(await Self.eventually { !harness.store.sendAttempts(notificationUUID: refund.uuid).isEmpty })
         #expect(harness.store.sendAttempts(notificationUUID: refund.uuid).map(\.result) == ["SUCCESS"])
         #expect(try await harness.service.storage.counts().notifications == before + 1)
+        // The outage logged once as an error (not at every retry), and its end.
+        let saves = log.all.filter { $0.message.contains("local App Store") && $0.message.contains("saved") }
+        #expect(saves.filter { $0.level == .error }.count == 1, "\(saves.map(\.message))")
+        #expect(saves.last?.message == "the local App Store was saved again" && saves.last?.level == .notice)
         await addition.finish()
         try await storage.shutdown()
     }
