@@ -42,6 +42,13 @@ public enum ServerMetrics {
         counter("iapkit_repost_reads_total", [("history", history)]).increment()
     }
 
+    /// Counts one new post written by PostgreSQL's one statement by where the customer's history came from:
+    /// `remembered` (the server's ``HistoryCache`` with the record appended, its version checked) or `read` (sent by
+    /// the database).
+    static func writeHistory(_ history: String) {
+        counter("iapkit_write_histories_total", [("history", history)]).increment()
+    }
+
     /// Counts one statement reading re-posts on PostgreSQL and the lookups it carried (``Coalescer``): their ratio is
     /// the mean batch.
     static func rePostBatch(lookups: Int) {

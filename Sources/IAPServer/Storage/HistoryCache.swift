@@ -14,7 +14,7 @@ import IAPEntitlements
 /// kept records and renewal records (one at least); a table at its limit gives up entries (the first in its hash
 /// order, which is as good as any) until the new one fits. A miss costs the read it would have saved, nothing else.
 final class HistoryCache: Sendable {
-    /// What a re-post read may skip: the history `digest` as read while the customer's row was at `version`.
+    /// What a re-post read or a write may skip: the history `digest` as read while the customer's row was at `version`.
     struct Offer: Sendable {
         let customer: String
         let version: Int64
@@ -32,6 +32,7 @@ final class HistoryCache: Sendable {
         var weight = 0
         var owners: [OriginalKey: String] = [:]
         var hits = 0
+        var writeHits = 0
     }
 
     private let state = Locked(State())
@@ -73,6 +74,12 @@ final class HistoryCache: Sendable {
 
     /// How many offers the database kept since this cache began (for tests and metrics).
     var hits: Int { state.withLock { $0.hits } }
+
+    /// Notes that a write built on an offer (the database sent no records: the row was at the offered version).
+    func takenByWrite() { state.withLock { $0.writeHits += 1 } }
+
+    /// How many writes built on an offer since this cache began (for tests).
+    var writeHits: Int { state.withLock { $0.writeHits } }
 
     /// Remembers `digest`, read while `customer`'s digest row was at `version`, unless a later version is held (a read
     /// and a write of one customer finishing out of order).

@@ -115,7 +115,9 @@ extension SQLStorage {
                     DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 RETURNING version
             ), wanted AS (
-                SELECT \(Self.rowsWantedText(bundle: "$3", customer: owner)) AS rows
+                SELECT COALESCE((
+                    SELECT d.digest = '' AND NOT (d.customer_id = $22 AND d.version = $23) FROM iap_customer_digests d
+                    WHERE d.bundle_id = $3 AND d.customer_id = \(owner)), TRUE) AS rows
             )
             SELECT 6 AS kind, \(owner) AS sort_text, (SELECT version FROM g) AS sort_number,
                 CAST(NULL AS TEXT) AS transaction_id, CAST(NULL AS TEXT) AS original_transaction_id,
@@ -128,9 +130,11 @@ extension SQLStorage {
                 written: ("NOT (t.transaction_id = $1 AND EXISTS (SELECT 1 FROM w))", writtenRow),
                 wanted: "(SELECT rows FROM wanted)"))
             """
+        let offer = writeOffer(transaction, claimant: claimant)
         let values =
             Self.transactionValues(transaction, json: json, announce: nil)
             + [.text(claimant ?? PurchaseBatch.implicitOwner(of: transaction)), .integer(claimant == nil ? 0 : 1)]
+            + [.text(offer?.customer ?? ""), .integer(offer?.version ?? -1)]
         let written = EncodedRows(transactions: [(transaction, json)], renewals: [])
         let bundleID = transaction.bundleID
         // Not in a transaction: on PostgreSQL a statement outside one commits on its own, all or nothing.
@@ -182,6 +186,25 @@ extension SQLStorage {
                 found = try await db.rows(Self.recordsQuery(customer, documents: false))
                 readAgain = true
             }
+            if let offer, stored != nil, !readAgain, id == offer.customer, seen == offer.version {
+                // The rows were not sent: the history is the one offered, as of the version the statement read.
+                histories?.takenByWrite()
+                ServerMetrics.writeHistory("remembered")
+                guard wrote != nil else {
+                    return .recorded(.recorded(owners: [id], digest: offer.digest), at: seen)
+                }
+                guard whole else { return .readAgain(customer) }
+                var history = offer.digest.history.history
+                // In the order the rows come in (by transaction id).
+                let place =
+                    history.records.firstIndex { $0.transactionID > transaction.transactionID }
+                    ?? history.records.endIndex
+                history.records.insert(transaction.record, at: place)
+                return .recorded(
+                    .recorded(owners: [id], digest: CustomerDigest(history: CompactHistory(history), version: 0)),
+                    at: wrote)
+            }
+            ServerMetrics.writeHistory("read")
             let built = CompactHistory(try history(from: found, written: written))
             let records = try found.filter { try $0.integer("kind") != 3 }.count
             guard records >= Self.digestThreshold else {
@@ -201,6 +224,24 @@ extension SQLStorage {
         case .readAgain(let customer):
             return (.recorded(owners: [customer.id], digest: try await digest(of: customer)), wroteRow, nil)
         }
+    }
+
+    /// The history ``HistoryCache`` holds for the customer expected to own `transaction`, when a write of it can build
+    /// on it: whole (never folded), short enough to stay without a kept digest with one more record, and without this
+    /// transaction (a newer version of a stored one replaces its record: the rows are read then). PostgreSQL sends the
+    /// rows only when the owner differs or their digest row moved on from the offered version.
+    private func writeOffer(_ transaction: StoredTransaction, claimant: String?) -> HistoryCache.Offer? {
+        guard
+            let offer = histories?.offer(
+                bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
+                claimant: claimant, implicitOwner: PurchaseBatch.implicitOwner(of: transaction)),
+            offer.digest.history.foldedThrough == nil
+        else { return nil }
+        let history = offer.digest.history.history
+        guard history.records.count + history.renewals.count + history.consumptions.count + 1 < Self.digestThreshold,
+            !history.records.contains(where: { $0.transactionID == transaction.transactionID })
+        else { return nil }
+        return offer
     }
 
     /// Whether `text` holds a NUL, read as the contiguous UTF-8 a native string is (a document is kilobytes long, and
