@@ -57,12 +57,11 @@ final class SimulatorSaver: Sendable {
                         if try await !storage.saveSimulatorState(rows, bundleID: bundleID, holder: lease?.holder) {
                             lease?.markLost()
                             durable = false
-                        }
-                        if failures > 0 {
+                        } else if failures > 0 {
                             logger.notice(
                                 "the local App Store was saved again", metadata: ["failedSaves": "\(failures)"])
-                            failures = 0
                         }
+                        failures = 0
                     } catch {
                         simulator.saveFailed()
                         durable = false

@@ -54,4 +54,28 @@ extension StoredPostHintsTests {
         try await first.shutdown()
         try await second.shutdown()
     }
+
+    /// Two customers whose ids are the same text to Swift but not to PostgreSQL ("café" with "é" as one scalar and as
+    /// "e" and an accent; a backend may name customers either way) keep their own histories: what the server holds of
+    /// one is never offered for the other, even when their digest rows stand at the same version.
+    @Test func customerIdsThatDifferOnlyInTheirBytesKeepTheirOwnHistories() async throws {
+        guard let (_, first, second) = try await Self.twoServers() else { return }
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed && !SQLStorage.same(composed, decomposed))
+        func post(_ claimant: String, _ id: String) async throws -> [String] {
+            let batch = PurchaseBatch(claimant: claimant, transactions: [Conformance.transaction(id, signed: 1)])
+            let answer = try await first.record(batch)
+            #expect(answer == (try await second.record(batch)), "\(id)")
+            guard case .recorded(let owners, let digest) = answer else { return [] }
+            #expect(owners.count == 1 && owners.allSatisfy { SQLStorage.same($0, claimant) })
+            return digest.history.history.records.map(\.transactionID)
+        }
+        #expect(try await post(composed, "c1") == ["c1"])
+        #expect(try await post(decomposed, "d1") == ["d1"])
+        #expect(try await post(composed, "c2") == ["c1", "c2"])
+        #expect(try await post(decomposed, "d2") == ["d1", "d2"])
+        try await first.shutdown()
+        try await second.shutdown()
+    }
 }

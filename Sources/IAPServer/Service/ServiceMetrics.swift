@@ -42,9 +42,9 @@ public enum ServerMetrics {
         counter("iapkit_repost_reads_total", [("history", history)]).increment()
     }
 
-    /// Counts one new post written by PostgreSQL's one statement by where the customer's history came from:
-    /// `remembered` (the server's ``HistoryCache`` with the record appended, its version checked) or `read` (sent by
-    /// the database).
+    /// Counts one post written by PostgreSQL's one statement by where the customer's history came from: `remembered`
+    /// (the server's ``HistoryCache`` with the record added, its version checked) or `read` (sent by the database).
+    /// Customers with a kept digest are not counted.
     static func writeHistory(_ history: String) {
         counter("iapkit_write_histories_total", [("history", history)]).increment()
     }

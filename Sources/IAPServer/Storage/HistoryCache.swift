@@ -64,7 +64,11 @@ final class HistoryCache: Sendable {
             let owner =
                 claimant ?? state.owners[OriginalKey(bundleID: bundleID, originalTransactionID: originalTransactionID)]
                 ?? implicitOwner
-            guard let held = state.histories[CustomerKey(bundleID: bundleID, id: owner)] else { return nil }
+            // The entry's own id, byte for byte: a dictionary takes canonically equivalent ids for one key.
+            guard let index = state.histories.index(forKey: CustomerKey(bundleID: bundleID, id: owner)),
+                SQLStorage.same(state.histories[index].key.id, owner)
+            else { return nil }
+            let held = state.histories[index].value
             return Offer(customer: owner, version: held.version, digest: held.digest)
         }
     }

@@ -120,7 +120,8 @@ extension SQLStorage {
                     WHERE d.bundle_id = $3 AND d.customer_id = \(owner)), TRUE) AS rows
             )
             SELECT 6 AS kind, \(owner) AS sort_text, (SELECT version FROM g) AS sort_number,
-                CAST(NULL AS TEXT) AS transaction_id, CAST(NULL AS TEXT) AS original_transaction_id,
+                CASE WHEN (SELECT rows FROM wanted) THEN 'sent' END AS transaction_id,
+                CAST(NULL AS TEXT) AS original_transaction_id,
                 CAST(NULL AS TEXT) AS product_id, CAST((SELECT claimed FROM o) AS BIGINT) AS signed_date,
                 CAST(NULL AS TEXT) AS document,
                 CAST(NULL AS TEXT) AS app_account_token, CAST(NULL AS TEXT) AS record
@@ -146,13 +147,16 @@ extension SQLStorage {
                 throw StorageError(code: "storageCorrupt", reason: "a write in one statement answered no owner")
             }
             // The last row (kind 6) says who owns the purchase (sort_text), the version the write left the digest at
-            // (sort_number, nil when it wrote nothing) and whether the owner holds a claim (signed_date, 1 or 0).
+            // (sort_number, nil when it wrote nothing), whether the owner holds a claim (signed_date, 1 or 0) and
+            // whether the owner's rows were sent (transaction_id `sent`).
             guard let id = try last.optionalText("sort_text") else { return nil }
-            // A claim is written here only by the customer who holds it (or takes a purchase nobody owned).
+            // A claim is written here only by the customer who holds it (or takes a purchase nobody owned). Ids are
+            // compared as PostgreSQL does, by their bytes (Swift's `==` takes canonically equivalent text as equal).
             if let claimant {
                 let held = try last.optionalInteger("signed_date") == 1
-                guard id == claimant, held else { return nil }
+                guard Self.same(id, claimant), held else { return nil }
             }
+            let rowsSent = try last.optionalText("transaction_id") == "sent"
             let customer = CustomerKey(bundleID: bundleID, id: id)
             // The digest row as the statement read it (before its own write), if the customer had one.
             let stored = try found.first { try $0.integer("kind") == 3 }
@@ -186,25 +190,27 @@ extension SQLStorage {
                 found = try await db.rows(Self.recordsQuery(customer, documents: false))
                 readAgain = true
             }
-            if let offer, stored != nil, !readAgain, id == offer.customer, seen == offer.version {
-                // The rows were not sent: the history is the one offered, as of the version the statement read.
-                histories?.takenByWrite()
-                ServerMetrics.writeHistory("remembered")
+            if let offer, !rowsSent, !readAgain {
+                // No usable digest and no rows: the owner's row was at the offered version, and the history is the
+                // one offered, as of the statement's snapshot.
                 guard wrote != nil else {
                     return .recorded(.recorded(owners: [id], digest: offer.digest), at: seen)
                 }
-                guard whole else { return .readAgain(customer) }
+                histories?.takenByWrite()
+                ServerMetrics.writeHistory("remembered")
                 var history = offer.digest.history.history
-                // In the order the rows come in (by transaction id).
+                // Where the rows would have put it (by transaction id, compared as bytes; Apple's ids are digits).
                 let place =
-                    history.records.firstIndex { $0.transactionID > transaction.transactionID }
-                    ?? history.records.endIndex
+                    history.records.firstIndex {
+                        transaction.transactionID.utf8.lexicographicallyPrecedes($0.transactionID.utf8)
+                    } ?? history.records.endIndex
                 history.records.insert(transaction.record, at: place)
+                // Exact at the version the write left when nothing came between; else as of the statement.
                 return .recorded(
                     .recorded(owners: [id], digest: CustomerDigest(history: CompactHistory(history), version: 0)),
-                    at: wrote)
+                    at: whole ? wrote : nil)
             }
-            ServerMetrics.writeHistory("read")
+            if wrote != nil { ServerMetrics.writeHistory("read") }
             let built = CompactHistory(try history(from: found, written: written))
             let records = try found.filter { try $0.integer("kind") != 3 }.count
             guard records >= Self.digestThreshold else {
@@ -227,7 +233,7 @@ extension SQLStorage {
     }
 
     /// The history ``HistoryCache`` holds for the customer expected to own `transaction`, when a write of it can build
-    /// on it: whole (never folded), short enough to stay without a kept digest with one more record, and without this
+    /// on it: built from the rows (never a kept digest, so never folded), short enough to stay without a kept digest with one more record, and without this
     /// transaction (a newer version of a stored one replaces its record: the rows are read then). PostgreSQL sends the
     /// rows only when the owner differs or their digest row moved on from the offered version.
     private func writeOffer(_ transaction: StoredTransaction, claimant: String?) -> HistoryCache.Offer? {
@@ -235,7 +241,7 @@ extension SQLStorage {
             let offer = histories?.offer(
                 bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
                 claimant: claimant, implicitOwner: PurchaseBatch.implicitOwner(of: transaction)),
-            offer.digest.history.foldedThrough == nil
+            offer.digest.version == 0, offer.digest.history.foldedThrough == nil
         else { return nil }
         let history = offer.digest.history.history
         guard history.records.count + history.renewals.count + history.consumptions.count + 1 < Self.digestThreshold,
@@ -243,6 +249,10 @@ extension SQLStorage {
         else { return nil }
         return offer
     }
+
+    /// Whether two ids are the same to PostgreSQL: the same bytes. (Swift's `==` takes canonically equivalent text,
+    /// such as "é" as one scalar and as two, as equal; a customer id named by a backend may be either.)
+    static func same(_ first: String, _ second: String) -> Bool { first.utf8.elementsEqual(second.utf8) }
 
     /// Whether `text` holds a NUL, read as the contiguous UTF-8 a native string is (a document is kilobytes long, and
     /// going through `String.UTF8View` one byte at a time took 2% of a re-post's CPU).
@@ -293,14 +303,14 @@ extension SQLStorage {
         guard let row = found else { return nil }
         return try Self.decoding { () throws -> RecordOutcome? in
             let owner = try row.text("owner")
-            if let claimant, try row.integer("claimed") != 1 || owner != claimant { return nil }
+            if let claimant, try row.integer("claimed") != 1 || !Self.same(owner, claimant) { return nil }
             // The posted document is stored, or a newer one is.
             guard
                 try row.integer("same_document") == 1
                     || row.integer("signed_date") > transaction.signedDate.millisecondsSince1970
             else { return nil }
             let version = try row.optionalInteger("version")
-            if let offer, let version, owner == offer.customer, version == offer.version {
+            if let offer, let version, Self.same(owner, offer.customer), version == offer.version {
                 histories?.taken()
                 ServerMetrics.rePostRead("remembered")
                 return .recorded(owners: [owner], digest: offer.digest)
