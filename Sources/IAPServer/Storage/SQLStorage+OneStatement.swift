@@ -43,6 +43,9 @@ extension SQLStorage {
             let (outcome, wrote, version) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
         else { return (nil, readFirst, json) }
         if !readFirst { storedPosts?.noteUnhinted(stored: !wrote) }
+        if wrote, youngTables?.noteWrite() == true {
+            Task { [database] in _ = await YoungTables.analyzeUnlessAnalyzed(database) }
+        }
         if case .recorded(let owners, let digest) = outcome, let owner = owners.first {
             storedPosts?.insert(fingerprint)
             histories?.noteOwner(

@@ -19,12 +19,15 @@ public final class SQLStorage: ServerStorage {
     /// reads found a lane free and went alone, and two instances answered the benchmark's re-posts no faster than
     /// without batches (4,695 a second against 4,187; one lane 5,776, 10 s runs, 2026-11-29).
     let rePostReads: Coalescer<RePostLookup, SQLRow?>?
+    /// Counts this instance's writes on PostgreSQL, to have its tables analyzed while they are young (nil on SQLite).
+    let youngTables: YoungTables?
 
     /// Opens storage in `database`, applying the migrations it has not seen.
     public init(database: any SQLDatabase) async throws(StorageError) {
         self.database = database
         storedPosts = database.engine == .postgres ? StoredPostHints() : nil
         histories = database.engine == .postgres ? HistoryCache() : nil
+        youngTables = database.engine == .postgres ? YoungTables() : nil
         rePostReads =
             database.engine == .postgres
             ? Coalescer(lanes: 1, batchLimit: 16) { lookups in
