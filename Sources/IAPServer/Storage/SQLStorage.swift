@@ -271,37 +271,6 @@ public final class SQLStorage: ServerStorage {
         }
     }
 
-    /// The entitlement history in the rows of ``recordsQuery(_:unlessDigested:documents:)``, documents or not. A
-    /// row whose stored JSON is one just written (in `written`) takes the record it was written from instead of
-    /// decoding it again.
-    func history(from rows: [SQLRow], written: EncodedRows? = nil) throws(StorageError) -> PurchaseHistory {
-        let knownPurchases = Dictionary(
-            (written?.transactions ?? []).map { ($0.json, $0.transaction.record) }, uniquingKeysWith: { a, _ in a })
-        let knownRenewals = Dictionary(
-            (written?.renewals ?? []).map { ($0.json, $0.renewal.record) }, uniquingKeysWith: { a, _ in a })
-        return try Self.decoding {
-            var history = PurchaseHistory()
-            for row in rows {
-                switch try row.integer("kind") {
-                case 0:
-                    let json = try row.text("record")
-                    history.records.append(
-                        try knownPurchases[json] ?? decoder.decode(PurchaseRecord.self, from: json))
-                case 1:
-                    let json = try row.text("record")
-                    history.renewals.append(
-                        try knownRenewals[json] ?? decoder.decode(RenewalRecord.self, from: json))
-                case 2:
-                    history.consumptions.append(
-                        try decoder.decode(ConsumptionRecord.self, from: try row.text("record")))
-                default:
-                    break
-                }
-            }
-            return history
-        }
-    }
-
     public func record(consumption: ConsumptionRecord, for customer: CustomerKey) async throws(StorageError) -> Bool {
         let key = consumption.id ?? UUID().uuidString
         let json = try encode(consumption)
