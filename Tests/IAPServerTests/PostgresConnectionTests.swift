@@ -301,4 +301,98 @@ import Testing
         try await admin.execute(SQLStatement("DROP DATABASE \(name) WITH (FORCE)"))
         try await admin.close()
     }
+
+    /// A write that waits on a lock past the statement timeout is ended by PostgreSQL (SQLSTATE 57014): the post fails
+    /// with `storageUnavailable`, the database is not taken for unreachable (the next statement is answered at once),
+    /// and nothing is written once the lock goes. The server used to stop waiting at that same moment and close its
+    /// connection, taking the database for unreachable: every request was refused until a probe answered (it fails
+    /// that way without the change).
+    @Test func aWriteWaitingOnALockPastTheStatementTimeoutIsEndedByTheDatabase() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let address = try await StorageConformanceTests.freshPostgresDatabase(at: url)
+        let database = try PostgresDatabase(url: address + "&statement_timeout=1", maximumConnections: 2)
+        let storage = try await SQLStorage(database: database)
+        let holder = try PostgresDatabase(url: address, maximumConnections: 1)
+        // Another session holds a lock no write of a purchase can share (reads still can) until released.
+        let (locked, locking) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let held = Task {
+            try await holder.transaction { db in
+                try await db.run(SQLStatement("LOCK TABLE iap_owners IN EXCLUSIVE MODE"))
+                locking.yield()
+                for await _ in release { break }
+                return ((), commit: false)
+            }
+        }
+        for await _ in locked { break }
+        let purchase = StorageConformanceTests.transaction("t-locked", signed: 1)
+        let asked = ContinuousClock.now
+        await #expect {
+            _ = try await storage.record(PurchaseBatch(claimant: "ana", transactions: [purchase]))
+        } throws: { error in
+            (error as? StorageError)?.code == "storageUnavailable"
+        }
+        // Loose: the statement timeout is 1 s, but the suite's load on two cores can hold a task back.
+        let took = ContinuousClock.now - asked
+        #expect(took < .seconds(20), "the post took \(took)")
+        // Answered at once: the database was not marked unreachable (that refuses statements until a probe answers).
+        let answered = try await database.read { db in try await db.rows(SQLStatement("SELECT 1 AS one")) }
+        #expect(try answered.first?.integer("one") == 1)
+        releasing.yield()
+        try await held.value
+        // Nothing of the failed post is written later: no session of this database is left running a statement.
+        let name = try #require(address.split(separator: "/").last?.split(separator: "?").first.map(String.init))
+        var running = 1
+        for _ in 0..<100 where running > 0 {
+            let rows = try await holder.read { db in
+                try await db.rows(
+                    SQLStatement(
+                        """
+                        SELECT COUNT(*) AS n FROM pg_stat_activity
+                        WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()
+                        """, [.text(name)]))
+            }
+            running = Int(try rows.first?.integer("n") ?? 0)
+            if running > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let stored = try await holder.read { db in
+            try await db.rows(SQLStatement("SELECT COUNT(*) AS n FROM iap_transactions"))
+        }
+        #expect(try stored.first?.integer("n") == 0)
+        // The same post goes through once the lock is gone.
+        _ = try await storage.record(PurchaseBatch(claimant: "ana", transactions: [purchase]))
+        try await storage.shutdown()
+        try await holder.close()
+    }
+
+    /// Migrations are not bound by the statement timeout PostgreSQL enforces: a start that waits for another
+    /// instance's migrations (their advisory lock, held here for 2.5 s) under a 1 s timeout still applies them.
+    @Test func migrationsOutlastTheStatementTimeout() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let address = try await StorageConformanceTests.freshPostgresDatabase(at: url)
+        let holder = try PostgresDatabase(url: address, maximumConnections: 1)
+        let (locked, locking) = AsyncStream<Void>.makeStream()
+        let held = Task {
+            try await holder.transaction { db in
+                try await db.run(SQLStatement("SELECT pg_advisory_xact_lock(7355608)"))
+                locking.yield()
+                try await Task.sleep(for: .milliseconds(2500))
+                return ((), commit: true)
+            }
+        }
+        for await _ in locked { break }
+        let storage = try await SQLStorage(
+            database: try PostgresDatabase(url: address + "&statement_timeout=1", maximumConnections: 1))
+        try await held.value
+        _ = try await storage.record(
+            PurchaseBatch(claimant: "ana", transactions: [StorageConformanceTests.transaction("t1", signed: 1)]))
+        try await storage.shutdown()
+        try await holder.close()
+    }
 }

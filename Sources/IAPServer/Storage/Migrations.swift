@@ -423,7 +423,11 @@ enum Migrations {
 
     private static func transaction(_ database: any SQLDatabase, _ engine: SQLEngine) async throws {
         try await database.transaction { db in
-            if engine == .postgres { try await db.run(SQLStatement("SELECT pg_advisory_xact_lock(7355608)")) }
+            if engine == .postgres {
+                // PostgreSQL's own statement timeout (set for every session of the pool) is lifted for this one.
+                try await db.run(SQLStatement("SET LOCAL statement_timeout = 0"))
+                try await db.run(SQLStatement("SELECT pg_advisory_xact_lock(7355608)"))
+            }
             try await db.run(
                 SQLStatement(
                     "CREATE TABLE IF NOT EXISTS iap_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"))

@@ -20,7 +20,9 @@ public final class PostgresDatabase: SQLDatabase {
     /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 10 by default): waiting
     /// behind other statements for a pooled connection counts.
     let connectTimeout: Duration
-    /// How long a statement may run (`statement_timeout` in the URL, seconds; 30 by default).
+    /// How long a statement may run (`statement_timeout` in the URL, seconds; 30 by default). PostgreSQL ends a statement
+    /// that runs longer itself (SQLSTATE 57014: a busy database, or one waiting on a lock, not an unreachable one); the
+    /// server stops waiting for an answer ``answerGrace`` later.
     let statementTimeout: Duration
     /// How often the pool's connections are pinged (`keepalive` in the URL, seconds; 30 by default): often enough for
     /// a firewall, a NAT or the database's `idle_session_timeout` to keep them, and to find one that died quietly
@@ -49,7 +51,8 @@ public final class PostgresDatabase: SQLDatabase {
         let client = self.client
         runner = Task { await client.run() }
         let connections = configuration.options.maximumConnections
-        pinger = Task { [prepared, deadlines, reachability, logger, statementTimeout, keepAliveInterval] in
+        let answerDeadline = statementTimeout + Self.answerGrace(statementTimeout)
+        pinger = Task { [prepared, deadlines, reachability, logger, keepAliveInterval] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: keepAliveInterval)
                 guard !Task.isCancelled, !reachability.isDown else { continue }
@@ -57,7 +60,7 @@ public final class PostgresDatabase: SQLDatabase {
                     connections, of: client,
                     runner: {
                         PostgresRunner(
-                            connection: $0, logger: logger, prepared: prepared, deadline: statementTimeout,
+                            connection: $0, logger: logger, prepared: prepared, deadline: answerDeadline,
                             deadlines: deadlines)
                     },
                     logger: logger)
@@ -118,6 +121,12 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// The URL's query item `name` in whole seconds (1 to 600), or `fallback` when absent.
+    /// How much longer than the statement timeout the server waits for an answer before it takes the database for
+    /// unreachable and closes the connection: PostgreSQL's own cancel (which stops the statement there, so nothing it
+    /// would have written lands later) comes first from a database that answers at all. A tenth of the timeout, at least
+    /// 2 s.
+    static func answerGrace(_ statementTimeout: Duration) -> Duration { max(.seconds(2), statementTimeout / 10) }
+
     static func seconds(_ name: String, in url: String, default fallback: Int) throws -> Duration {
         guard let value = URLComponents(string: url)?.queryItems?.first(where: { $0.name == name })?.value else {
             return .seconds(fallback)
@@ -213,8 +222,12 @@ public final class PostgresDatabase: SQLDatabase {
         // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
         // A session that froze inside a transaction (its host lost, its connection cut mid-save) would hold its row
         // locks until the database's TCP keep-alive gave up on it, hours by default: ended after 15 s idle in one.
+        // A statement that runs past the statement timeout (waiting on a lock another session holds, most likely) is
+        // ended by PostgreSQL, which then writes nothing; migrations lift it for their transaction.
+        let statementTimeout = try seconds("statement_timeout", in: text, default: 30)
         configuration.options.additionalStartupParameters = [
             ("plan_cache_mode", "force_generic_plan"), ("idle_in_transaction_session_timeout", "15000"),
+            ("statement_timeout", "\(statementTimeout.components.seconds * 1000)"),
         ]
         return configuration
     }
@@ -239,8 +252,8 @@ public final class PostgresDatabase: SQLDatabase {
     /// A runner for statements on a leased connection.
     private func runner(on connection: PostgresConnection) -> PostgresRunner {
         PostgresRunner(
-            connection: connection, logger: logger, prepared: prepared, deadline: statementTimeout,
-            deadlines: deadlines)
+            connection: connection, logger: logger, prepared: prepared,
+            deadline: statementTimeout + Self.answerGrace(statementTimeout), deadlines: deadlines)
     }
 
     public func transaction<R: Sendable>(
@@ -406,7 +419,8 @@ private struct PostgresRunner: SQLStatementRunner {
     let logger: Logger
     let prepared: PreparedStatements
     /// How long a statement may take before its connection is closed (which fails it): a database that stops
-    /// answering mid-statement never holds a request longer. Migrations are not bounded (``StatementDeadline``).
+    /// answering mid-statement never holds a request longer. The statement timeout and its grace
+    /// (``PostgresDatabase/answerGrace(_:)``). Migrations are not bounded (``StatementDeadline``).
     let deadline: Duration
     let deadlines: Deadlines
 
