@@ -49,6 +49,17 @@ public enum ServerMetrics {
         counter("iapkit_write_histories_total", [("history", history)]).increment()
     }
 
+    /// Counts one statement writing several posts of new purchases on PostgreSQL and the purchases it carried; a batch
+    /// PostgreSQL refused as a whole (its posts then went one by one) also counts as failed.
+    static func writeBatch(purchases: Int, failed: Bool) {
+        if failed {
+            counter("iapkit_write_batches_failed_total", []).increment()
+            return
+        }
+        counter("iapkit_write_batches_total", []).increment()
+        counter("iapkit_write_batched_purchases_total", []).increment(by: Int64(purchases))
+    }
+
     /// Counts one statement reading re-posts on PostgreSQL and the lookups it carried (``Coalescer``): their ratio is
     /// the mean batch.
     static func rePostBatch(lookups: Int) {

@@ -12,6 +12,9 @@ import IAPCore
 /// waits at most for the batch in flight and then its own, each as bounded as a statement is (the connect and
 /// statement timeouts). A batch that fails fails each of its callers with the same error, and the lane is handed on as
 /// after a success.
+///
+/// With `apart`, two items it says must not share a statement never do: the later one waits for the next batch, in
+/// its place in the queue.
 final class Coalescer<Item: Sendable, Answer: Sendable>: Sendable {
     /// Runs one batch: one answer per item, in the items' order.
     typealias Batch = @Sendable ([Item]) async throws -> [Answer]
@@ -39,12 +42,17 @@ final class Coalescer<Item: Sendable, Answer: Sendable>: Sendable {
     private let lanes: Int
     private let batchLimit: Int
     private let batch: Batch
+    private let apart: (@Sendable (Item, Item) -> Bool)?
 
-    /// At most `lanes` batches in flight, each of at most `batchLimit` items, run by `batch`.
-    init(lanes: Int, batchLimit: Int, batch: @escaping Batch) {
+    /// At most `lanes` batches in flight, each of at most `batchLimit` items none of which `apart` keeps apart, run by
+    /// `batch`.
+    init(
+        lanes: Int, batchLimit: Int, apart: (@Sendable (Item, Item) -> Bool)? = nil, batch: @escaping Batch
+    ) {
         precondition(lanes > 0 && batchLimit > 0)
         self.lanes = lanes
         self.batchLimit = batchLimit
+        self.apart = apart
         self.batch = batch
     }
 
@@ -109,8 +117,21 @@ final class Coalescer<Item: Sendable, Answer: Sendable>: Sendable {
                 state.lanesInUse -= 1
                 return []
             }
-            let taken = Array(state.queue.prefix(batchLimit))
-            state.queue.removeFirst(taken.count)
+            guard let apart else {
+                let taken = Array(state.queue.prefix(batchLimit))
+                state.queue.removeFirst(taken.count)
+                return taken
+            }
+            var taken: [Waiting] = []
+            var left: [Waiting] = []
+            for waiting in state.queue {
+                if taken.count < batchLimit, !taken.contains(where: { apart($0.item, waiting.item) }) {
+                    taken.append(waiting)
+                } else {
+                    left.append(waiting)
+                }
+            }
+            state.queue = left
             return taken
         }
         if let leader = next.first?.continuation { leader.resume(returning: .lead(next)) }

@@ -39,8 +39,7 @@ extension SQLStorage {
         }
         // The record's JSON only now: a re-post the read answered is never written.
         let json = try encode(transaction.record)
-        guard
-            let (outcome, wrote, version) = try await recordInOneStatement(transaction, json: json, claimant: claimant)
+        guard let (outcome, wrote, version) = try await writeInOneStatement(transaction, json: json, claimant: claimant)
         else { return (nil, readFirst, json) }
         if !readFirst { storedPosts?.noteUnhinted(stored: !wrote) }
         if wrote, youngTables?.noteWrite() == true {
@@ -56,6 +55,29 @@ extension SQLStorage {
             }
         }
         return (outcome, readFirst, json)
+    }
+
+    /// Records one transaction in one statement, with other posts' when they come at once (``oneStatementWrites``).
+    /// A post that holds a NUL goes alone: JSON's `\u0000` would fail the whole batch's statement, and PostgreSQL's text
+    /// refuses it anyway.
+    private func writeInOneStatement(_ transaction: StoredTransaction, json: String, claimant: String?)
+        async throws(StorageError) -> OneStatementResult
+    {
+        let texts = [
+            transaction.transactionID, transaction.originalTransactionID, transaction.bundleID, transaction.productID,
+            transaction.document, transaction.appAccountToken ?? "", claimant ?? "",
+        ]
+        guard let oneStatementWrites, !texts.contains(where: Self.holdsNUL) else {
+            return try await recordInOneStatement(transaction, json: json, claimant: claimant)
+        }
+        let write = OneStatementWrite(transaction: transaction, json: json, claimant: claimant)
+        do {
+            return try await oneStatementWrites.answer(write).get()
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError.unavailable(error)
+        }
     }
 
     /// Records one transaction in one statement: its owner (kept, or the claimant, or made up as

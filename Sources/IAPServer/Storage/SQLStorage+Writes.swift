@@ -72,22 +72,30 @@ extension SQLStorage {
 
     /// The statement that stores a transaction row (`$1` to `$19`, see ``transactionValues(_:json:announce:)``) unless
     /// the row stored is a newer signed version, its owner read by `owner` (an SQL expression); with `condition`, only
-    /// when that holds (PostgreSQL only: SQLite cannot tell `INSERT ... SELECT ... ON CONFLICT` apart).
-    static func insertTransaction(owner: String, onlyIf condition: String? = nil) -> String {
+    /// when that holds (PostgreSQL only: SQLite cannot tell `INSERT ... SELECT ... ON CONFLICT` apart). With
+    /// `source`, the rows come from its `from` clause (and `condition`, which may end in an `ORDER BY`), value `n` of
+    /// each named by its `value(n)` instead of `$n`.
+    static func insertTransaction(
+        owner: String, onlyIf condition: String? = nil,
+        source: (from: String, value: (Int) -> String)? = nil
+    ) -> String {
+        let value = source?.value ?? { "$\($0)" }
         let values = """
-            $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+            \((1...19).map(value).joined(separator: ", ")),
                 \(owner),
                 CASE WHEN EXISTS (
                     SELECT 1 FROM iap_transactions l
-                    WHERE l.bundle_id = $3 AND l.original_transaction_id = $2 AND l.expires_ms > $12)
+                    WHERE l.bundle_id = \(value(3)) AND l.original_transaction_id = \(value(2))
+                        AND l.expires_ms > \(value(12)))
                 THEN 1 ELSE 0 END
             """
+        let from = source.map { "\nFROM \($0.from)" } ?? ""
         return """
             INSERT INTO iap_transactions (transaction_id, original_transaction_id, bundle_id, product_id,
                 signed_date, document, app_account_token, record, announce_at, announce_moment,
                 purchase_ms, expires_ms, revoked_ms, price, currency, storefront, trial, purchase_day,
                 first_period, customer_id, superseded)
-            \(condition.map { "SELECT \(values)\nWHERE \($0)" } ?? "VALUES (\(values))")
+            \(condition.map { "SELECT \(values)\(from)\nWHERE \($0)" } ?? "VALUES (\(values))")
             ON CONFLICT (bundle_id, transaction_id) DO UPDATE SET
                 original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
                 signed_date = excluded.signed_date, document = excluded.document,

@@ -21,6 +21,12 @@ public final class SQLStorage: ServerStorage {
     let rePostReads: Coalescer<RePostLookup, SQLRow?>?
     /// Counts this instance's writes on PostgreSQL, to have its tables analyzed while they are young (nil on SQLite).
     let youngTables: YoungTables?
+    /// Posts of one transaction each on PostgreSQL, several to a statement when they come while both lanes are busy
+    /// (nil on SQLite; see ``recordInOneStatement(batch:)``).
+    let oneStatementWrites: Coalescer<OneStatementWrite, Result<OneStatementResult, StorageError>>?
+    /// How many of those batches PostgreSQL refused as a whole (their posts then went one by one).
+    let writeBatchFailures = FailureCount()
+    var failedWriteBatches: Int { writeBatchFailures.value }
 
     /// Opens storage in `database`, applying the migrations it has not seen.
     public init(database: any SQLDatabase) async throws(StorageError) {
@@ -34,6 +40,17 @@ public final class SQLStorage: ServerStorage {
                 try await Self.readRePosts(lookups, database: database)
             }
             : nil
+        let writer = StorageReference()
+        oneStatementWrites =
+            database.engine == .postgres
+            ? Coalescer(lanes: 2, batchLimit: 8, apart: OneStatementWrite.apart) { writes in
+                guard let storage = writer.storage else {
+                    return writes.map { _ in .failure(StorageError(code: "storageUnavailable", reason: "closed")) }
+                }
+                return await storage.runOneStatementWrites(writes)
+            }
+            : nil
+        writer.storage = self
         do {
             try await Migrations.apply(to: database)
         } catch {
