@@ -5,7 +5,7 @@ import IAPEntitlements
 /// Several posts of new purchases in one statement. A post of one transaction on PostgreSQL is one statement
 /// (``recordInOneStatement(_:json:claimant:)``), and under load several wait for a pooled connection at any moment:
 /// ``oneStatementWrites`` gathers them (``Coalescer``), and this statement writes them set-wise, each purchase with the
-/// checks the one statement makes for it. A statement costs a server about 0.1 ms of CPU before it does any work, and
+/// checks the one statement makes for it (a subscription's period goes alone). A statement costs a server about 0.1 ms of CPU before it does any work, and
 /// PostgreSQL's own work a purchase falls with the batch (docs/scale.md).
 extension SQLStorage {
     /// One post of a transaction for the one statement: the transaction, its record's JSON, and who claims it.
@@ -14,10 +14,13 @@ extension SQLStorage {
         let json: String
         let claimant: String?
 
+        /// Whether the post can share a statement: a subscription's period goes alone, since it supersedes the
+        /// subscription's earlier periods, and that update, written set-wise, was planned as a walk over every
+        /// period of every subscription (on young tables; a plan is kept until its statement is prepared again).
+        var batchable: Bool { transaction.record.expiresDate == nil }
+
         /// Whether two posts must go to different statements: one transaction's row cannot be written twice by one
-        /// statement (`ON CONFLICT DO UPDATE` refuses), nor two periods of one subscription (the later one's
-        /// supersede would not see the earlier, written by the same statement), nor two owners decided for one
-        /// original transaction.
+        /// statement (`ON CONFLICT DO UPDATE` refuses), nor two owners decided for one original transaction.
         static func apart(_ first: OneStatementWrite, _ second: OneStatementWrite) -> Bool {
             first.transaction.bundleID == second.transaction.bundleID
                 && (first.transaction.originalTransactionID == second.transaction.originalTransactionID
@@ -46,7 +49,8 @@ extension SQLStorage {
         for write in writes {
             do {
                 results.append(
-                    .success(try await recordInOneStatement(write.transaction, json: write.json, claimant: write.claimant))
+                    .success(
+                        try await recordInOneStatement(write.transaction, json: write.json, claimant: write.claimant))
                 )
             } catch {
                 results.append(.failure(error))
@@ -57,12 +61,13 @@ extension SQLStorage {
 
     /// Records several posts of one transaction each in one statement: for each, what
     /// ``recordInOneStatement(_:json:claimant:)`` does (its owner kept, claimed or made up; its row unless the same
-    /// document or a newer one is stored; the periods it supersedes), each owner's digest row bumped once for the
+    /// document or a newer one is stored; no subscription periods: see ``OneStatementWrite/batchable``), each owner's digest row bumped once for the
     /// batch, and each owner's rows as they are after it. Rows are locked in the order every write takes them (owners,
     /// then transactions, then digest rows), each table's in key order, so batches on two instances do not wait on
     /// each other in a circle. A history the server holds is not offered here; an owner with a kept digest, or with
     /// as many records as make one, is read again afterwards.
     func recordInOneStatement(batch writes: [OneStatementWrite]) async throws(StorageError) -> [OneStatementResult] {
+        assert(writes.allSatisfy(\.batchable), "a subscription's period is written alone")
         ServerMetrics.writeBatch(purchases: writes.count, failed: false)
         let json: String
         do {
@@ -214,18 +219,10 @@ extension SQLStorage {
                 LEFT JOIN held h ON h.bundle_id = p.v3 AND h.original_transaction_id = p.v2
             ), w AS (
             \(insert)
-                RETURNING bundle_id, transaction_id, original_transaction_id, product_id, signed_date,
-                    app_account_token, record, customer_id, expires_ms
-            ), s AS (
-                UPDATE iap_transactions x SET superseded = 1
-                FROM w
-                WHERE w.expires_ms IS NOT NULL AND x.bundle_id = w.bundle_id
-                    AND x.original_transaction_id = w.original_transaction_id AND x.expires_ms IS NOT NULL
-                    AND x.expires_ms < w.expires_ms AND x.superseded = 0 AND x.transaction_id <> w.transaction_id
-                RETURNING 1
+                RETURNING bundle_id, transaction_id, record, customer_id
             ), g AS (
                 INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest)
-                SELECT DISTINCT bundle_id, customer_id, 1, '' FROM w WHERE (SELECT COUNT(*) FROM s) >= 0
+                SELECT DISTINCT bundle_id, customer_id, 1, '' FROM w
                 ORDER BY 1, 2
                 ON CONFLICT (bundle_id, customer_id)
                     DO UPDATE SET digest = '', version = iap_customer_digests.version + 1

@@ -67,10 +67,10 @@ extension SQLStorage {
             transaction.transactionID, transaction.originalTransactionID, transaction.bundleID, transaction.productID,
             transaction.document, transaction.appAccountToken ?? "", claimant ?? "",
         ]
-        guard let oneStatementWrites, !texts.contains(where: Self.holdsNUL) else {
+        let write = OneStatementWrite(transaction: transaction, json: json, claimant: claimant)
+        guard let oneStatementWrites, write.batchable, !texts.contains(where: Self.holdsNUL) else {
             return try await recordInOneStatement(transaction, json: json, claimant: claimant)
         }
-        let write = OneStatementWrite(transaction: transaction, json: json, claimant: claimant)
         do {
             return try await oneStatementWrites.answer(write).get()
         } catch let error as StorageError {
