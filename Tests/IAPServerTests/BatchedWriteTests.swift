@@ -167,4 +167,39 @@ import Testing
             #expect(try await first.digest(of: key).history == (try await reference.digest(of: key)).history)
         }
     }
+
+    /// Two apps' customers with the same id, posting at once: each answer holds only that app's purchases (a batch
+    /// writes for one app), and both apps' posts still go several to a statement.
+    @Test func twoAppsWithTheSameCustomerIdKeepTheirOwnHistories() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let storage = try await SQLStorage(
+            database: try PostgresDatabase(url: try await Conformance.freshPostgresDatabase(at: url)))
+        let apps = [Conformance.bundle, "com.example.other"]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<64 {
+                let app = apps[index % 2]
+                var transaction = Conformance.transaction("\(index % 2)-\(index)", signed: 1)
+                transaction.bundleID = app
+                group.addTask {
+                    let outcome = try await storage.record(PurchaseBatch(claimant: "same", transactions: [transaction]))
+                    guard case .recorded(_, let digest) = outcome else {
+                        Issue.record("post \(index) refused: \(outcome)")
+                        return
+                    }
+                    let prefixes = Set(digest.history.history.records.map { $0.transactionID.prefix(2) })
+                    #expect(prefixes == ["\(index % 2)-"], "post \(index) of \(app) answered \(prefixes)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        let (batches, purchases) = try #require(storage.oneStatementWrites?.counts)
+        #expect(purchases > batches, "posts went several to a statement (\(purchases) in \(batches))")
+        for (number, app) in apps.enumerated() {
+            let records = try await storage.digest(of: CustomerKey(bundleID: app, id: "same")).history.history.records
+            #expect(records.count == 32 && records.allSatisfy { $0.transactionID.hasPrefix("\(number)-") })
+        }
+    }
 }

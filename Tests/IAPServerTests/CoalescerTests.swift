@@ -106,4 +106,27 @@ import Testing
         for item in 0..<20 { #expect(try await coalescer.answer(item) == item * 2) }
         #expect(coalescer.counts == (20, 20))
     }
+
+    /// Items the `apart` rule keeps apart never share a batch: the later one waits for the next, in its place in the
+    /// queue, and every caller still gets its own answer.
+    @Test func itemsKeptApartGoToLaterBatchesInTheirOrder() async throws {
+        let recorder = Recorder()
+        let coalescer = Coalescer<Int, String>(lanes: 1, batchLimit: 16, apart: { $0 % 3 == $1 % 3 }) {
+            try await recorder.run($0)
+        }
+        let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            group.addTask { (0, try await coalescer.answer(0)) }
+            try await Self.waitUntil("the first batch") { !recorder.batches.withLock { $0.isEmpty } }
+            for item in 1...7 {
+                group.addTask { (item, try await coalescer.answer(item)) }
+                try await Self.waitUntil("\(item) waiting") { coalescer.queued >= item }
+            }
+            try await recorder.release()
+            var answers: [Int: String] = [:]
+            for try await (item, answer) in group { answers[item] = answer }
+            return answers
+        }
+        #expect(answers == Dictionary(uniqueKeysWithValues: (0...7).map { ($0, "answer \($0)") }))
+        #expect(recorder.batches.withLock { $0 } == [[0], [1, 2, 3], [4, 5, 6], [7]])
+    }
 }

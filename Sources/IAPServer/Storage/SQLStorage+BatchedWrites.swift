@@ -20,11 +20,12 @@ extension SQLStorage {
         var batchable: Bool { transaction.record.expiresDate == nil }
 
         /// Whether two posts must go to different statements: one transaction's row cannot be written twice by one
-        /// statement (`ON CONFLICT DO UPDATE` refuses), nor two owners decided for one original transaction.
+        /// statement (`ON CONFLICT DO UPDATE` refuses), nor two owners decided for one original transaction; and a
+        /// statement writes for one app (its answers are told apart by customer id alone).
         static func apart(_ first: OneStatementWrite, _ second: OneStatementWrite) -> Bool {
-            first.transaction.bundleID == second.transaction.bundleID
-                && (first.transaction.originalTransactionID == second.transaction.originalTransactionID
-                    || first.transaction.transactionID == second.transaction.transactionID)
+            first.transaction.bundleID != second.transaction.bundleID
+                || first.transaction.originalTransactionID == second.transaction.originalTransactionID
+                || first.transaction.transactionID == second.transaction.transactionID
         }
     }
 
@@ -68,6 +69,7 @@ extension SQLStorage {
     /// as many records as make one, is read again afterwards.
     func recordInOneStatement(batch writes: [OneStatementWrite]) async throws(StorageError) -> [OneStatementResult] {
         assert(writes.allSatisfy(\.batchable), "a subscription's period is written alone")
+        assert(Set(writes.map(\.transaction.bundleID)).count == 1, "a batch writes for one app")
         ServerMetrics.writeBatch(purchases: writes.count, failed: false)
         let json: String
         do {
