@@ -69,6 +69,39 @@ import Testing
         try await storage.shutdown()
     }
 
+    /// Posts that come at once go several to a statement (``SQLStorage/recordInOneStatement(batch:)``); its plan, too,
+    /// reads the rows each purchase needs, never the app's: 400 posts in batches after the first 600 read few
+    /// transaction index entries.
+    @Test func batchedPostsReadFewIndexEntriesOnceTheTableHasGrown() async throws {
+        guard let (database, storage) = try await Self.storage() else { return }
+        /// Posts `range` eight at a time, all at once: the first of each eight goes alone, the rest wait and share one
+        /// statement.
+        func post(_ range: Range<Int>) async throws {
+            for start in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in start..<min(start + 8, range.upperBound) {
+                        let transaction = StorageConformanceTests.transaction("t\(index)", signed: Double(index))
+                        group.addTask {
+                            let outcome = try await storage.record(
+                                PurchaseBatch(claimant: nil, transactions: [transaction]))
+                            #expect(outcome.owners == [transaction.transactionID])
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        try await post(0..<600)
+        let before = try await Self.entriesRead(database)
+        let batchesBefore = try #require(storage.oneStatementWrites?.counts)
+        try await post(600..<1_000)
+        let entries = try await Self.entriesRead(database) - before
+        let batches = try #require(storage.oneStatementWrites?.counts)
+        #expect(batches.items - batchesBefore.items > 200, "most of the posts went several to a statement")
+        #expect(entries < 4_000, "\(entries) transaction index entries read by 400 new posts in batches")
+        try await storage.shutdown()
+    }
+
     /// The tables are analyzed at an instance's 64th write when nobody analyzed them yet (autovacuum looks once a
     /// minute), once, and the posts after it read no more than they must.
     @Test func youngTablesAreAnalyzedAndPlannedAgain() async throws {
