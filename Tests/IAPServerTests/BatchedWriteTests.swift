@@ -65,8 +65,9 @@ import Testing
     /// A batch of every kind of post the one statement writes but a subscription's period (those go alone): new
     /// purchases of one customer and of another, a newer signed version of a stored purchase, a re-post of a stored one (nothing
     /// written), an unclaimed purchase (its owner made up), and two it cannot record (a claim on a purchase another
-    /// customer holds, a claim on one the server made up an owner for). Each is answered as posting them one by one,
-    /// in order, answers its customer's history once all are in, and the databases end up the same.
+    /// customer holds, a claim on one the server made up an owner for), and two of a customer with a kept digest. Each
+    /// is answered as posting them one by one, in order, answers its customer's history once all are in, and the
+    /// databases end up the same.
     @Test func aBatchAnswersAndStoresWhatPostsOneByOneDo() async throws {
         guard let (batched, reference) = try await Self.twoDatabases() else { return }
         let before: [(String?, StoredTransaction)] = [
@@ -76,7 +77,11 @@ import Testing
             ("cy", Conformance.transaction("c1", signed: 1)),
             (nil, Conformance.transaction("m1", signed: 1)),
         ]
-        for (claimant, transaction) in before {
+        // A customer with a kept digest (a history of 70 purchases).
+        let long: [(String?, StoredTransaction)] = (0..<70).map {
+            ("kim", Conformance.transaction("k\($0)", signed: 1))
+        }
+        for (claimant, transaction) in before + long {
             for storage in [batched, reference] {
                 _ = try await storage.record(PurchaseBatch(claimant: claimant, transactions: [transaction]))
             }
@@ -90,6 +95,8 @@ import Testing
             ("ana", Conformance.transaction("c1", signed: 1)),
             ("dee", Conformance.transaction("m1", signed: 3)),
             ("bo", Conformance.transaction("b1", signed: 2)),
+            ("kim", Conformance.transaction("k70", signed: 2)),
+            ("kim", Conformance.transaction("k71", signed: 2)),
         ]
         let answers = try await batched.recordInOneStatement(
             batch: try posts.map { try Self.write($1, by: $0, on: batched) })
@@ -112,7 +119,7 @@ import Testing
             guard case .recorded(_, let digest) = answer.outcome else { continue }
             #expect(digest.history == (try await reference.digest(of: customer)).history, "post \(index) (\(post))")
         }
-        #expect(answers.compactMap { $0 }.count == 6, "the two claims the one statement cannot record are left")
+        #expect(answers.compactMap { $0 }.count == 8, "the two claims the one statement cannot record are left")
         #expect(try await Self.state(of: batched) == (try await Self.state(of: reference)))
     }
 

@@ -35,15 +35,20 @@ extension SQLStorage {
     typealias OneStatementResult = (outcome: RecordOutcome, wrote: Bool, version: Int64?)?
 
     /// Runs `writes` (gathered by ``oneStatementWrites``): one alone as ``recordInOneStatement(_:json:claimant:)``,
-    /// several in one statement; a batch PostgreSQL refuses as a whole (a deadlock it broke, say) goes again one by
-    /// one.
+    /// several in one statement. A batch PostgreSQL refuses for what it holds (a deadlock it broke, a value it cannot
+    /// store) goes again one by one; any other failure (the database unreachable, a statement timed out) is each
+    /// post's answer, so a lane held by a lock is not held again for each post.
     func runOneStatementWrites(_ writes: [OneStatementWrite]) async -> [Result<OneStatementResult, StorageError>] {
         if writes.count > 1 {
             do {
                 return try await recordInOneStatement(batch: writes).map { .success($0) }
-            } catch {
+            } catch is BatchRefused {
                 ServerMetrics.writeBatch(purchases: writes.count, failed: true)
                 writeBatchFailures.add()
+            } catch let error as StorageError {
+                return writes.map { _ in .failure(error) }
+            } catch {
+                return writes.map { _ in .failure(StorageError.unavailable(error)) }
             }
         }
         var results: [Result<OneStatementResult, StorageError>] = []
@@ -60,17 +65,30 @@ extension SQLStorage {
         return results
     }
 
+    /// A batch statement PostgreSQL refused for what it held, not for being unreachable: a deadlock it broke or a
+    /// serialization failure (SQLSTATE class 40), a value it cannot take (22), a constraint (23). Nothing was written.
+    struct BatchRefused: Error {
+        let failure: PostgresFailure
+
+        static func refusing(_ error: any Error) -> BatchRefused? {
+            guard let failure = error as? PostgresFailure, ["40", "22", "23"].contains(failure.state.prefix(2))
+            else { return nil }
+            return BatchRefused(failure: failure)
+        }
+    }
+
     /// Records several posts of one transaction each in one statement: for each, what
     /// ``recordInOneStatement(_:json:claimant:)`` does (its owner kept, claimed or made up; its row unless the same
-    /// document or a newer one is stored; no subscription periods: see ``OneStatementWrite/batchable``), each owner's digest row bumped once for the
-    /// batch, and each owner's rows as they are after it. Rows are locked in the order every write takes them (owners,
-    /// then transactions, then digest rows), each table's in key order, so batches on two instances do not wait on
-    /// each other in a circle. A history the server holds is not offered here; an owner with a kept digest, or with
-    /// as many records as make one, is read again afterwards.
-    func recordInOneStatement(batch writes: [OneStatementWrite]) async throws(StorageError) -> [OneStatementResult] {
+    /// document or a newer one is stored; no subscription periods: see ``OneStatementWrite/batchable``), each owner's
+    /// digest row bumped once for the batch, and each owner's rows as they are after it. Rows are locked in the order
+    /// every write takes them (owners, then transactions, then digest rows), each table's in its key's byte order, so
+    /// batches on two instances do not wait on each other in a circle. A history the server holds is not offered
+    /// here. An owner's kept digest takes the batch's records as the one statement's does; a history long enough for
+    /// one is kept; one another write came between is read again. Throws ``BatchRefused`` when PostgreSQL refused
+    /// the statement for what it held.
+    func recordInOneStatement(batch writes: [OneStatementWrite]) async throws -> [OneStatementResult] {
         assert(writes.allSatisfy(\.batchable), "a subscription's period is written alone")
         assert(Set(writes.map(\.transaction.bundleID)).count == 1, "a batch writes for one app")
-        ServerMetrics.writeBatch(purchases: writes.count, failed: false)
         let json: String
         do {
             let items = writes.enumerated().map { index, write in
@@ -84,7 +102,13 @@ extension SQLStorage {
         } catch {
             throw StorageError(code: "storageCorrupt", reason: "a batch could not be encoded: \(error)")
         }
-        let rows = try await read { db in try await db.rows(SQLStatement(Self.batchText, [.text(json)])) }
+        let rows: [SQLRow]
+        do {
+            rows = try await database.read { db in try await db.rows(SQLStatement(Self.batchText, [.text(json)])) }
+        } catch {
+            throw BatchRefused.refusing(error) ?? StorageError.unavailable(error)
+        }
+        ServerMetrics.writeBatch(purchases: writes.count, failed: false)
         let bundleID = writes[0].transaction.bundleID
         let written = EncodedRows(transactions: writes.map { ($0.transaction, $0.json) }, renewals: [])
         // The rows by what they answer: each purchase's (kind 6), each owner's digest row before (3) and after (7) the
@@ -104,47 +128,83 @@ extension SQLStorage {
                 }
             }
         }
-        // Each owner's answer once, however many of the batch's purchases they own.
-        var answers: [String: (digest: CustomerDigest, exactAt: Int64?)] = [:]
-        func answer(for owner: String) async throws(StorageError) -> (digest: CustomerDigest, exactAt: Int64?) {
-            if let known = answers[owner] { return known }
-            let customer = CustomerKey(bundleID: bundleID, id: owner)
-            let seen = try Self.decoding { try before[owner]?.integer("sort_number") }
-            let kept = try Self.decoding { try before[owner]?.optionalText("record") }
-            let rows = records[owner] ?? []
-            let found: (digest: CustomerDigest, exactAt: Int64?)
-            if kept?.isEmpty == false || rows.count >= Self.digestThreshold {
-                // A kept digest (the rows were not sent), or a history long enough to keep one: the reader builds it.
-                found = (try await digest(of: customer), nil)
-            } else {
-                let bumped = after[owner]
-                // The batch bumped the version it read by one, unless another write came between.
-                let whole = bumped.map { $0 == (seen ?? 0) + 1 } ?? true
-                let history = CompactHistory(try history(from: rows, written: written))
-                found = (CustomerDigest(history: history, version: 0), bumped == nil ? seen : whole ? bumped : nil)
-            }
-            answers[owner] = found
-            return found
-        }
-        var results: [OneStatementResult] = []
+        // Each post's owner and whether its row was written; nil where the one statement would answer nil (its owner
+        // could not be told, or the claimant does not hold the claim): the caller takes the way through a transaction.
+        var posts: [(owner: String, wrote: Bool)?] = []
         for (index, write) in writes.enumerated() {
-            guard let row = purchases[index],
-                let owner = try Self.decoding({ try row.optionalText("owner") })
-            else {
-                results.append(nil)  // its owner could not be told: the caller takes the way through a transaction
+            guard let row = purchases[index], let owner = try Self.decoding({ try row.optionalText("owner") }) else {
+                posts.append(nil)
                 continue
             }
             if let claimant = write.claimant {
                 let held = try Self.decoding { try row.optionalInteger("sort_number") } == 1
                 guard Self.same(owner, claimant), held else {
-                    results.append(nil)
+                    posts.append(nil)
                     continue
                 }
             }
-            let wrote = try Self.decoding { try row.optionalText("sort_text") } == "wrote"
-            if wrote { ServerMetrics.writeHistory("read") }
-            let (digest, exactAt) = try await answer(for: owner)
-            results.append((.recorded(owners: [owner], digest: digest), wrote, exactAt))
+            posts.append((owner, try Self.decoding { try row.optionalText("sort_text") } == "wrote"))
+        }
+        // Each owner's answer once, however many of the batch's purchases they own.
+        var answers: [String: (digest: CustomerDigest, exactAt: Int64?)] = [:]
+        func answer(for owner: String) async throws -> (digest: CustomerDigest, exactAt: Int64?) {
+            if let known = answers[owner] { return known }
+            let customer = CustomerKey(bundleID: bundleID, id: owner)
+            let seen = try Self.decoding { try before[owner]?.integer("sort_number") }
+            let bumped = after[owner]
+            // The batch bumped the version it read by one, unless another write came between.
+            let whole = bumped.map { $0 == (seen ?? 0) + 1 } ?? true
+            let found: (digest: CustomerDigest, exactAt: Int64?)
+            if let kept = try digest(
+                json: try Self.decoding { try before[owner]?.optionalText("record") }, version: seen ?? 0)
+            {
+                // A kept digest (its rows were not sent) takes the records the batch wrote for this owner.
+                let added = zip(writes, posts).compactMap { write, post in
+                    post?.owner == owner && post?.wrote == true ? write.transaction.record : nil
+                }
+                var history = kept.history
+                if bumped == nil {
+                    found = (kept, kept.version)
+                } else if whole,
+                    !added.contains(where: { record in
+                        history.history.records.contains { $0.transactionID == record.transactionID }
+                    }),
+                    history.append(records: added, renewals: [])
+                {
+                    let stored = try await read { db in
+                        try await Self.keepDigest(history, of: customer, replacingStale: bumped, db: db)
+                    }
+                    found = (stored, stored.version > 0 ? stored.version : nil)
+                } else {
+                    found = (try await digest(of: customer), nil)
+                }
+            } else {
+                let rows = records[owner] ?? []
+                let built = CompactHistory(try history(from: rows, written: written))
+                if rows.count < Self.digestThreshold {
+                    found = (CustomerDigest(history: built, version: 0), bumped == nil ? seen : whole ? bumped : nil)
+                } else if whole {
+                    // Long enough to keep a digest of, as the one statement keeps one.
+                    let stored = try await read { db in
+                        try await Self.keepDigest(built, of: customer, replacingStale: bumped ?? seen, db: db)
+                    }
+                    found = (stored, stored.version > 0 ? stored.version : nil)
+                } else {
+                    found = (try await digest(of: customer), nil)
+                }
+            }
+            answers[owner] = found
+            return found
+        }
+        var results: [OneStatementResult] = []
+        for post in posts {
+            guard let post else {
+                results.append(nil)
+                continue
+            }
+            if post.wrote { ServerMetrics.writeHistory("read") }
+            let (digest, exactAt) = try await answer(for: post.owner)
+            results.append((.recorded(owners: [post.owner], digest: digest), post.wrote, exactAt))
         }
         return results
     }
@@ -191,9 +251,11 @@ extension SQLStorage {
                     AND (k.document = p.v6 OR k.signed_date > p.v5))
             """
         let insert = insertTransaction(
-            owner: "o.customer_id", onlyIf: "\(owned) AND \(stored)\nORDER BY p.v3, p.v1",
+            owner: "o.customer_id", onlyIf: "\(owned) AND \(stored)\nORDER BY p.v3 COLLATE \"C\", p.v1 COLLATE \"C\"",
             source: (from: "p JOIN o ON o.i = p.i", value: { "p.v\($0)" }))
-        // Each owner's rows, looked up owner by owner (LATERAL, on the tables' keys), unless a kept digest stands.
+        // Each owner's rows, looked up owner by owner (LATERAL, on the tables' keys; `OFFSET 0` keeps the planner from
+        // merging them into a join it could run as a scan), unless a kept digest stands. Rows are locked in their keys'
+        // byte order (`COLLATE "C"`), the order the writes through a transaction sort customers in.
         let wanted = """
             NOT EXISTS (SELECT 1 FROM iap_customer_digests d
                     WHERE d.bundle_id = ow.b AND d.customer_id = ow.customer_id AND d.digest <> '')
@@ -205,12 +267,12 @@ extension SQLStorage {
                     v14 bigint, v15 text, v16 text, v17 bigint, v18 bigint, v19 bigint, c text, cl bigint)
             ), inserted AS (
                 INSERT INTO iap_owners (bundle_id, original_transaction_id, customer_id, claimed)
-                SELECT v3, v2, c, cl FROM p ORDER BY v3, v2
+                SELECT v3, v2, c, cl FROM p ORDER BY v3 COLLATE "C", v2 COLLATE "C"
                 ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
                 RETURNING bundle_id, original_transaction_id, customer_id, claimed
             ), held AS (
                 SELECT h.bundle_id, h.original_transaction_id, h.customer_id, h.claimed
-                FROM (SELECT v3, v2 FROM p ORDER BY v3, v2) q CROSS JOIN LATERAL (
+                FROM (SELECT v3, v2 FROM p ORDER BY v3 COLLATE "C", v2 COLLATE "C") q CROSS JOIN LATERAL (
                     SELECT bundle_id, original_transaction_id, customer_id, claimed FROM iap_owners
                     WHERE bundle_id = q.v3 AND original_transaction_id = q.v2 FOR SHARE) h
             ), o AS (
@@ -224,8 +286,8 @@ extension SQLStorage {
                 RETURNING bundle_id, transaction_id, record, customer_id
             ), g AS (
                 INSERT INTO iap_customer_digests (bundle_id, customer_id, version, digest)
-                SELECT DISTINCT bundle_id, customer_id, 1, '' FROM w
-                ORDER BY 1, 2
+                SELECT b, c, 1, '' FROM (SELECT DISTINCT bundle_id AS b, customer_id AS c FROM w) d
+                ORDER BY b COLLATE "C", c COLLATE "C"
                 ON CONFLICT (bundle_id, customer_id)
                     DO UPDATE SET digest = '', version = iap_customer_digests.version + 1
                 RETURNING bundle_id, customer_id, version
@@ -247,7 +309,7 @@ extension SQLStorage {
             FROM ow CROSS JOIN LATERAL (
                 SELECT t.transaction_id, t.record FROM iap_owners y JOIN iap_transactions t
                     ON t.bundle_id = y.bundle_id AND t.original_transaction_id = y.original_transaction_id
-                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id) t
+                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id OFFSET 0) t
             WHERE \(wanted)
                 AND NOT EXISTS (SELECT 1 FROM w WHERE w.bundle_id = ow.b AND w.transaction_id = t.transaction_id)
             UNION ALL
@@ -259,13 +321,13 @@ extension SQLStorage {
             FROM ow CROSS JOIN LATERAL (
                 SELECT r.original_transaction_id, r.record FROM iap_owners y JOIN iap_renewals r
                     ON r.bundle_id = y.bundle_id AND r.original_transaction_id = y.original_transaction_id
-                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id) r
+                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id OFFSET 0) r
             WHERE \(wanted)
             UNION ALL
             SELECT 2, ow.customer_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT), c.sequence, c.record
             FROM ow CROSS JOIN LATERAL (
                 SELECT sequence, record FROM iap_consumptions
-                WHERE bundle_id = ow.b AND customer_id = ow.customer_id) c
+                WHERE bundle_id = ow.b AND customer_id = ow.customer_id OFFSET 0) c
             WHERE \(wanted)
             ORDER BY owner, kind, sort_text, sort_number
             """

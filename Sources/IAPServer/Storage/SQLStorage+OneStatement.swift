@@ -66,6 +66,7 @@ extension SQLStorage {
         let texts = [
             transaction.transactionID, transaction.originalTransactionID, transaction.bundleID, transaction.productID,
             transaction.document, transaction.appAccountToken ?? "", claimant ?? "",
+            transaction.record.currency ?? "", transaction.record.storefront ?? "",
         ]
         let write = OneStatementWrite(transaction: transaction, json: json, claimant: claimant)
         guard let oneStatementWrites, write.batchable, !texts.contains(where: Self.holdsNUL) else {
