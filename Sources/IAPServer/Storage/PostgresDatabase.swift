@@ -120,13 +120,13 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    /// The URL's query item `name` in whole seconds (1 to 600), or `fallback` when absent.
     /// How much longer than the statement timeout the server waits for an answer before it takes the database for
     /// unreachable and closes the connection: PostgreSQL's own cancel (which stops the statement there, so nothing it
     /// would have written lands later) comes first from a database that answers at all. A tenth of the timeout, at least
     /// 2 s.
     static func answerGrace(_ statementTimeout: Duration) -> Duration { max(.seconds(2), statementTimeout / 10) }
 
+    /// The URL's query item `name` in whole seconds (1 to 600), or `fallback` when absent.
     static func seconds(_ name: String, in url: String, default fallback: Int) throws -> Duration {
         guard let value = URLComponents(string: url)?.queryItems?.first(where: { $0.name == name })?.value else {
             return .seconds(fallback)

@@ -256,6 +256,15 @@ extension SQLStorage {
         // Each owner's rows, looked up owner by owner (LATERAL, on the tables' keys; `OFFSET 0` keeps the planner from
         // merging them into a join it could run as a scan), unless a kept digest stands. Rows are locked in their keys'
         // byte order (`COLLATE "C"`), the order the writes through a transaction sort customers in.
+        /// Each owner's rows of `table` (theirs through the purchases they own), their `key` as `k`.
+        func ownersRows(of table: String, key: String) -> String {
+            """
+            FROM ow CROSS JOIN LATERAL (
+                SELECT x.\(key) AS k, x.record FROM iap_owners y JOIN \(table) x
+                    ON x.bundle_id = y.bundle_id AND x.original_transaction_id = y.original_transaction_id
+                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id OFFSET 0) x
+            """
+        }
         let wanted = """
             NOT EXISTS (SELECT 1 FROM iap_customer_digests d
                     WHERE d.bundle_id = ow.b AND d.customer_id = ow.customer_id AND d.digest <> '')
@@ -305,23 +314,16 @@ extension SQLStorage {
             UNION ALL
             SELECT 7, g.customer_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT), g.version, CAST(NULL AS TEXT) FROM g
             UNION ALL
-            SELECT 0, ow.customer_id, CAST(NULL AS BIGINT), t.transaction_id, CAST(NULL AS BIGINT), t.record
-            FROM ow CROSS JOIN LATERAL (
-                SELECT t.transaction_id, t.record FROM iap_owners y JOIN iap_transactions t
-                    ON t.bundle_id = y.bundle_id AND t.original_transaction_id = y.original_transaction_id
-                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id OFFSET 0) t
-            WHERE \(wanted)
-                AND NOT EXISTS (SELECT 1 FROM w WHERE w.bundle_id = ow.b AND w.transaction_id = t.transaction_id)
+            SELECT 0, ow.customer_id, CAST(NULL AS BIGINT), x.k, CAST(NULL AS BIGINT), x.record
+            \(ownersRows(of: "iap_transactions", key: "transaction_id"))
+            WHERE \(wanted) AND NOT EXISTS (SELECT 1 FROM w WHERE w.bundle_id = ow.b AND w.transaction_id = x.k)
             UNION ALL
             SELECT 0, w.customer_id, CAST(NULL AS BIGINT), w.transaction_id, CAST(NULL AS BIGINT), w.record
             FROM w JOIN ow ON ow.b = w.bundle_id AND ow.customer_id = w.customer_id
             WHERE \(wanted)
             UNION ALL
-            SELECT 1, ow.customer_id, CAST(NULL AS BIGINT), r.original_transaction_id, CAST(NULL AS BIGINT), r.record
-            FROM ow CROSS JOIN LATERAL (
-                SELECT r.original_transaction_id, r.record FROM iap_owners y JOIN iap_renewals r
-                    ON r.bundle_id = y.bundle_id AND r.original_transaction_id = y.original_transaction_id
-                WHERE y.bundle_id = ow.b AND y.customer_id = ow.customer_id OFFSET 0) r
+            SELECT 1, ow.customer_id, CAST(NULL AS BIGINT), x.k, CAST(NULL AS BIGINT), x.record
+            \(ownersRows(of: "iap_renewals", key: "original_transaction_id"))
             WHERE \(wanted)
             UNION ALL
             SELECT 2, ow.customer_id, CAST(NULL AS BIGINT), CAST(NULL AS TEXT), c.sequence, c.record
