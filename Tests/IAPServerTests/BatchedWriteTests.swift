@@ -118,7 +118,19 @@ import Testing
             let customer = CustomerKey(bundleID: Conformance.bundle, id: owner)
             guard case .recorded(_, let digest) = answer.outcome else { continue }
             #expect(digest.history == (try await reference.digest(of: customer)).history, "post \(index) (\(post))")
+            // A version the answer is said to be exact at is the customer's digest row's now (nothing came between):
+            // what ``HistoryCache`` offers later rests on it.
+            if let version = answer.version {
+                let rows = try await batched.database.read { db in
+                    try await db.rows(
+                        SQLStatement(
+                            "SELECT version FROM iap_customer_digests WHERE bundle_id = $1 AND customer_id = $2",
+                            [.text(customer.bundleID), .text(customer.id)]))
+                }
+                #expect(try rows.first?.integer("version") == version, "post \(index) (\(post))")
+            }
         }
+        #expect(answers.contains { $0?.version != nil }, "some answers are exact at a version")
         #expect(answers.compactMap { $0 }.count == 8, "the two claims the one statement cannot record are left")
         #expect(try await Self.state(of: batched) == (try await Self.state(of: reference)))
     }
