@@ -76,6 +76,26 @@ struct SignatureMemoryTests {
         #expect(verifier.signatureChecks == 3)
     }
 
+    @Test func aSetOfFourHoldsFourSignaturesAndGivesUpItsOldest() async throws {
+        // Four slots are one set: any four documents are all remembered, whatever their keys' first bytes (one slot
+        // per key lost one in seven to a neighbour in a table a sixth full); a fifth takes the oldest one's place.
+        let verifier = Self.verifier(memory: 4)
+        let documents = try (0..<5).map { index in
+            var transaction = TestJWS.transaction()
+            transaction.transactionID = "200000000000100\(index)"
+            return try TestJWS.signer().sign(transaction)
+        }
+        for document in documents.prefix(4) + documents.prefix(4) {
+            #expect(try await verifier.verifyTransaction(document).isValid)
+        }
+        #expect(verifier.signatureChecks == 4)
+        #expect(try await verifier.verifyTransaction(documents[4]).isValid)
+        for document in documents[1...] { #expect(try await verifier.verifyTransaction(document).isValid) }
+        #expect(verifier.signatureChecks == 5, "the first document went out, the other four stayed")
+        #expect(try await verifier.verifyTransaction(documents[0]).isValid)
+        #expect(verifier.signatureChecks == 6)
+    }
+
     @Test func aSignatureUnderAnUntrustedChainIsNotRemembered() async throws {
         let verifier = Self.verifier(memory: 1_024)
         var options = MintedChain.Options()
