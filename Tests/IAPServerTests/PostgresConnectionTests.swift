@@ -368,6 +368,46 @@ import Testing
         try await holder.close()
     }
 
+    /// Two transactions that take two rows in opposite orders meet in a deadlock; PostgreSQL breaks it by rolling one
+    /// back (SQLSTATE 40P01), and that one runs again and commits: both answer, each row is changed once by each, and
+    /// the broken attempt left nothing. Without the retry one of them fails.
+    @Test(.timeLimit(.minutes(1))) func aTransactionPostgreSQLBreaksToEndADeadlockRunsAgain() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let address = try await StorageConformanceTests.freshPostgresDatabase(at: url)
+        let database = try PostgresDatabase(url: address, maximumConnections: 2)
+        try await database.execute(SQLStatement("CREATE TABLE pair (k INT PRIMARY KEY, v INT NOT NULL)"))
+        try await database.execute(SQLStatement("INSERT INTO pair VALUES (1, 0), (2, 0)"))
+        let attempts = Locked(0)
+        let streams = [AsyncStream<Void>.makeStream(), AsyncStream<Void>.makeStream()]
+        /// Takes row `first`, then (on its first attempt, once the other took its own first row) row `second`.
+        func crossing(_ first: Int, _ second: Int, me: Int) async throws -> Int {
+            var attempt = 0
+            return try await database.transaction { db in
+                attempt += 1
+                attempts.withLock { $0 += 1 }
+                try await db.run(SQLStatement("SET LOCAL deadlock_timeout = '100ms'"))
+                try await db.run(SQLStatement("UPDATE pair SET v = v + 1 WHERE k = $1", [.integer(Int64(first))]))
+                if attempt == 1 {
+                    streams[me].continuation.yield()
+                    for await _ in streams[1 - me].stream { break }
+                }
+                try await db.run(SQLStatement("UPDATE pair SET v = v + 1 WHERE k = $1", [.integer(Int64(second))]))
+                return (attempt, commit: true)
+            }
+        }
+        async let one = crossing(1, 2, me: 0)
+        async let two = crossing(2, 1, me: 1)
+        let runs = try await [one, two]
+        #expect(runs.sorted() == [1, 2], "one of the two ran again")
+        #expect(attempts.withLock { $0 } == 3)
+        let rows = try await database.read { db in try await db.rows(SQLStatement("SELECT v FROM pair ORDER BY k")) }
+        #expect(try rows.map { try $0.integer("v") } == [2, 2])
+        try await database.close()
+    }
+
     /// Migrations are not bound by the statement timeout PostgreSQL enforces: a start that waits for another
     /// instance's migrations (their advisory lock, held here for 2.5 s) under a 1 s timeout still applies them.
     @Test func migrationsOutlastTheStatementTimeout() async throws {

@@ -256,7 +256,27 @@ public final class PostgresDatabase: SQLDatabase {
             deadline: statementTimeout + Self.answerGrace(statementTimeout), deadlines: deadlines)
     }
 
+    /// Runs `body` in one transaction. One PostgreSQL broke to end a deadlock, or could not serialize (SQLSTATE 40P01,
+    /// 40001), was rolled back whole and runs again, at most ``transactionAttempts`` times in all: `body` must do
+    /// nothing but run its statements and build its answer, as every caller's does.
     public func transaction<R: Sendable>(
+        _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
+    ) async throws -> R {
+        var attempt = 1
+        while true {
+            do { return try await transactionOnce(body) } catch let failure as PostgresFailure
+                where failure.isTransient && attempt < Self.transactionAttempts
+            {
+                logger.info("a transaction the database broke runs again", metadata: ["reason": "\(failure)"])
+                attempt += 1
+            }
+        }
+    }
+
+    /// How many times a transaction PostgreSQL broke (``PostgresFailure/isTransient``) is run in all.
+    static let transactionAttempts = 3
+
+    private func transactionOnce<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws -> R {
         try await withConnection { connection in
@@ -561,34 +581,4 @@ private struct PostgresRunner: SQLStatementRunner {
             return SQLRow(columns: columns, values: values)
         }
     }
-}
-
-/// What PostgreSQL said when it refused a statement: its SQLSTATE and message.
-struct PostgresFailure: Error, CustomStringConvertible {
-    let state: String
-    let message: String
-    var description: String { "PostgreSQL \(state): \(message)" }
-}
-
-/// Whether this instance last found its database reachable.
-private final class Reachability: Sendable {
-    private let down = Locked(false)
-
-    var isDown: Bool { down.withLock { $0 } }
-
-    /// Marks it down; true when it was up (the caller starts the probe).
-    func markDown() -> Bool {
-        down.withLock { down in
-            defer { down = true }
-            return !down
-        }
-    }
-
-    func markUp() { down.withLock { $0 = false } }
-}
-
-/// The database could not be reached: no connection within the connect timeout, or known down.
-struct DatabaseUnreachable: Error, CustomStringConvertible {
-    let reason: String
-    var description: String { reason }
 }
