@@ -4,6 +4,8 @@
 # Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL" (the data directory under $PGROOT, /tmp by default)
 #        Scripts/postgres.sh pause DATADIR    (stops the server and keeps its data: a database outage)
 #        Scripts/postgres.sh resume DATADIR PORT
+# PGTLS=DIR (start): the server also offers TLS with DIR/server.crt and DIR/server.key (PEM; copied into the data
+# directory), beside plain connections.
 # 400 connections: the test suite starts its PostgreSQL tests at once, each storage keeping up to four connections, and
 # a test that finds the server full waits for a connection until its connect timeout and fails.
 set -euo pipefail
@@ -25,6 +27,12 @@ case "$action" in
     data="$(mktemp -d "${PGROOT:-/tmp}/iapkit-pg.XXXXXX")"
     [ "$(id -u)" = 0 ] && chown postgres "$data"
     as_postgres "$bin/initdb -D $data -A trust -U postgres >/dev/null"
+    if [ -n "${PGTLS:-}" ]; then
+      cp "$PGTLS/server.crt" "$PGTLS/server.key" "$data/"
+      chmod 600 "$data/server.key"
+      [ "$(id -u)" = 0 ] && chown postgres "$data/server.crt" "$data/server.key"
+      printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >>"$data/postgresql.conf"
+    fi
     as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"
     as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"
     echo "$data postgres://postgres@127.0.0.1:$port/iapkit_test?sslmode=disable"

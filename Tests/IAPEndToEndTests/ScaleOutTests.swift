@@ -13,9 +13,7 @@ import Testing
 let scaleOutAvailable =
     ProcessInfo.processInfo.environment["IAPKIT_SCALE_OUT_TESTS"] == "1"
     && ServerProcess.executable != nil && NginxProxyTests.available
-    && ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).contains {
-        FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\($0)/bin/pg_ctl")
-    }
+    && ThrowawayPostgres.available
 
 /// Several `iapkit serve` processes on one PostgreSQL server, behind the repository's nginx site, as a deployment
 /// beyond one machine runs them: load through the balancer, one instance killed with -9, the database stopped for
@@ -24,53 +22,6 @@ let scaleOutAvailable =
     "Several instances on one PostgreSQL", .serialized,
     .enabled(if: scaleOutAvailable, "set IAPKIT_SCALE_OUT_TESTS=1; needs PostgreSQL's binaries, nginx, curl, openssl"))
 struct ScaleOutTests {
-    /// A throwaway PostgreSQL server on loopback that this test starts, pauses (an outage), resumes and removes.
-    struct Database {
-        let folder: String
-        let port: Int
-        let url: String
-
-        static func start() async throws -> Database {
-            let port = try NginxProxyTests.freePort()
-            let (status, output) = try await script("start", "\(port)")
-            let words = output.split(separator: "\n").last?.split(separator: " ") ?? []
-            try #require(status == 0 && words.count == 2, "Scripts/postgres.sh start: \(output)")
-            return Database(folder: String(words[0]), port: port, url: String(words[1]))
-        }
-
-        /// Runs `Scripts/postgres.sh` with its output in a file, not a pipe: the server it starts inherits the
-        /// script's descriptors and would hold a pipe open for as long as it runs.
-        static func script(_ arguments: String...) async throws -> (status: Int32, output: String) {
-            try await offThePool { try scriptBlocking(arguments) }
-        }
-
-        private static func scriptBlocking(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let log = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pg-\(UUID()).log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            defer { try? FileManager.default.removeItem(at: log) }
-            let handle = try FileHandle(forWritingTo: log)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["Scripts/postgres.sh"] + arguments
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
-            process.waitUntilExit()
-            try handle.close()
-            return (process.terminationStatus, try String(contentsOf: log, encoding: .utf8))
-        }
-
-        /// Stops the server and removes its files.
-        func remove() async { _ = try? await Self.script("stop", folder) }
-
-        func run(_ action: String) async throws {
-            let (status, output) =
-                action == "resume"
-                ? try await Self.script(action, folder, "\(port)") : try await Self.script(action, folder)
-            try #require(status == 0, "Scripts/postgres.sh \(action): \(output)")
-        }
-    }
-
     /// What one request through the balancer got.
     struct Answer: Sendable {
         var status: Int
@@ -111,7 +62,7 @@ struct ScaleOutTests {
 
     @Test("three instances behind nginx: load, a kill -9 and a 10 s database outage end in one consistent state")
     func threeInstancesSurviveAKillAndAnOutage() async throws {
-        let database = try await Database.start()
+        let database = try await ThrowawayPostgres.start()
         let folder = try ServerProcessTests.pkiFolder()
         do {
             try await scenario(database, folder: folder)
@@ -124,7 +75,7 @@ struct ScaleOutTests {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    func scenario(_ database: Database, folder: URL) async throws {
+    func scenario(_ database: ThrowawayPostgres, folder: URL) async throws {
 
         @Sendable func step(_ text: String) { FileHandle.standardError.write(Data("[scale-out] \(text)\n".utf8)) }
         // What apps and Apple send: 24 customers, each buying flowers and a gold subscription that renews.

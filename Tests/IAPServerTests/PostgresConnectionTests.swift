@@ -5,6 +5,7 @@ import IAPCore
 import IAPTestSupport
 import NIOCore
 import NIOEmbedded
+import NIOSSL
 import Testing
 
 @testable import IAPServer
@@ -14,7 +15,10 @@ import Testing
 @Suite struct PostgresConnectionTests {
     @Test(arguments: [
         "keepalive=0", "keepalive=601", "keepalive=soon", "statement_timeout=-1", "connect_timeout=", "pool_size=0",
-        "pool_size=5000", "connect_timeot=5", "pool_size=2&pool_size=3", "application_name=x",
+        "pool_size=5000", "connect_timeot=5", "pool_size=2&pool_size=3", "target_session_attrs=any",
+        "sslmode=verify", "sslmode=", "sslrootcert=/nonexistent/root.crt", "sslrootcert=/dev/null",
+        "channel_binding=require",
+        "channel_binding=yes", "application_name=a%01b", "application_name=\(String(repeating: "a", count: 64))",
     ])
     func aBadSettingIsRefusedByName(_ item: String) {
         let name = String(item.prefix { $0 != "=" })
@@ -57,6 +61,37 @@ import Testing
         #expect(
             address.host == "::1" && address.port == 6543 && address.database == "db" && address.tlsMode == "disable")
         #expect(try PostgresDatabase.Address(url: "postgres://u@[::1]/db").tlsMode == "disable", "loopback")
+    }
+
+    /// How each `sslmode` checks the server's certificate, as libpq's does: `prefer` (the default away from loopback)
+    /// and `require` encrypt without checking unless `sslrootcert` names roots; `verify-ca` checks the chain and
+    /// `verify-full` the name too, against the system's roots unless a file is named. (`PostgresTLSTests` connects.)
+    @Test(
+        arguments: [
+            ("", "prefer", CertificateVerificationName.none),
+            ("sslmode=allow", "prefer", .none),
+            ("sslmode=require", "require", .none),
+            ("sslmode=require&sslrootcert=system", "require", .chain),
+            ("sslmode=verify-ca", "verify-ca", .chain),
+            ("sslmode=verify-full", "verify-full", .full),
+            ("sslmode=disable", "disable", .none),
+        ] as [(String, String, CertificateVerificationName)])
+    func eachSSLModeHasLibpqsCheck(_ settings: String, _ mode: String, _ check: CertificateVerificationName) throws {
+        let address = try PostgresDatabase.Address(url: "postgres://u@db.internal:5432/x?\(settings)")
+        #expect(address.tlsMode == mode)
+        #expect(CertificateVerificationName(address.verification) == check)
+        #expect(address.roots == nil)
+        #expect(address.applicationName == "iapkit")
+    }
+    enum CertificateVerificationName: Sendable {
+        case none, chain, full
+        init(_ verification: CertificateVerification) {
+            switch verification {
+            case .none: self = .none
+            case .noHostnameVerification: self = .chain
+            default: self = .full
+            }
+        }
     }
 
     @Test func theSettingsHaveTheirDefaults() async throws {

@@ -38,8 +38,8 @@ public final class PostgresDatabase: SQLDatabase {
     /// a database that refuses connections until the connect timeout (10 s by default) without saying so.
     static let suspicion = Duration.milliseconds(250)
 
-    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`; TLS is off by
-    /// default for loopback hosts and preferred otherwise).
+    /// Connects to `url` (`postgres://user:password@host:port/database?setting=value&...`; the settings are
+    /// ``Address/settings``: TLS is off by default for loopback hosts and preferred otherwise, see ``Address``).
     public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "iapkit.postgres")) throws {
         let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -137,70 +137,9 @@ public final class PostgresDatabase: SQLDatabase {
         return .seconds(seconds)
     }
 
-    /// Where a URL says the database is, and how to reach it; throws a message naming what is wrong.
-    struct Address {
-        /// The query items a database URL may carry.
-        static let settings: Set = ["sslmode", "pool_size", "connect_timeout", "statement_timeout", "keepalive"]
-
-        let host: String
-        let port: Int
-        let username: String
-        let password: String?
-        let database: String?
-        /// `sslmode`: disable, prefer or require.
-        let tlsMode: String
-
-        init(url text: String) throws {
-            guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
-                let named = url.host, !named.isEmpty
-            else {
-                throw StorageError(
-                    code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL"
-                )
-            }
-            // What the URL may set, each once: a setting misspelt was ignored without a word (an operator's trial).
-            var given: Set<String> = []
-            for item in url.queryItems ?? [] where !item.name.isEmpty {
-                guard Self.settings.contains(item.name) else {
-                    throw StorageError(
-                        code: "badDatabaseURL",
-                        reason:
-                            "'\(item.name)' is not a setting of the database URL (\(Self.settings.sorted().joined(separator: ", ")))"
-                    )
-                }
-                guard given.insert(item.name).inserted else {
-                    throw StorageError(
-                        code: "badDatabaseURL", reason: "\(item.name) is given twice in the database URL")
-                }
-            }
-            // An IPv6 address comes in brackets ([::1]); the connection wants it without.
-            let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
-            let mode =
-                url.queryItems?.first { $0.name == "sslmode" }?.value
-                ?? (isLoopbackHost(host) ? "disable" : "prefer")
-            guard ["disable", "prefer", "require"].contains(mode) else {
-                throw StorageError(
-                    code: "badDatabaseURL", reason: "sslmode '\(mode)' is not disable, prefer or require")
-            }
-            let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
-            self.host = host
-            port = url.port ?? 5432
-            username = url.user ?? "postgres"
-            password = url.password
-            self.database = database.isEmpty ? nil : database
-            tlsMode = mode
-        }
-    }
-
     /// The pool configuration a URL describes; throws a message naming what is wrong.
     static func configuration(url text: String, maximumConnections: Int) throws -> PostgresClient.Configuration {
         let address = try Address(url: text)
-        let tls: PostgresClient.Configuration.TLS =
-            switch address.tlsMode {
-            case "disable": .disable
-            case "prefer": .prefer(.makeClientConfiguration())
-            default: .require(.makeClientConfiguration())
-            }
         let pool = URLComponents(string: text)?.queryItems?.first { $0.name == "pool_size" }?.value
         guard pool.map({ Int($0).map { (1...1000).contains($0) } ?? false }) ?? true else {
             throw StorageError(
@@ -209,7 +148,7 @@ public final class PostgresDatabase: SQLDatabase {
         }
         var configuration = PostgresClient.Configuration(
             host: address.host, port: address.port, username: address.username, password: address.password,
-            database: address.database, tls: tls)
+            database: address.database, tls: address.poolTLS)
         configuration.options.maximumConnections = pool.flatMap { Int($0) } ?? maximumConnections
         // The pool's timers are off: each time a statement hands a connection back, the pool would start one for
         // closing it when idle and one for its keep-alive (a task group of two tasks and a sleep each). Every
@@ -228,6 +167,7 @@ public final class PostgresDatabase: SQLDatabase {
         configuration.options.additionalStartupParameters = [
             ("plan_cache_mode", "force_generic_plan"), ("idle_in_transaction_session_timeout", "15000"),
             ("statement_timeout", "\(statementTimeout.components.seconds * 1000)"),
+            ("application_name", address.applicationName),
         ]
         return configuration
     }
@@ -235,15 +175,9 @@ public final class PostgresDatabase: SQLDatabase {
     /// The configuration of the one connection ``ConnectCheck`` opens: the URL's database, reached the pool's way.
     static func checkConfiguration(url text: String) throws -> PostgresConnection.Configuration {
         let address = try Address(url: text)
-        let tls: PostgresConnection.Configuration.TLS =
-            switch address.tlsMode {
-            case "disable": .disable
-            case "prefer": .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            default: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            }
         var configuration = PostgresConnection.Configuration(
             host: address.host, port: address.port, username: address.username, password: address.password,
-            database: address.database, tls: tls)
+            database: address.database, tls: try address.connectionTLS())
         let timeout = try seconds("connect_timeout", in: text, default: 10)
         configuration.options.connectTimeout = .seconds(timeout.components.seconds)
         return configuration
@@ -405,7 +339,9 @@ public final class PostgresDatabase: SQLDatabase {
     /// Whether an error means the database could not be reached (rather than refusing a statement): no connection in
     /// time, a connection that broke, or PostgreSQL shutting down or starting (SQLSTATE classes 08 and 57).
     static func isConnectionFailure(_ error: any Error) -> Bool {
-        if error is DatabaseUnreachable || error is IOError || error is ChannelError || error is NIOSSLError {
+        if error is DatabaseUnreachable || error is IOError || error is ChannelError || error is NIOSSLError
+            || error is NIOSSLExtraError
+        {
             return true
         }
         // 57014 is a statement cancelled (an operator's pg_cancel_backend, the server's own statement_timeout), not the
@@ -510,7 +446,7 @@ private struct PostgresRunner: SQLStatementRunner {
             return PostgresFailure(state: "08006", message: "the connection closed")
         case PostgresError.protocol(let message):
             return PostgresFailure(state: "08P01", message: message)
-        case is IOError, is ChannelError, is NIOSSLError:
+        case is IOError, is ChannelError, is NIOSSLError, is NIOSSLExtraError:
             // What the older API passes on when the connection itself failed (a reset, a TLS teardown).
             return PostgresFailure(state: "08006", message: "the connection failed: \(error)")
         default: return nil

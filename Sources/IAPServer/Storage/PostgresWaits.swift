@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 
 /// Bounded waits without a task per wait: every wait for a connection or a statement's answer registers its deadline
@@ -269,7 +270,8 @@ final class ConnectCheck: Sendable {
 
     /// Why `error` says the database is not taking this server's connections, now or until an operator acts: refused
     /// or reset, PostgreSQL shutting down or starting (SQLSTATE class 57), the login refused (class 28: the role or
-    /// its password), the database missing (3D000), or TLS or a password the URL cannot give. Nil for anything else
+    /// its password), the database missing (3D000), TLS that fails (a certificate not accepted) or that the server does
+    /// not offer, or a password the URL cannot give. Nil for anything else
     /// (a full server, a timeout), which the statement's own deadline decides. These were found only after the connect
     /// timeout before, and named only in the driver's info-level log lines (an operator's trial).
     static func refusal(_ error: any Error) -> Refusal? {
@@ -288,6 +290,10 @@ final class ConnectCheck: Sendable {
                 }
             if let login { return Refusal(reason: login, login: true) }
             return error.underlying.flatMap(refusal)
+        }
+        // TLS that could not be had: most often a certificate the URL's sslmode and sslrootcert do not accept.
+        if error is NIOSSLError || error is NIOSSLExtraError {
+            return Refusal(reason: "TLS with the database failed (see sslmode and sslrootcert): \(error)", login: true)
         }
         if let error = error as? NIOConnectionError {
             let failures = error.connectionErrors.map(\.error)

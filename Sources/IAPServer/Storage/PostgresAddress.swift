@@ -1,0 +1,134 @@
+import Foundation
+import IAPCore
+import NIOSSL
+import PostgresNIO
+
+extension PostgresDatabase {
+    /// Where a database URL says the database is, and how to reach it: libpq's URL form
+    /// (`postgres://user:password@host:port/database?setting=value&...`) with the settings this client can honour.
+    /// Throws `badDatabaseURL` naming what is wrong, so a URL with a setting misspelt or one this client cannot meet
+    /// stops the server at start rather than being half followed.
+    struct Address {
+        /// The query items a database URL may carry.
+        static let settings: Set = [
+            "sslmode", "sslrootcert", "channel_binding", "application_name", "pool_size", "connect_timeout",
+            "statement_timeout", "keepalive",
+        ]
+        /// The `application_name` sessions carry when the URL names none (it shows in `pg_stat_activity` and logs).
+        static let defaultApplicationName = "iapkit"
+
+        let host: String
+        let port: Int
+        let username: String
+        let password: String?
+        let database: String?
+        /// `sslmode`, as libpq reads it: disable, allow and prefer (taken as prefer: TLS when the server offers it),
+        /// require, verify-ca or verify-full. Off by default for a loopback host, prefer otherwise.
+        let tlsMode: String
+        /// How the server's certificate is checked when TLS is used (libpq's rules): not at all for prefer and require
+        /// unless `sslrootcert` names roots (then its chain is); the chain for verify-ca; the chain and the host name
+        /// for verify-full. Roots are the file `sslrootcert` names, else the system's (also `sslrootcert=system`).
+        let verification: CertificateVerification
+        /// The roots `sslrootcert` names (PEM); nil for the system's.
+        let roots: [NIOSSLCertificate]?
+        let applicationName: String
+
+        init(url text: String) throws {
+            guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
+                let named = url.host, !named.isEmpty
+            else {
+                throw StorageError(
+                    code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL"
+                )
+            }
+            // What the URL may set, each once: a setting misspelt was ignored without a word (an operator's trial).
+            var given: [String: String] = [:]
+            for item in url.queryItems ?? [] where !item.name.isEmpty {
+                guard Self.settings.contains(item.name) else {
+                    throw Self.refused(
+                        "'\(item.name)' is not a setting of the database URL (\(Self.settings.sorted().joined(separator: ", ")))"
+                    )
+                }
+                guard given.updateValue(item.value ?? "", forKey: item.name) == nil else {
+                    throw Self.refused("\(item.name) is given twice in the database URL")
+                }
+            }
+            // An IPv6 address comes in brackets ([::1]); the connection wants it without.
+            let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
+            var mode = given["sslmode"] ?? (isLoopbackHost(host) ? "disable" : "prefer")
+            guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(mode) else {
+                throw Self.refused(
+                    "sslmode '\(mode)' is not disable, allow, prefer, require, verify-ca or verify-full")
+            }
+            if mode == "allow" { mode = "prefer" }
+            let rootFile = given["sslrootcert"].flatMap { $0 == "system" ? nil : $0 }
+            if let rootFile {
+                do {
+                    roots = try NIOSSLCertificate.fromPEMFile(rootFile)
+                } catch {
+                    throw Self.refused("sslrootcert '\(rootFile)' is not a readable file of PEM certificates: \(error)")
+                }
+                if roots?.isEmpty ?? true { throw Self.refused("sslrootcert '\(rootFile)' holds no certificate") }
+            } else {
+                roots = nil
+            }
+            verification =
+                switch mode {
+                case "verify-full": .fullVerification
+                case "verify-ca": .noHostnameVerification
+                default: given["sslrootcert"] == nil ? .none : .noHostnameVerification
+                }
+            // postgres-nio logs in with SCRAM-SHA-256 and never binds the channel (SCRAM-SHA-256-PLUS).
+            switch given["channel_binding"] ?? "prefer" {
+            case "disable", "prefer": break
+            case "require":
+                throw Self.refused(
+                    "channel_binding=require cannot be met: this client does not bind the TLS channel to the login "
+                        + "(SCRAM-SHA-256-PLUS); leave the setting out or use prefer")
+            case let other: throw Self.refused("channel_binding '\(other)' is not disable, prefer or require")
+            }
+            let name = given["application_name"] ?? Self.defaultApplicationName
+            guard name.utf8.count <= 63, name.unicodeScalars.allSatisfy({ (32..<127).contains($0.value) }) else {
+                throw Self.refused("application_name '\(name)' is not up to 63 printable ASCII characters")
+            }
+            let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+            self.host = host
+            port = url.port ?? 5432
+            username = url.user ?? "postgres"
+            password = url.password
+            self.database = database.isEmpty ? nil : database
+            tlsMode = mode
+            applicationName = name
+        }
+
+        private static func refused(_ reason: String) -> StorageError {
+            StorageError(code: "badDatabaseURL", reason: reason)
+        }
+
+        /// The TLS configuration of a connection: the verification and roots above.
+        var tlsConfiguration: TLSConfiguration {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = verification
+            if let roots { configuration.trustRoots = .certificates(roots) }
+            return configuration
+        }
+
+        /// The pool's TLS: none, preferred or required.
+        var poolTLS: PostgresClient.Configuration.TLS {
+            switch tlsMode {
+            case "disable": .disable
+            case "prefer": .prefer(tlsConfiguration)
+            default: .require(tlsConfiguration)
+            }
+        }
+
+        /// The same for the one connection ``ConnectCheck`` opens.
+        func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+            switch tlsMode {
+            case "disable": .disable
+            case "prefer": .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+            default: .require(try NIOSSLContext(configuration: tlsConfiguration))
+            }
+        }
+    }
+}
