@@ -19,6 +19,8 @@ import Testing
         "sslmode=verify", "sslmode=", "sslrootcert=/nonexistent/root.crt", "sslrootcert=/dev/null",
         "channel_binding=require",
         "channel_binding=yes", "application_name=a%01b", "application_name=\(String(repeating: "a", count: 64))",
+        "sslmode=allow", "sslmode=verify-ca", "sslrootcert=system&sslmode=require",
+        "sslrootcert=system&sslmode=disable",
     ])
     func aBadSettingIsRefusedByName(_ item: String) {
         let name = String(item.prefix { $0 != "=" })
@@ -68,20 +70,24 @@ import Testing
     /// `verify-full` the name too, against the system's roots unless a file is named. (`PostgresTLSTests` connects.)
     @Test(
         arguments: [
-            ("", "prefer", CertificateVerificationName.none),
-            ("sslmode=allow", "prefer", .none),
-            ("sslmode=require", "require", .none),
-            ("sslmode=require&sslrootcert=system", "require", .chain),
-            ("sslmode=verify-ca", "verify-ca", .chain),
-            ("sslmode=verify-full", "verify-full", .full),
-            ("sslmode=disable", "disable", .none),
-        ] as [(String, String, CertificateVerificationName)])
-    func eachSSLModeHasLibpqsCheck(_ settings: String, _ mode: String, _ check: CertificateVerificationName) throws {
+            ("", "prefer", CertificateVerificationName.none, true),
+            ("sslmode=require", "require", .none, true),
+            ("sslmode=verify-full", "verify-full", .full, false),
+            ("sslrootcert=system", "verify-full", .full, false),
+            ("sslrootcert=system&sslmode=verify-full", "verify-full", .full, false),
+            ("sslmode=disable", "disable", .none, false),
+        ] as [(String, String, CertificateVerificationName, Bool)])
+    func eachSSLModeHasLibpqsCheck(
+        _ settings: String, _ mode: String, _ check: CertificateVerificationName, _ warned: Bool
+    ) throws {
         let address = try PostgresDatabase.Address(url: "postgres://u@db.internal:5432/x?\(settings)")
         #expect(address.tlsMode == mode)
         #expect(CertificateVerificationName(address.verification) == check)
         #expect(address.roots == nil)
         #expect(address.applicationName == "iapkit")
+        // TLS that checks nothing is said at start, unless the database is on this machine.
+        #expect((address.uncheckedTLSWarning != nil) == warned)
+        #expect(try PostgresDatabase.Address(url: "postgres://u@127.0.0.1/x?\(settings)").uncheckedTLSWarning == nil)
     }
     enum CertificateVerificationName: Sendable {
         case none, chain, full

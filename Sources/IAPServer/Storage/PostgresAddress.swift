@@ -22,12 +22,13 @@ extension PostgresDatabase {
         let username: String
         let password: String?
         let database: String?
-        /// `sslmode`, as libpq reads it: disable, allow and prefer (taken as prefer: TLS when the server offers it),
-        /// require, verify-ca or verify-full. Off by default for a loopback host, prefer otherwise.
+        /// `sslmode`, as libpq reads it: disable, prefer (TLS when the server offers it), require, verify-ca or
+        /// verify-full (libpq's allow, plain first, is refused). By default off for a loopback host and prefer
+        /// otherwise; prefer when `sslrootcert` names a file, verify-full when it says `system`.
         let tlsMode: String
         /// How the server's certificate is checked when TLS is used (libpq's rules): not at all for prefer and require
-        /// unless `sslrootcert` names roots (then its chain is); the chain for verify-ca; the chain and the host name
-        /// for verify-full. Roots are the file `sslrootcert` names, else the system's (also `sslrootcert=system`).
+        /// unless `sslrootcert` names roots (then its chain is); the chain for verify-ca (which needs a root file);
+        /// the chain and the host name for verify-full. Roots are the file `sslrootcert` names, else the system's.
         let verification: CertificateVerification
         /// The roots `sslrootcert` names (PEM); nil for the system's.
         let roots: [NIOSSLCertificate]?
@@ -55,14 +56,31 @@ extension PostgresDatabase {
             }
             // An IPv6 address comes in brackets ([::1]); the connection wants it without.
             let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
-            var mode = given["sslmode"] ?? (isLoopbackHost(host) ? "disable" : "prefer")
-            guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(mode) else {
+            let rootCert = given["sslrootcert"]
+            // Defaults as libpq's: verify-full with the system's roots; else prefer (off on a loopback host, unless
+            // roots are named: they are for TLS).
+            let mode =
+                given["sslmode"]
+                ?? (rootCert == "system"
+                    ? "verify-full" : isLoopbackHost(host) && rootCert == nil ? "disable" : "prefer")
+            guard ["disable", "prefer", "require", "verify-ca", "verify-full"].contains(mode) else {
                 throw Self.refused(
-                    "sslmode '\(mode)' is not disable, allow, prefer, require, verify-ca or verify-full")
+                    mode == "allow"
+                        ? "sslmode 'allow' (plain first, TLS if refused) is not supported: use prefer or disable"
+                        : "sslmode '\(mode)' is not disable, prefer, require, verify-ca or verify-full")
             }
-            if mode == "allow" { mode = "prefer" }
-            let rootFile = given["sslrootcert"].flatMap { $0 == "system" ? nil : $0 }
-            if let rootFile {
+            if rootCert == "system", mode != "verify-full" {
+                throw Self.refused("sslrootcert=system checks the certificate's name: it needs sslmode=verify-full")
+            }
+            if rootCert != nil, mode == "disable" {
+                throw Self.refused("sslrootcert names roots for TLS, which sslmode=disable turns off")
+            }
+            if mode == "verify-ca", rootCert == nil || rootCert == "system" {
+                throw Self.refused(
+                    "sslmode=verify-ca needs sslrootcert naming the database's authority (any certificate a public "
+                        + "authority issued, for any name, would pass): use verify-full for a public one")
+            }
+            if let rootFile = rootCert, rootFile != "system" {
                 do {
                     roots = try NIOSSLCertificate.fromPEMFile(rootFile)
                 } catch {
@@ -76,7 +94,7 @@ extension PostgresDatabase {
                 switch mode {
                 case "verify-full": .fullVerification
                 case "verify-ca": .noHostnameVerification
-                default: given["sslrootcert"] == nil ? .none : .noHostnameVerification
+                default: rootCert == nil ? .none : .noHostnameVerification
                 }
             // postgres-nio logs in with SCRAM-SHA-256 and never binds the channel (SCRAM-SHA-256-PLUS).
             switch given["channel_binding"] ?? "prefer" {
@@ -103,6 +121,16 @@ extension PostgresDatabase {
 
         private static func refused(_ reason: String) -> StorageError {
             StorageError(code: "badDatabaseURL", reason: reason)
+        }
+
+        /// Why TLS to this database does not keep a machine that takes its address from reading and changing what
+        /// is sent (the certificate is not checked), for a warning at start; nil when it is checked, is off, or the
+        /// database is on this machine.
+        var uncheckedTLSWarning: String? {
+            guard tlsMode != "disable", case .none = verification, !isLoopbackHost(host) else { return nil }
+            return "the database's certificate is not checked (sslmode=\(tlsMode), as libpq's): a machine that takes "
+                + "its address could read and change what is sent; use sslmode=verify-full (with sslrootcert naming "
+                + "the authority when it is not a public one)"
         }
 
         /// The TLS configuration of a connection: the verification and roots above.

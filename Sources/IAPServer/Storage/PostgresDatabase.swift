@@ -44,6 +44,7 @@ public final class PostgresDatabase: SQLDatabase {
         let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
+        if let warning = try Address(url: url).uncheckedTLSWarning { logger.warning("\(warning)") }
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
         statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
         keepAliveInterval = try Self.seconds("keepalive", in: url, default: 30)

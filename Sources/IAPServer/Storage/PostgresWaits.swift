@@ -292,8 +292,13 @@ final class ConnectCheck: Sendable {
             return error.underlying.flatMap(refusal)
         }
         // TLS that could not be had: most often a certificate the URL's sslmode and sslrootcert do not accept.
-        if error is NIOSSLError || error is NIOSSLExtraError {
+        if case NIOSSLError.handshakeFailed = error {
             return Refusal(reason: "TLS with the database failed (see sslmode and sslrootcert): \(error)", login: true)
+        }
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            return Refusal(
+                reason: "TLS with the database failed: its certificate does not name the URL's host: \(error)",
+                login: true)
         }
         if let error = error as? NIOConnectionError {
             let failures = error.connectionErrors.map(\.error)

@@ -94,7 +94,9 @@ public protocol SQLDatabase: Sendable {
     var engine: SQLEngine { get }
     /// Runs `body` in one transaction: committed when it returns `commit: true`, rolled back when it returns false or
     /// throws. Nobody else writes meanwhile, and the call returns only once what it kept is committed (SQLite may
-    /// commit the writes that queued together at once, each still all or nothing).
+    /// commit the writes that queued together at once, each still all or nothing). `body` may run more than once (a
+    /// transaction the database rolled back for a deadlock runs again): it must do nothing but run its statements and
+    /// build its answer.
     func transaction<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool))
         async throws -> R
     /// Runs `body` on a connection that sees committed state.

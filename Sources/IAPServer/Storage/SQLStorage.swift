@@ -571,7 +571,8 @@ public final class SQLStorage: ServerStorage {
 
     // MARK: - Transactions and errors
 
-    /// Runs `body` in one transaction; it answers whether to commit.
+    /// Runs `body` in one transaction; it answers whether to commit. It may run again after a deadlock (see
+    /// ``SQLDatabase/transaction(_:)``): nothing but statements and its answer.
     func inTransaction<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws(StorageError) -> R {
