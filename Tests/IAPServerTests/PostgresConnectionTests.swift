@@ -65,6 +65,53 @@ import Testing
         #expect(try PostgresDatabase.Address(url: "postgres://u@[::1]/db").tlsMode == "disable", "loopback")
     }
 
+    /// A Unix socket in either of libpq's forms: the directory in `host` (query item or percent-encoded), the socket
+    /// file found as libpq finds it, no TLS, and the database taken for this machine's.
+    @Test func aUnixSocketIsReachedInEitherOfLibpqsForms() throws {
+        for url in [
+            "postgres://u@:6543/db?host=/var/run/postgresql", "postgresql://u@%2Fvar%2Frun%2Fpostgresql:6543/db",
+            "postgres://u@ignored.example:6543/db?host=/var/run/postgresql&sslmode=prefer",
+        ] {
+            let address = try PostgresDatabase.Address(url: url)
+            #expect(address.socketPath == "/var/run/postgresql/.s.PGSQL.6543", "\(url)")
+            #expect(address.tlsMode == "disable" && address.isLocal && address.database == "db", "\(url)")
+            #expect(PostgresDatabase.sharedCoresAdvice(url: url, autogroup: "1") != nil)
+        }
+        #expect(try PostgresDatabase.Address(url: "postgres://u@db.internal/db").socketPath == nil)
+        for refused in ["sslmode=require", "sslmode=verify-full", "sslrootcert=system"] {
+            #expect(throws: StorageError.self) {
+                try PostgresDatabase.Address(url: "postgres://u@/db?host=/var/run/postgresql&\(refused)")
+            }
+        }
+    }
+
+    /// The test database reached through its Unix socket (when it runs on this machine): a session with no server
+    /// address, as PostgreSQL reports a socket's.
+    @Test func theTestDatabaseAnswersOverItsUnixSocket() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let tcp = try PostgresDatabase(url: url, maximumConnections: 1)
+        let shown = try await tcp.read { db in try await db.rows(SQLStatement("SHOW unix_socket_directories")) }
+        try await tcp.close()
+        let port = try #require(URLComponents(string: url)?.port)
+        let directory = try #require(try shown.first?.text("unix_socket_directories")).split(separator: ",").first
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let directory, FileManager.default.fileExists(atPath: "\(directory)/.s.PGSQL.\(port)") else {
+            print("note: skipped: the test database's socket is not on this machine")
+            return
+        }
+        let database = try PostgresDatabase(
+            url: "postgres://postgres@:\(port)/iapkit_test?host=\(directory)", maximumConnections: 1)
+        let rows = try await database.read { db in
+            try await db.rows(
+                SQLStatement("SELECT CASE WHEN inet_server_addr() IS NULL THEN 1 ELSE 0 END AS socket"))
+        }
+        #expect(try rows.first?.integer("socket") == 1)
+        try await database.close()
+    }
+
     /// How each `sslmode` checks the server's certificate, as libpq's does: `prefer` (the default away from loopback)
     /// and `require` encrypt without checking unless `sslrootcert` names roots; `verify-ca` checks the chain and
     /// `verify-full` the name too, against the system's roots unless a file is named. (`PostgresTLSTests` connects.)

@@ -11,14 +11,20 @@ extension PostgresDatabase {
     struct Address {
         /// The query items a database URL may carry.
         static let settings: Set = [
-            "sslmode", "sslrootcert", "channel_binding", "application_name", "pool_size", "connect_timeout",
+            "host", "sslmode", "sslrootcert", "channel_binding", "application_name", "pool_size", "connect_timeout",
             "statement_timeout", "keepalive",
         ]
         /// The `application_name` sessions carry when the URL names none (it shows in `pg_stat_activity` and logs).
         static let defaultApplicationName = "iapkit"
 
+        /// A host name or address; or, for a Unix socket, the directory that holds it (libpq's two forms:
+        /// `postgres:///db?host=/var/run/postgresql` and `postgres://%2Fvar%2Frun%2Fpostgresql/db`).
         let host: String
         let port: Int
+        /// The Unix socket `host` names (`DIRECTORY/.s.PGSQL.PORT`, as libpq finds it); nil for TCP.
+        var socketPath: String? { host.hasPrefix("/") ? "\(host)/.s.PGSQL.\(port)" : nil }
+        /// Whether the database is on this machine: a Unix socket or a loopback host.
+        var isLocal: Bool { socketPath != nil || isLoopbackHost(host) }
         let username: String
         let password: String?
         let database: String?
@@ -36,7 +42,7 @@ extension PostgresDatabase {
 
         init(url text: String) throws {
             guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
-                let named = url.host, !named.isEmpty
+                let named = url.queryItems?.first(where: { $0.name == "host" })?.value ?? url.host, !named.isEmpty
             else {
                 throw StorageError(
                     code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL"
@@ -57,12 +63,19 @@ extension PostgresDatabase {
             // An IPv6 address comes in brackets ([::1]); the connection wants it without.
             let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
             let rootCert = given["sslrootcert"]
+            // No TLS over a Unix socket (libpq ignores the TLS settings there; asking for more is refused).
+            if host.hasPrefix("/"),
+                given["sslrootcert"] != nil || !["disable", "prefer", nil].contains(given["sslmode"])
+            {
+                throw Self.refused("TLS is not used over a Unix socket: take sslmode and sslrootcert out of the URL")
+            }
             // Defaults as libpq's: verify-full with the system's roots; else prefer (off on a loopback host, unless
             // roots are named: they are for TLS).
             let mode =
                 given["sslmode"]
                 ?? (rootCert == "system"
-                    ? "verify-full" : isLoopbackHost(host) && rootCert == nil ? "disable" : "prefer")
+                    ? "verify-full"
+                    : (isLoopbackHost(host) || host.hasPrefix("/")) && rootCert == nil ? "disable" : "prefer")
             guard ["disable", "prefer", "require", "verify-ca", "verify-full"].contains(mode) else {
                 throw Self.refused(
                     mode == "allow"
@@ -115,7 +128,7 @@ extension PostgresDatabase {
             username = url.user ?? "postgres"
             password = url.password
             self.database = database.isEmpty ? nil : database
-            tlsMode = mode
+            tlsMode = host.hasPrefix("/") ? "disable" : mode
             applicationName = name
         }
 
@@ -127,10 +140,31 @@ extension PostgresDatabase {
         /// is sent (the certificate is not checked), for a warning at start; nil when it is checked, is off, or the
         /// database is on this machine.
         var uncheckedTLSWarning: String? {
-            guard tlsMode != "disable", case .none = verification, !isLoopbackHost(host) else { return nil }
+            guard tlsMode != "disable", case .none = verification, !isLocal else { return nil }
             return "the database's certificate is not checked (sslmode=\(tlsMode), as libpq's): a machine that takes "
                 + "its address could read and change what is sent; use sslmode=verify-full (with sslrootcert naming "
                 + "the authority when it is not a public one)"
+        }
+
+        /// The pool's configuration: the host and port, or the Unix socket.
+        var poolConfiguration: PostgresClient.Configuration {
+            if let socketPath {
+                return PostgresClient.Configuration(
+                    unixSocketPath: socketPath, username: username, password: password, database: database)
+            }
+            return PostgresClient.Configuration(
+                host: host, port: port, username: username, password: password, database: database, tls: poolTLS)
+        }
+
+        /// The same for the one connection ``ConnectCheck`` opens.
+        func connectionConfiguration() throws -> PostgresConnection.Configuration {
+            if let socketPath {
+                return PostgresConnection.Configuration(
+                    unixSocketPath: socketPath, username: username, password: password, database: database)
+            }
+            return PostgresConnection.Configuration(
+                host: host, port: port, username: username, password: password, database: database,
+                tls: try connectionTLS())
         }
 
         /// The TLS configuration of a connection: the verification and roots above.
@@ -142,7 +176,7 @@ extension PostgresDatabase {
         }
 
         /// The pool's TLS: none, preferred or required.
-        var poolTLS: PostgresClient.Configuration.TLS {
+        private var poolTLS: PostgresClient.Configuration.TLS {
             switch tlsMode {
             case "disable": .disable
             case "prefer": .prefer(tlsConfiguration)
@@ -150,8 +184,8 @@ extension PostgresDatabase {
             }
         }
 
-        /// The same for the one connection ``ConnectCheck`` opens.
-        func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+        /// The same for one connection.
+        private func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
             switch tlsMode {
             case "disable": .disable
             case "prefer": .prefer(try NIOSSLContext(configuration: tlsConfiguration))

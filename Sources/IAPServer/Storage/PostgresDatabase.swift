@@ -78,7 +78,7 @@ public final class PostgresDatabase: SQLDatabase {
     ///   - autogroup: what `/proc/sys/kernel/sched_autogroup_enabled` holds; nil where there is no such file.
     static func sharedCoresAdvice(url: String, autogroup: String?) -> String? {
         guard autogroup?.trimmingCharacters(in: .whitespacesAndNewlines) == "1",
-            let host = URLComponents(string: url)?.host, isLoopbackHost(host)
+            (try? Address(url: url))?.isLocal == true
         else { return nil }
         return """
             PostgreSQL runs on this machine and the kernel groups threads by session (kernel.sched_autogroup_enabled \
@@ -147,9 +147,7 @@ public final class PostgresDatabase: SQLDatabase {
                 code: "badDatabaseURL",
                 reason: "pool_size '\(pool ?? "")' is not a number of connections from 1 to 1000")
         }
-        var configuration = PostgresClient.Configuration(
-            host: address.host, port: address.port, username: address.username, password: address.password,
-            database: address.database, tls: address.poolTLS)
+        var configuration = address.poolConfiguration
         configuration.options.maximumConnections = pool.flatMap { Int($0) } ?? maximumConnections
         // The pool's timers are off: each time a statement hands a connection back, the pool would start one for
         // closing it when idle and one for its keep-alive (a task group of two tasks and a sleep each). Every
@@ -176,9 +174,7 @@ public final class PostgresDatabase: SQLDatabase {
     /// The configuration of the one connection ``ConnectCheck`` opens: the URL's database, reached the pool's way.
     static func checkConfiguration(url text: String) throws -> PostgresConnection.Configuration {
         let address = try Address(url: text)
-        var configuration = PostgresConnection.Configuration(
-            host: address.host, port: address.port, username: address.username, password: address.password,
-            database: address.database, tls: try address.connectionTLS())
+        var configuration = try address.connectionConfiguration()
         let timeout = try seconds("connect_timeout", in: text, default: 10)
         configuration.options.connectTimeout = .seconds(timeout.components.seconds)
         return configuration
