@@ -6,6 +6,7 @@ import IAPTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOSSL
+import PostgresNIO
 import Testing
 
 @testable import IAPServer
@@ -269,6 +270,37 @@ import Testing
         }
         let took = ContinuousClock.now - started
         #expect(took < .seconds(300), "it took \(took)")
+    }
+
+    /// A pooler in front that refuses a session setting at the start (PgBouncer answers "unsupported startup
+    /// parameter", SQLSTATE 08P01, unless told to ignore it) is named at once, not after the connect timeout: here a
+    /// loopback listener that answers every start that way. (The connection check used to start its session without
+    /// the pool's settings, so it got in and the wait ran to the connect timeout, naming nothing.)
+    @Test func aPoolerRefusingTheSessionSettingsIsNamedAtOnce() async throws {
+        let message = "unsupported startup parameter: plan_cache_mode"
+        let fields = "SFATAL\u{0}VFATAL\u{0}C08P01\u{0}M\(message)\u{0}\u{0}"
+        let length = fields.utf8.count + 4
+        let refusal = "E\u{0}\u{0}\u{0}" + String(UnicodeScalar(UInt8(length))) + fields
+        let pooler = try StallingHTTPServer(reply: refusal)
+        defer { pooler.stop() }
+        let database = try PostgresDatabase(
+            url: "postgres://postgres@127.0.0.1:\(pooler.port)/x?connect_timeout=600", maximumConnections: 1)
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1 AS one")) }
+        } throws: { error in
+            "\(error)".contains("08P01") && "\(error)".contains(message) && "\(error)".contains("pooler")
+        }
+        // Loose: the check fires after a quarter second; the suite's load can hold a task back.
+        #expect(ContinuousClock.now - started < .seconds(60))
+        try await database.close()
+        // The check starts its session as the pool's do, so a pooler that lets a bare session in refuses it too.
+        let url = "postgres://postgres@127.0.0.1:9/x?statement_timeout=7"
+        let check = try PostgresDatabase.checkConfiguration(url: url).options.additionalStartupParameters
+        let pool = try PostgresDatabase.configuration(url: url, maximumConnections: 1).options
+            .additionalStartupParameters
+        #expect(check.map { "\($0.0)=\($0.1)" } == pool.map { "\($0.0)=\($0.1)" })
+        #expect(check.contains { $0.0 == "plan_cache_mode" } && check.contains { $0 == ("statement_timeout", "7000") })
     }
 
     /// A login the database refuses once the pool's connections serve (a password rotated, `pg_hba.conf` reloaded;

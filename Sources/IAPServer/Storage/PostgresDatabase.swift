@@ -156,25 +156,32 @@ public final class PostgresDatabase: SQLDatabase {
         configuration.options.minimumConnections = configuration.options.maximumConnections
         configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = try seconds("connect_timeout", in: text, default: 10)
-        // Every statement is an index lookup written for its plan: plan each prepared one once, never again per
-        // value (planning the customer's rows, a union of four lookups, took 2 ms a time).
-        // A session that froze inside a transaction (its host lost, its connection cut mid-save) would hold its row
-        // locks until the database's TCP keep-alive gave up on it, hours by default: ended after 15 s idle in one.
-        // A statement that runs past the statement timeout (waiting on a lock another session holds, most likely) is
-        // ended by PostgreSQL, which then writes nothing; migrations lift it for their transaction.
+        configuration.options.additionalStartupParameters = try sessionSettings(url: text, address: address)
+        return configuration
+    }
+
+    /// The settings every session starts with.
+    /// - Every statement is an index lookup written for its plan: plan each prepared one once, never again per value
+    ///   (planning the customer's rows, a union of four lookups, took 2 ms a time).
+    /// - A session that froze inside a transaction (its host lost, its connection cut mid-save) would hold its row
+    ///   locks until the database's TCP keep-alive gave up on it, hours by default: ended after 15 s idle in one.
+    /// - A statement that runs past the statement timeout (waiting on a lock another session holds, most likely) is
+    ///   ended by PostgreSQL, which then writes nothing; migrations lift it for their transaction.
+    private static func sessionSettings(url text: String, address: Address) throws -> [(String, String)] {
         let statementTimeout = try seconds("statement_timeout", in: text, default: 30)
-        configuration.options.additionalStartupParameters = [
+        return [
             ("plan_cache_mode", "force_generic_plan"), ("idle_in_transaction_session_timeout", "15000"),
             ("statement_timeout", "\(statementTimeout.components.seconds * 1000)"),
             ("application_name", address.applicationName),
         ]
-        return configuration
     }
 
-    /// The configuration of the one connection ``ConnectCheck`` opens: the URL's database, reached the pool's way.
+    /// The configuration of the one connection ``ConnectCheck`` opens: the URL's database, reached the pool's way
+    /// with the same session settings (a pooler in front may refuse one).
     static func checkConfiguration(url text: String) throws -> PostgresConnection.Configuration {
         let address = try Address(url: text)
         var configuration = try address.connectionConfiguration()
+        configuration.options.additionalStartupParameters = try sessionSettings(url: text, address: address)
         let timeout = try seconds("connect_timeout", in: text, default: 10)
         configuration.options.connectTimeout = .seconds(timeout.components.seconds)
         return configuration

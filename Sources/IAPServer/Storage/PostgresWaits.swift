@@ -270,7 +270,7 @@ final class ConnectCheck: Sendable {
 
     /// Why `error` says the database is not taking this server's connections, now or until an operator acts: refused
     /// or reset, PostgreSQL shutting down or starting (SQLSTATE class 57), the login refused (class 28: the role or
-    /// its password), the database missing (3D000), TLS that fails (a certificate not accepted) or that the server does
+    /// its password), the database missing (3D000), the start of the session refused (08P01), TLS that fails (a certificate not accepted) or that the server does
     /// not offer, or a password the URL cannot give. Nil for anything else
     /// (a full server, a timeout), which the statement's own deadline decides. These were found only after the connect
     /// timeout before, and named only in the driver's info-level log lines (an operator's trial).
@@ -279,6 +279,9 @@ final class ConnectCheck: Sendable {
             if let state = error.serverInfo?[.sqlState] {
                 let reason = "PostgreSQL \(state)" + (error.serverInfo?[.message].map { ": \($0)" } ?? "")
                 if state.hasPrefix("57") { return Refusal(reason: reason, login: false) }
+                // 08P01 at the start: a pooler in front refusing a session setting (PgBouncer's "unsupported startup
+                // parameter"; docs/scale.md says how to run behind one).
+                if state == "08P01" { return Refusal(reason: reason + " (a connection pooler in front?)", login: true) }
                 return state.hasPrefix("28") || state == "3D000" ? Refusal(reason: reason, login: true) : nil
             }
             let login: String? =
