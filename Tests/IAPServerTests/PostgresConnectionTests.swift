@@ -71,6 +71,7 @@ import Testing
     @Test func aUnixSocketIsReachedInEitherOfLibpqsForms() throws {
         for url in [
             "postgres://u@:6543/db?host=/var/run/postgresql", "postgresql://u@%2Fvar%2Frun%2Fpostgresql:6543/db",
+            "postgres://:6543/db?host=/var/run/postgresql",
             "postgres://u@ignored.example:6543/db?host=/var/run/postgresql&sslmode=prefer",
         ] {
             let address = try PostgresDatabase.Address(url: url)
@@ -79,11 +80,35 @@ import Testing
             #expect(PostgresDatabase.sharedCoresAdvice(url: url, autogroup: "1") != nil)
         }
         #expect(try PostgresDatabase.Address(url: "postgres://u@db.internal/db").socketPath == nil)
+        let long = "/" + String(repeating: "d", count: 100)
+        #expect {
+            try PostgresDatabase.Address(url: "postgres://u@/db?host=\(long)")
+        } throws: { error in
+            "\(error)".contains("too long")
+        }
         for refused in ["sslmode=require", "sslmode=verify-full", "sslrootcert=system"] {
             #expect(throws: StorageError.self) {
                 try PostgresDatabase.Address(url: "postgres://u@/db?host=/var/run/postgresql&\(refused)")
             }
         }
+    }
+
+    /// A Unix socket that is not there (PostgreSQL stopped removes it) is named at once, not after the connect timeout.
+    @Test func aMissingUnixSocketIsNamedAtOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-no-socket-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try PostgresDatabase(
+            url: "postgres://postgres@:5432/x?host=\(directory.path)&connect_timeout=600", maximumConnections: 1)
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1 AS one")) }
+        } throws: { error in
+            "\(error)".contains("no PostgreSQL socket")
+        }
+        // Loose: the check fires after a quarter second; the suite's load can hold a task back.
+        #expect(ContinuousClock.now - started < .seconds(60))
+        try await database.close()
     }
 
     /// The test database reached through its Unix socket (when it runs on this machine): a session with no server
@@ -123,7 +148,7 @@ import Testing
             ("sslmode=verify-full", "verify-full", .full, false),
             ("sslrootcert=system", "verify-full", .full, false),
             ("sslrootcert=system&sslmode=verify-full", "verify-full", .full, false),
-            ("sslmode=disable", "disable", .none, false),
+            ("sslmode=disable", "disable", .none, true),
         ] as [(String, String, CertificateVerificationName, Bool)])
     func eachSSLModeHasLibpqsCheck(
         _ settings: String, _ mode: String, _ check: CertificateVerificationName, _ warned: Bool
@@ -133,7 +158,8 @@ import Testing
         #expect(CertificateVerificationName(address.verification) == check)
         #expect(address.roots == nil)
         #expect(address.applicationName == "iapkit")
-        // TLS that checks nothing is said at start, unless the database is on this machine.
+        // No TLS, TLS a machine in the middle can refuse, or TLS that checks nothing is said at start, unless the
+        // database is on this machine.
         #expect((address.uncheckedTLSWarning != nil) == warned)
         #expect(try PostgresDatabase.Address(url: "postgres://u@127.0.0.1/x?\(settings)").uncheckedTLSWarning == nil)
     }
@@ -280,6 +306,7 @@ import Testing
         let message = "unsupported startup parameter: plan_cache_mode"
         let fields = "SFATAL\u{0}VFATAL\u{0}C08P01\u{0}M\(message)\u{0}\u{0}"
         let length = fields.utf8.count + 4
+        try #require(length < 128, "the length is sent as one byte of the four")
         let refusal = "E\u{0}\u{0}\u{0}" + String(UnicodeScalar(UInt8(length))) + fields
         let pooler = try StallingHTTPServer(reply: refusal)
         defer { pooler.stop() }

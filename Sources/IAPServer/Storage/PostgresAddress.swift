@@ -63,12 +63,6 @@ extension PostgresDatabase {
             // An IPv6 address comes in brackets ([::1]); the connection wants it without.
             let host = named.hasPrefix("[") && named.hasSuffix("]") ? String(named.dropFirst().dropLast()) : named
             let rootCert = given["sslrootcert"]
-            // No TLS over a Unix socket (libpq ignores the TLS settings there; asking for more is refused).
-            if host.hasPrefix("/"),
-                given["sslrootcert"] != nil || !["disable", "prefer", nil].contains(given["sslmode"])
-            {
-                throw Self.refused("TLS is not used over a Unix socket: take sslmode and sslrootcert out of the URL")
-            }
             // Defaults as libpq's: verify-full with the system's roots; else prefer (off on a loopback host, unless
             // roots are named: they are for TLS).
             let mode =
@@ -81,6 +75,17 @@ extension PostgresDatabase {
                     mode == "allow"
                         ? "sslmode 'allow' (plain first, TLS if refused) is not supported: use prefer or disable"
                         : "sslmode '\(mode)' is not disable, prefer, require, verify-ca or verify-full")
+            }
+            // No TLS over a Unix socket (libpq ignores the TLS settings there; asking for more is refused), and a
+            // socket path the system can hold (108 bytes with its NUL on Linux).
+            if host.hasPrefix("/") {
+                guard rootCert == nil, given["sslmode"] == nil || ["disable", "prefer"].contains(mode) else {
+                    throw Self.refused(
+                        "TLS is not used over a Unix socket: take sslmode and sslrootcert out of the URL")
+                }
+                guard "\(host)/.s.PGSQL.\(url.port ?? 5432)".utf8.count < 104 else {
+                    throw Self.refused("the socket directory '\(host)' is too long a path for a Unix socket")
+                }
             }
             if rootCert == "system", mode != "verify-full" {
                 throw Self.refused("sslrootcert=system checks the certificate's name: it needs sslmode=verify-full")
@@ -136,14 +141,26 @@ extension PostgresDatabase {
             StorageError(code: "badDatabaseURL", reason: reason)
         }
 
-        /// Why TLS to this database does not keep a machine that takes its address from reading and changing what
-        /// is sent (the certificate is not checked), for a warning at start; nil when it is checked, is off, or the
-        /// database is on this machine.
+        /// Why the connection to a database on another machine does not keep one that takes its address from
+        /// reading and changing what is sent (no TLS, TLS it can refuse, or a certificate not checked), for a warning
+        /// at start; nil when TLS is required and checked, or the database is on this machine.
         var uncheckedTLSWarning: String? {
-            guard tlsMode != "disable", case .none = verification, !isLocal else { return nil }
-            return "the database's certificate is not checked (sslmode=\(tlsMode), as libpq's): a machine that takes "
-                + "its address could read and change what is sent; use sslmode=verify-full (with sslrootcert naming "
-                + "the authority when it is not a public one)"
+            guard !isLocal else { return nil }
+            let risk: String
+            switch (tlsMode, verification) {
+            case ("disable", _): risk = "nothing sent to the database is encrypted (sslmode=disable)"
+            case ("prefer", _):
+                risk =
+                    "with sslmode=prefer a machine that takes the database's address can answer that it has no TLS, "
+                    + "and the session goes on in plain text"
+            case (_, .none):
+                risk =
+                    "the database's certificate is not checked (sslmode=\(tlsMode), as libpq's): a machine that "
+                    + "takes its address could read and change what is sent"
+            default: return nil
+            }
+            return risk
+                + "; use sslmode=verify-full (with sslrootcert naming the authority when it is not a public one)"
         }
 
         /// The pool's configuration: the host and port, or the Unix socket.

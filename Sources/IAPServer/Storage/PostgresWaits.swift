@@ -269,19 +269,26 @@ final class ConnectCheck: Sendable {
     }
 
     /// Why `error` says the database is not taking this server's connections, now or until an operator acts: refused
-    /// or reset, PostgreSQL shutting down or starting (SQLSTATE class 57), the login refused (class 28: the role or
-    /// its password), the database missing (3D000), the start of the session refused (08P01), TLS that fails (a certificate not accepted) or that the server does
-    /// not offer, or a password the URL cannot give. Nil for anything else
-    /// (a full server, a timeout), which the statement's own deadline decides. These were found only after the connect
-    /// timeout before, and named only in the driver's info-level log lines (an operator's trial).
+    /// or reset, a Unix socket missing or not allowed, PostgreSQL shutting down or starting (SQLSTATE class 57), the
+    /// login refused (class 28: the role or its password), the database missing (3D000), a session setting refused at
+    /// the start (42704 or 22023 from PostgreSQL, 08P01 "unsupported startup parameter" from PgBouncer), TLS that
+    /// fails (a certificate not accepted) or that the server does not offer, or a password the URL cannot give. Nil for
+    /// anything else (a full server or pooler, a timeout), which the statement's own deadline decides. These were
+    /// found only after the connect timeout before, and named only in the driver's info-level log lines (an
+    /// operator's trial).
     static func refusal(_ error: any Error) -> Refusal? {
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 let reason = "PostgreSQL \(state)" + (error.serverInfo?[.message].map { ": \($0)" } ?? "")
                 if state.hasPrefix("57") { return Refusal(reason: reason, login: false) }
-                // 08P01 at the start: a pooler in front refusing a session setting (PgBouncer's "unsupported startup
-                // parameter"; docs/scale.md says how to run behind one).
-                if state == "08P01" { return Refusal(reason: reason + " (a connection pooler in front?)", login: true) }
+                // A session setting refused at the start: by PostgreSQL (one it does not know, or a value it does not
+                // take), or by a pooler in front (PgBouncer says 08P01 for this and for being full, which is not
+                // lasting; docs/scale.md says how to run behind one).
+                let message = error.serverInfo?[.message] ?? ""
+                if state == "08P01", message.hasPrefix("unsupported startup parameter") {
+                    return Refusal(reason: reason + " (a connection pooler in front?)", login: true)
+                }
+                if state == "42704" || state == "22023" { return Refusal(reason: reason, login: true) }
                 return state.hasPrefix("28") || state == "3D000" ? Refusal(reason: reason, login: true) : nil
             }
             let login: String? =
@@ -312,6 +319,13 @@ final class ConnectCheck: Sendable {
             [ECONNREFUSED, ECONNRESET, ECONNABORTED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode)
         {
             return Refusal(reason: "\(error)", login: false)
+        }
+        // A Unix socket: none there (PostgreSQL stopped removes it), or one this process may not open.
+        if let error = error as? IOError, error.errnoCode == ENOENT {
+            return Refusal(reason: "no PostgreSQL socket in the URL's host directory: \(error)", login: false)
+        }
+        if let error = error as? IOError, error.errnoCode == EACCES {
+            return Refusal(reason: "the PostgreSQL socket may not be opened by this user: \(error)", login: true)
         }
         return nil
     }
