@@ -8,13 +8,15 @@ import PostgresNIO
 /// A PostgreSQL database through postgres-nio's connection pool: several server instances can share it.
 public final class PostgresDatabase: SQLDatabase {
     public var engine: SQLEngine { .postgres }
-    private let client: PostgresClient
-    private let runner: Task<Void, Never>
+    /// The pool in use; a new one after an outage (``renewPool()``).
+    private let pool: Locked<Pool>
+    /// Pools given up after an outage, until their statements are done (then stopped), and every pool at `close()`.
+    private let retired = Locked<[Pool]>([])
+    private let poolConfiguration: PostgresClient.Configuration
     /// Pings the pool's connections every `keepAliveInterval` (the pool's own keep-alive is off; see
     /// ``configuration(url:maximumConnections:)``).
     private let pinger: Task<Void, Never>
     private let logger: Logger
-    private let prepared = PreparedStatements()
     private let reachability = Reachability()
     private let deadlines = Deadlines()
     /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 10 by default): waiting
@@ -42,30 +44,75 @@ public final class PostgresDatabase: SQLDatabase {
     /// ``Address/settings``: TLS is off by default for loopback hosts and preferred otherwise, see ``Address``).
     public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "iapkit.postgres")) throws {
         let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        poolConfiguration = configuration
+        pool = Locked(Pool(number: 0, configuration: configuration, logger: logger))
         self.logger = logger
         if let warning = try Address(url: url).uncheckedTLSWarning { logger.warning("\(warning)") }
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
         statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
         keepAliveInterval = try Self.seconds("keepalive", in: url, default: 30)
         connectCheck = ConnectCheck(configuration: try Self.checkConfiguration(url: url), logger: logger)
-        let client = self.client
-        runner = Task { await client.run() }
         let connections = configuration.options.maximumConnections
         let answerDeadline = statementTimeout + Self.answerGrace(statementTimeout)
-        pinger = Task { [prepared, deadlines, reachability, logger, keepAliveInterval] in
+        pinger = Task { [pool, deadlines, reachability, logger, keepAliveInterval] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: keepAliveInterval)
                 guard !Task.isCancelled, !reachability.isDown else { continue }
+                let current = pool.withLock { $0 }
                 await Self.ping(
-                    connections, of: client,
+                    connections, of: current.client,
                     runner: {
                         PostgresRunner(
-                            connection: $0, logger: logger, prepared: prepared, deadline: answerDeadline,
+                            connection: $0, pool: current, logger: logger, deadline: answerDeadline,
                             deadlines: deadlines)
                     },
                     logger: logger)
             }
+        }
+    }
+
+    /// A postgres-nio pool with the statements prepared on its connections. Each has a number of its own, so its
+    /// connections (numbered from 0 by each pool) are told apart from an earlier pool's.
+    final class Pool: Sendable {
+        let number: Int
+        let client: PostgresClient
+        let prepared = PreparedStatements()
+        private let running: Task<Void, Never>
+
+        init(number: Int, configuration: PostgresClient.Configuration, logger: Logger) {
+            self.number = number
+            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+            self.client = client
+            running = Task { await client.run() }
+        }
+
+        /// Closes its connections and waits until it has stopped.
+        func stop() async {
+            running.cancel()
+            await running.value
+        }
+    }
+
+    /// How many times the pool was renewed after an outage.
+    var renewals: Int { pool.withLock { $0.number } }
+
+    /// Puts a new pool in the current one's place, once the database takes connections again after an outage
+    /// (``startProbing()``): postgres-nio's
+    /// pool waits longer and longer between attempts while they fail (100 ms × 1.25^n, up to a minute), so after a
+    /// minute's outage it came back 14 s after the database did, and after longer ones up to a minute later. The old
+    /// pool is stopped once any statement it still runs has had its deadline.
+    private func renewPool() {
+        let old = pool.withLock { current in
+            defer { current = Pool(number: current.number + 1, configuration: poolConfiguration, logger: logger) }
+            return current
+        }
+        retired.withLock { $0.append(old) }
+        let grace = statementTimeout + Self.answerGrace(statementTimeout)
+        Task { [retired] in
+            try? await Task.sleep(for: grace)
+            guard retired.withLock({ list in list.contains { $0 === old } }) else { return }
+            await old.stop()
+            retired.withLock { list in list.removeAll { $0 === old } }
         }
     }
 
@@ -187,10 +234,10 @@ public final class PostgresDatabase: SQLDatabase {
         return configuration
     }
 
-    /// A runner for statements on a leased connection.
-    private func runner(on connection: PostgresConnection) -> PostgresRunner {
+    /// A runner for statements on a connection leased from `pool`.
+    private func runner(on connection: PostgresConnection, of pool: Pool) -> PostgresRunner {
         PostgresRunner(
-            connection: connection, logger: logger, prepared: prepared,
+            connection: connection, pool: pool, logger: logger,
             deadline: statementTimeout + Self.answerGrace(statementTimeout), deadlines: deadlines)
     }
 
@@ -217,8 +264,7 @@ public final class PostgresDatabase: SQLDatabase {
     private func transactionOnce<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
     ) async throws -> R {
-        try await withConnection { connection in
-            let runner = runner(on: connection)
+        try await withConnection { runner in
             try await runner.run(SQLStatement("BEGIN"))
             do {
                 let (result, commit) = try await body(runner)
@@ -232,17 +278,12 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func read<R: Sendable>(_ body: (any SQLStatementRunner) async throws -> R) async throws -> R {
-        try await withConnection { connection in
-            try await body(
-                runner(on: connection))
-        }
+        try await withConnection { runner in try await body(runner) }
     }
 
     /// Runs one statement outside any transaction (PostgreSQL refuses some inside one, such as `CREATE DATABASE`).
     public func execute(_ statement: SQLStatement) async throws {
-        try await withConnection { connection in
-            try await runner(on: connection).run(statement)
-        }
+        try await withConnection { runner in try await runner.run(statement) }
     }
 
     /// Whether the database answers `SELECT 1` within the connect timeout; false at once while it is known down
@@ -253,10 +294,7 @@ public final class PostgresDatabase: SQLDatabase {
 
     private func answers() async -> Bool {
         do {
-            try await withConnection(probing: true) { connection in
-                _ = try await runner(on: connection)
-                    .rows(SQLStatement("SELECT 1"))
-            }
+            try await withConnection(probing: true) { runner in _ = try await runner.rows(SQLStatement("SELECT 1")) }
             return true
         } catch {
             return false
@@ -268,14 +306,15 @@ public final class PostgresDatabase: SQLDatabase {
     /// unreachable; from then on a probe asks it every quarter second, and statements fail at once (`storageUnavailable`,
     /// 503) until it answers. The pool reconnects by itself: no restart is needed.
     private func withConnection<R: Sendable>(
-        probing: Bool = false, _ body: (PostgresConnection) async throws -> R
+        probing: Bool = false, _ body: (PostgresRunner) async throws -> R
     ) async throws -> R {
         if !probing, reachability.isDown { throw DatabaseUnreachable(reason: "the database is not answering") }
         do {
             // The lease is waited for by a task of its own, so this call can stop waiting at the deadline (a task
             // group would wait for a lease the pool does not give up on).
             let handoff = ConnectionHandoff()
-            let client = self.client
+            let pool = self.pool.withLock { $0 }
+            let client = pool.client
             let lease = Task {
                 do {
                     try await client.withConnection { connection in await handoff.offer(connection) }
@@ -317,7 +356,7 @@ public final class PostgresDatabase: SQLDatabase {
             deadlines.remove(suspicion)
             connected.withLock { $0 = true }
             defer { handoff.release() }
-            return try await body(connection)
+            return try await body(runner(on: connection, of: pool))
         } catch let error where Self.isConnectionFailure(error) {
             if !probing { startProbing() }
             throw error
@@ -331,11 +370,14 @@ public final class PostgresDatabase: SQLDatabase {
         Task { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(250))
-                if await answers() {
-                    reachability.markUp()
-                    logger.notice("the database answers again")
-                    return
-                }
+                // A connection of the probe's own, then a new pool: the old one's next attempt may be a long
+                // backoff away.
+                guard await connectCheck.connects() else { continue }
+                renewPool()
+                guard await answers() else { continue }
+                reachability.markUp()
+                logger.notice("the database answers again")
+                return
             }
         }
     }
@@ -365,9 +407,12 @@ public final class PostgresDatabase: SQLDatabase {
     /// stopped first, such a wait never ended, and neither did `close()`.)
     public func close() async throws {
         pinger.cancel()
-        runner.cancel()
         await pinger.value
-        await runner.value
+        let pools = retired.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for pool in pools + [pool.withLock { $0 }] { await pool.stop() }
         deadlines.stop()
     }
 }
@@ -376,8 +421,9 @@ public final class PostgresDatabase: SQLDatabase {
 /// there (see ``PreparedStatements``).
 private struct PostgresRunner: SQLStatementRunner {
     let connection: PostgresConnection
+    let pool: PostgresDatabase.Pool
     let logger: Logger
-    let prepared: PreparedStatements
+    var prepared: PreparedStatements { pool.prepared }
     /// How long a statement may take before its connection is closed (which fails it): a database that stops
     /// answering mid-statement never holds a request longer. The statement timeout and its grace
     /// (``PostgresDatabase/answerGrace(_:)``). Migrations are not bounded (``StatementDeadline``).
@@ -482,7 +528,8 @@ private struct PostgresRunner: SQLStatementRunner {
         return try await deadlines.value(
             of: answer, within: deadline,
             expired: { DatabaseUnreachable(reason: "no answer to a statement in \(deadline)") },
-            onExpiry: { connection.close().whenComplete { _ in } }, on: (connection.id, connection.closeFuture),
+            onExpiry: { connection.close().whenComplete { _ in } },
+            on: (pool.number << 32 | connection.id, connection.closeFuture),
             closed: {
                 PostgresFailure(state: "08006", message: "the connection closed before the statement was answered")
             })

@@ -268,6 +268,17 @@ final class ConnectCheck: Sendable {
         }
     }
 
+    /// Whether the database takes a connection now (one of the check's own, closed at once).
+    func connects() async -> Bool {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// Why `error` says the database is not taking this server's connections, now or until an operator acts: refused
     /// or reset, a Unix socket missing or not allowed, PostgreSQL shutting down or starting (SQLSTATE class 57), the
     /// login refused (class 28: the role or its password), the database missing (3D000), a session setting refused at
