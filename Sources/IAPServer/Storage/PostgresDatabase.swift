@@ -8,10 +8,15 @@ import PostgresNIO
 /// A PostgreSQL database through postgres-nio's connection pool: several server instances can share it.
 public final class PostgresDatabase: SQLDatabase {
     public var engine: SQLEngine { .postgres }
-    /// The pool in use; a new one after an outage (``renewPool()``).
-    private let pool: Locked<Pool>
-    /// Pools given up after an outage, until their statements are done (then stopped), and every pool at `close()`.
-    private let retired = Locked<[Pool]>([])
+    /// The pool in use (a new one after an outage: ``renewPool()``), those given up until their leases are back, the
+    /// probe while the database is unreachable, and whether `close()` was called (nothing starts after it).
+    private let pools: Locked<Pools>
+    private struct Pools {
+        var current: Pool
+        var retired: [Pool] = []
+        var probe: Task<Void, Never>? = nil
+        var closed = false
+    }
     private let poolConfiguration: PostgresClient.Configuration
     /// Pings the pool's connections every `keepAliveInterval` (the pool's own keep-alive is off; see
     /// ``configuration(url:maximumConnections:)``).
@@ -45,7 +50,7 @@ public final class PostgresDatabase: SQLDatabase {
     public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "iapkit.postgres")) throws {
         let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
         poolConfiguration = configuration
-        pool = Locked(Pool(number: 0, configuration: configuration, logger: logger))
+        pools = Locked(Pools(current: Pool(number: 0, configuration: configuration, logger: logger)))
         self.logger = logger
         if let warning = try Address(url: url).uncheckedTLSWarning { logger.warning("\(warning)") }
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
@@ -54,11 +59,11 @@ public final class PostgresDatabase: SQLDatabase {
         connectCheck = ConnectCheck(configuration: try Self.checkConfiguration(url: url), logger: logger)
         let connections = configuration.options.maximumConnections
         let answerDeadline = statementTimeout + Self.answerGrace(statementTimeout)
-        pinger = Task { [pool, deadlines, reachability, logger, keepAliveInterval] in
+        pinger = Task { [pools, deadlines, reachability, logger, keepAliveInterval] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: keepAliveInterval)
                 guard !Task.isCancelled, !reachability.isDown else { continue }
-                let current = pool.withLock { $0 }
+                let current = pools.withLock { $0.current }
                 await Self.ping(
                     connections, of: current.client,
                     runner: {
@@ -78,6 +83,8 @@ public final class PostgresDatabase: SQLDatabase {
         let client: PostgresClient
         let prepared = PreparedStatements()
         private let running: Task<Void, Never>
+        /// Connections leased from it now.
+        let leases = Locked(0)
 
         init(number: Int, configuration: PostgresClient.Configuration, logger: Logger) {
             self.number = number
@@ -94,26 +101,30 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// How many times the pool was renewed after an outage.
-    var renewals: Int { pool.withLock { $0.number } }
+    var renewals: Int { pools.withLock { $0.current.number } }
 
     /// Puts a new pool in the current one's place, once the database takes connections again after an outage
-    /// (``startProbing()``): postgres-nio's
-    /// pool waits longer and longer between attempts while they fail (100 ms × 1.25^n, up to a minute), so after a
-    /// minute's outage it came back 14 s after the database did, and after longer ones up to a minute later. The old
-    /// pool is stopped once any statement it still runs has had its deadline.
-    private func renewPool() {
-        let old = pool.withLock { current in
-            defer { current = Pool(number: current.number + 1, configuration: poolConfiguration, logger: logger) }
-            return current
+    /// (``startProbing()``, once an outage): postgres-nio's pool waits longer and longer between attempts while they
+    /// fail (100 ms × 1.25^n, up to a minute), so after a minute's outage it came back 14 s after the database did, and
+    /// after longer ones up to a minute later. The old pool is stopped once every connection leased from it is back
+    /// (a statement, a transaction, a migration). False once `close()` was called.
+    private func renewPool() -> Bool {
+        let old = pools.withLock { pools -> Pool? in
+            guard !pools.closed else { return nil }
+            let old = pools.current
+            pools.current = Pool(number: old.number + 1, configuration: poolConfiguration, logger: logger)
+            pools.retired.append(old)
+            return old
         }
-        retired.withLock { $0.append(old) }
-        let grace = statementTimeout + Self.answerGrace(statementTimeout)
-        Task { [retired] in
-            try? await Task.sleep(for: grace)
-            guard retired.withLock({ list in list.contains { $0 === old } }) else { return }
+        guard let old else { return false }
+        Task { [pools] in
+            while old.leases.withLock({ $0 }) > 0, !pools.withLock({ $0.closed }) {
+                try? await Task.sleep(for: .milliseconds(100))
+            }
             await old.stop()
-            retired.withLock { list in list.removeAll { $0 === old } }
+            pools.withLock { pools in pools.retired.removeAll { $0 === old } }
         }
+        return true
     }
 
     /// Advice for the operator when the database runs on this machine and Linux groups threads by session for the CPU
@@ -304,7 +315,7 @@ public final class PostgresDatabase: SQLDatabase {
     /// Runs `body` on a leased connection, failing fast while the database is known unreachable, and waiting at most
     /// the connect timeout for a connection. A connection that cannot be had or breaks marks the database
     /// unreachable; from then on a probe asks it every quarter second, and statements fail at once (`storageUnavailable`,
-    /// 503) until it answers. The pool reconnects by itself: no restart is needed.
+    /// 503) until it answers (through a new pool: ``renewPool()``). No restart is needed.
     private func withConnection<R: Sendable>(
         probing: Bool = false, _ body: (PostgresRunner) async throws -> R
     ) async throws -> R {
@@ -313,7 +324,7 @@ public final class PostgresDatabase: SQLDatabase {
             // The lease is waited for by a task of its own, so this call can stop waiting at the deadline (a task
             // group would wait for a lease the pool does not give up on).
             let handoff = ConnectionHandoff()
-            let pool = self.pool.withLock { $0 }
+            let pool = pools.withLock { $0.current }
             let client = pool.client
             let lease = Task {
                 do {
@@ -355,7 +366,11 @@ public final class PostgresDatabase: SQLDatabase {
             deadlines.remove(timer)
             deadlines.remove(suspicion)
             connected.withLock { $0 = true }
-            defer { handoff.release() }
+            pool.leases.withLock { $0 += 1 }
+            defer {
+                pool.leases.withLock { $0 -= 1 }
+                handoff.release()
+            }
             return try await body(runner(on: connection, of: pool))
         } catch let error where Self.isConnectionFailure(error) {
             if !probing { startProbing() }
@@ -367,17 +382,24 @@ public final class PostgresDatabase: SQLDatabase {
     private func startProbing() {
         guard reachability.markDown() else { return }
         logger.warning("the database is unreachable: statements fail at once until it answers again")
-        Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
-                // A connection of the probe's own, then a new pool: the old one's next attempt may be a long
-                // backoff away.
-                guard await connectCheck.connects() else { continue }
-                renewPool()
-                guard await answers() else { continue }
-                reachability.markUp()
-                logger.notice("the database answers again")
-                return
+        pools.withLock { pools in
+            guard !pools.closed else { return }
+            pools.probe = Task { [self] in
+                var renewed = false
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(250))
+                    // A connection of the probe's own, then (once) a new pool: the old one's next attempt may be a
+                    // long backoff away.
+                    guard !Task.isCancelled, await connectCheck.connects() else { continue }
+                    if !renewed {
+                        guard renewPool() else { return }
+                        renewed = true
+                    }
+                    guard await answers() else { continue }
+                    reachability.markUp()
+                    logger.notice("the database answers again")
+                    return
+                }
             }
         }
     }
@@ -408,11 +430,13 @@ public final class PostgresDatabase: SQLDatabase {
     public func close() async throws {
         pinger.cancel()
         await pinger.value
-        let pools = retired.withLock { list in
-            defer { list.removeAll() }
-            return list
+        let (probe, all) = pools.withLock { pools in
+            pools.closed = true
+            return (pools.probe, pools.retired + [pools.current])
         }
-        for pool in pools + [pool.withLock { $0 }] { await pool.stop() }
+        probe?.cancel()
+        await probe?.value
+        for pool in all { await pool.stop() }
         deadlines.stop()
     }
 }
