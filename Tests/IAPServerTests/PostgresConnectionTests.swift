@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import IAPCore
 import IAPTestSupport
+import Logging
 import NIOCore
 import NIOEmbedded
 import NIOSSL
@@ -64,6 +65,19 @@ import Testing
         #expect(
             address.host == "::1" && address.port == 6543 && address.database == "db" && address.tlsMode == "disable")
         #expect(try PostgresDatabase.Address(url: "postgres://u@[::1]/db").tlsMode == "disable", "loopback")
+    }
+
+    /// postgres-nio's own lines (every failed connection attempt at info) are kept to warnings, unless the server
+    /// logs debug lines.
+    @Test func theDriverLogsWarningsUnlessTheServerLogsDebugLines() {
+        for (level, driver) in [
+            (Logger.Level.info, Logger.Level.warning), (.notice, .warning), (.error, .error), (.debug, .debug),
+            (.trace, .trace),
+        ] {
+            var logger = Logger(label: "test")
+            logger.logLevel = level
+            #expect(PostgresDatabase.driverLogger(logger).logLevel == driver)
+        }
     }
 
     /// A Unix socket in either of libpq's forms: the directory in `host` (query item or percent-encoded), the socket

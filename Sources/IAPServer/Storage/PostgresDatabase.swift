@@ -22,6 +22,8 @@ public final class PostgresDatabase: SQLDatabase {
     /// ``configuration(url:maximumConnections:)``).
     private let pinger: Task<Void, Never>
     private let logger: Logger
+    /// What postgres-nio's pools and the connection check log through: ``driverLogger(_:)``.
+    private let driverLogger: Logger
     private let reachability = Reachability()
     private let deadlines = Deadlines()
     /// How long a statement waits for a connection (`connect_timeout` in the URL, seconds; 10 by default): waiting
@@ -50,13 +52,14 @@ public final class PostgresDatabase: SQLDatabase {
     public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "iapkit.postgres")) throws {
         let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
         poolConfiguration = configuration
-        pools = Locked(Pools(current: Pool(number: 0, configuration: configuration, logger: logger)))
+        driverLogger = Self.driverLogger(logger)
+        pools = Locked(Pools(current: Pool(number: 0, configuration: configuration, logger: driverLogger)))
         self.logger = logger
         if let warning = try Address(url: url).uncheckedTLSWarning { logger.warning("\(warning)") }
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
         statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
         keepAliveInterval = try Self.seconds("keepalive", in: url, default: 30)
-        connectCheck = ConnectCheck(configuration: try Self.checkConfiguration(url: url), logger: logger)
+        connectCheck = ConnectCheck(configuration: try Self.checkConfiguration(url: url), logger: driverLogger)
         let connections = configuration.options.maximumConnections
         let answerDeadline = statementTimeout + Self.answerGrace(statementTimeout)
         pinger = Task { [pools, deadlines, reachability, logger, keepAliveInterval] in
@@ -100,6 +103,16 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    /// `logger` at warnings and above, unless it logs debug lines: postgres-nio logs every failed connection attempt
+    /// at info (six lines before the one that says why the server stops, at a start that cannot reach the database;
+    /// one an attempt through an outage), where the server says once that the database is unreachable, why, and when
+    /// it answers again.
+    static func driverLogger(_ logger: Logger) -> Logger {
+        var quieter = logger
+        if logger.logLevel > .debug { quieter.logLevel = max(logger.logLevel, .warning) }
+        return quieter
+    }
+
     /// How many times the pool was renewed after an outage.
     var renewals: Int { pools.withLock { $0.current.number } }
 
@@ -112,7 +125,7 @@ public final class PostgresDatabase: SQLDatabase {
         let old = pools.withLock { pools -> Pool? in
             guard !pools.closed else { return nil }
             let old = pools.current
-            pools.current = Pool(number: old.number + 1, configuration: poolConfiguration, logger: logger)
+            pools.current = Pool(number: old.number + 1, configuration: poolConfiguration, logger: driverLogger)
             pools.retired.append(old)
             return old
         }
