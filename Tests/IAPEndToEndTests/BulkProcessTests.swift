@@ -8,7 +8,7 @@ import Testing
 struct BulkProcessTests {
     @Test func linesComeOutInOrderWithTheSummaryLast() async throws {
         let iapkit = try #require(ServerProcess.executable, Comment(rawValue: ServerProcess.skipMessage))
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-bulk-\(UUID())")
+        let folder = TestFiles.url("bulk")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try SimulatorTestKeys.pki.export(to: folder)

@@ -359,7 +359,7 @@ import Testing
         _ = try await second.stop(within: .seconds(10))
 
         // A fresh PKI folder on the old database: the same store, signing with new keys, never repeating an id or UUID.
-        let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pki-\(UUID())")
+        let fresh = TestFiles.url("pki")
         defer { try? FileManager.default.removeItem(at: fresh) }
         let third = try await ServerProcess.start(["--database", database, "--pki", fresh.path])
         defer { Task { try? await third.stop() } }

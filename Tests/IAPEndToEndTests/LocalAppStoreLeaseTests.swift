@@ -12,7 +12,7 @@ import Testing
 struct LocalAppStoreLeaseTests {
     @Test func oneServerSellsTheOthersVerifyAndOneTakesOverWhileRunning() async throws {
         let folder = try ServerProcessTests.pkiFolder()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let database = TestFiles.url("store.sqlite").path
         defer {
             try? FileManager.default.removeItem(at: folder)
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }

@@ -17,7 +17,7 @@ struct ServerProcessTests {
     /// A folder holding the fixed test authority, so the server's simulated app trusts what the test's simulator
     /// signs.
     static func pkiFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pki-\(UUID())")
+        let folder = TestFiles.url("pki")
         try SimulatorTestKeys.pki.export(to: folder, includingKeys: true)
         return folder
     }
@@ -35,7 +35,7 @@ struct ServerProcessTests {
     /// catalog the package ships, sells it, and writes its database where it was started.
     @Test func servesTheFloristStoreFromAnyFolder() async throws {
         try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-anywhere-\(UUID())")
+        let folder = TestFiles.url("anywhere")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try await ServerProcess.start([], in: folder)
@@ -96,7 +96,7 @@ struct ServerProcessTests {
 
     @Test func aNotificationAnswered200SurvivesKill9() async throws {
         let folder = try Self.pkiFolder()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let database = TestFiles.url("store.sqlite").path
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try Self.simulator()
         let inbox = SimulatorInbox(store)

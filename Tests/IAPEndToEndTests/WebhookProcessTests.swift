@@ -29,7 +29,7 @@ struct WebhookProcessTests {
     @Test("events stored before a kill -9 are all delivered after the restart, in-flight ones again")
     func eventsSurviveKill9() async throws {
         let folder = try ServerProcessTests.pkiFolder()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let database = TestFiles.url("store.sqlite").path
         defer {
             try? FileManager.default.removeItem(at: folder)
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }

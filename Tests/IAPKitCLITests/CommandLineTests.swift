@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import IAPTestSupport
 import Testing
 
 @testable import IAPKitCLI
@@ -67,7 +68,7 @@ struct CommandLineTests {
     /// (the configuration library's errors were Foundation's domain and code), and a setting it holds that is refused
     /// is said the same way.
     @Test func aBrokenConfigurationFileIsRefusedWithWhatIsWrong() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-config-\(UUID().uuidString)")
+        let folder = TestFiles.url("config")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         func refusal(_ content: String?) async throws -> String {

@@ -16,7 +16,7 @@ struct JWSCommandTests {
         let root: String
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-jws-\(UUID())")
+            directory = TestFiles.url("jws")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             var serializer = DER.Serializer()
             try serializer.serialize(TestJWS.trusted.root)

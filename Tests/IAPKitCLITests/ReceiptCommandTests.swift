@@ -48,7 +48,7 @@ struct ReceiptCommandTests {
     }
 
     @Test func inspectReadsBase64AndReportsBadFiles() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-cli-\(UUID())")
+        let directory = TestFiles.url("cli")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let base64 = directory.appendingPathComponent("receipt.b64")
@@ -171,7 +171,7 @@ struct ReceiptCommandTests {
             publicKey: TestKeys.rogueRoot.publicKey, issuer: name, issuerKey: TestKeys.rogueRoot)
         var coder = DER.Serializer()
         try coder.serialize(impostor)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("impostor-\(UUID()).cer")
+        let path = TestFiles.url("impostor.cer")
         try Data(coder.serializedBytes).write(to: path)
         defer { try? FileManager.default.removeItem(at: path) }
 

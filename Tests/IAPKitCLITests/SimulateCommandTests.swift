@@ -29,7 +29,7 @@ struct SimulateCommandTests {
     }
 
     private static let story = Task {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-simulate-\(UUID())")
+        let folder = TestFiles.url("simulate")
         let output = CapturedOutput()
         let command = try SimulateCommand.parse([
             examples.appendingPathComponent("florist-story.yaml").path, "--out", folder.path,
@@ -121,7 +121,7 @@ struct SimulateCommandTests {
     }
 
     @Test func badInputsExitTwo() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-bad-\(UUID())")
+        let folder = TestFiles.url("bad")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let noCatalog = folder.appendingPathComponent("no-catalog.yaml")
@@ -148,7 +148,7 @@ struct SimulateCommandTests {
     }
 
     @Test func savedAuthorityIsReused() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pki-\(UUID())")
+        let folder = TestFiles.url("pki")
         defer { try? FileManager.default.removeItem(at: folder) }
         let scenario = examples.appendingPathComponent("florist-year.yaml").path
         for _ in 0..<2 {

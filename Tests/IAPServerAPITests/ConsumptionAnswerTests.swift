@@ -37,9 +37,7 @@ struct ConsumptionAnswerTests {
                 ? MemoryStorage()
                 : try await SQLStorage(
                     database: try SQLiteDatabase(
-                        path: FileManager.default.temporaryDirectory.appendingPathComponent(
-                            "iapkit-\(UUID()).sqlite"
-                        ).path))
+                        path: TestFiles.path("store.sqlite")))
             let service = try ValidationService(
                 apps: [app], storage: storage, clock: { (try? simulator.now) ?? Date() },
                 logger: Logger(label: "test"))

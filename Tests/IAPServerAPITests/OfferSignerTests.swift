@@ -160,7 +160,7 @@ import Testing
         let nonce = UUID(uuidString: "6A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D")!
         let token = "0E9D8C7B-6A5F-4E3D-8C2B-1A0F9E8D7C6B"
         let timestamp = Self.milliseconds(try simulator.now)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-offers-\(UUID())")
+        let folder = TestFiles.url("offers")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let keyFile = folder.appendingPathComponent("SubscriptionKey.p8")

@@ -16,7 +16,7 @@ import Testing
 struct ConfigurationTests {
     /// Writes `text` as a configuration file in a fresh folder and reads it (with `environment` over it).
     static func settings(_ text: String, environment: [String: String] = [:]) async throws -> ServerSettings {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-config-\(UUID())")
+        let folder = TestFiles.url("config")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("iapkit.json")
@@ -118,7 +118,7 @@ struct ConfigurationTests {
     }
 
     @Test func serverAPIKeysAreReadFromP8AndPublicKeyFiles() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-keys-\(UUID())")
+        let folder = TestFiles.url("keys")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let first = P256.Signing.PrivateKey()
@@ -140,7 +140,7 @@ struct ConfigurationTests {
 
     /// `app.NAME.serverApi`: the key `POST /v1/customers/{id}/refresh` calls Apple's API with, checked at start-up.
     @Test func anAppsServerAPIKeyIsReadAndCheckedAtStartUp() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-app-key-\(UUID())")
+        let folder = TestFiles.url("app-key")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try SimulatorTestKeys.pki.export(to: folder)

@@ -31,7 +31,7 @@ struct LocalAppStoreLeaseInProcessTests {
         init(watch: Duration = .seconds(3), file: String? = nil) async throws {
             self.file =
                 file
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+                ?? TestFiles.url("lease.sqlite").path
             var settings = ServerSettings(databaseURL: self.file)
             settings.server.apiKeys = [ServerHarness.apiKey]
             settings.simulator?.catalogPath = "Examples/Florist/Florist.storekit"
@@ -253,7 +253,7 @@ struct LocalAppStoreLeaseInProcessTests {
     /// the store saves to a SQLite file another connection has locked, while validation's storage answers.
     @Test func aNotificationReachesValidationOnlyOnceTheChangeThatMadeItIsSaved() async throws {
         let harness = try ServerHarness()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        let file = TestFiles.url("lease.sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
         let storage = try await SQLStorage(database: try SQLiteDatabase(path: file))
         let (logger, log) = RecordedLog.logger()
@@ -288,7 +288,7 @@ struct LocalAppStoreLeaseInProcessTests {
     /// A start that fails after the local App Store took its lease (here: a saved store it cannot read) gives the lease
     /// up, so the next start need not wait for it to go still.
     @Test func aStartThatFailsGivesTheLeaseUp() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-lease-\(UUID()).sqlite").path
+        let file = TestFiles.url("lease.sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
         let storage = try await SQLStorage(database: try SQLiteDatabase(path: file))
         try await storage.saveSimulatorState(

@@ -1,5 +1,6 @@
 import Foundation
 import IAPEntitlements
+import IAPTestSupport
 import Testing
 
 @testable import IAPServer
@@ -7,7 +8,7 @@ import Testing
 /// A database made by an earlier version moves forward on start-up with its rows.
 @Suite struct MigrationTests {
     @Test func transactionsAndNotificationsMoveToTheirAppsKeys() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let path = TestFiles.url("store.sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         // The schema as the first two migrations left it, with one stored transaction.
         let database = try SQLiteDatabase(path: path)

@@ -109,7 +109,7 @@ import Testing
 
     /// A Unix socket that is not there (PostgreSQL stopped removes it) is named at once, not after the connect timeout.
     @Test func aMissingUnixSocketIsNamedAtOnce() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-no-socket-\(UUID())")
+        let directory = TestFiles.url("no-socket")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = try PostgresDatabase(

@@ -16,7 +16,7 @@ import Testing
 struct PostgresTLSTests {
     /// The settings' check, one URL at a time, against one server.
     @Test func eachSSLModeChecksTheCertificateAsLibpqDoes() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-tls-\(UUID())")
+        let folder = TestFiles.url("tls")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try await Self.makeCertificates(in: folder)

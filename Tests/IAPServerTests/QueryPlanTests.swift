@@ -1,4 +1,5 @@
 import Foundation
+import IAPTestSupport
 import Testing
 
 @testable import IAPServer
@@ -9,7 +10,7 @@ import Testing
 @Suite("SQLite query plans")
 struct QueryPlanTests {
     @Test func customerReadsUseIndexesOnly() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
+        let path = TestFiles.url("plan.sqlite").path
         let database = try SQLiteDatabase(path: path)
         let storage = try await SQLStorage(database: database)  // migrates
         let customer = CustomerKey(bundleID: "com.example.app", id: "c1")
@@ -35,7 +36,7 @@ struct QueryPlanTests {
     /// The console's overview reads index ranges only (by purchase, expiry or revocation moment, and owners by key):
     /// never every transaction of the app.
     @Test func overviewReadsUseIndexesOnly() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
+        let path = TestFiles.url("plan.sqlite").path
         let database = try SQLiteDatabase(path: path)
         let storage = try await SQLStorage(database: database)
         let statements = SQLStorage.overviewStatements(
@@ -65,7 +66,7 @@ struct QueryPlanTests {
     /// The console's lists read index ranges of their app: the customers list by owner, and the notification log by
     /// received moment (or, for a customer, by purchase), whatever filters are set.
     @Test func consoleListsUseIndexesOnly() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-plan-\(UUID()).sqlite").path
+        let path = TestFiles.url("plan.sqlite").path
         let database = try SQLiteDatabase(path: path)
         let storage = try await SQLStorage(database: database)
         let app = "com.example.app"

@@ -1,4 +1,5 @@
 import Foundation
+import IAPTestSupport
 import Synchronization
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 @Suite("SQLite write groups")
 struct SQLiteWriteGroupTests {
     static func database() throws -> (SQLiteDatabase, String) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let path = TestFiles.url("store.sqlite").path
         let database = try SQLiteDatabase(path: path)
         return (database, path)
     }

@@ -33,7 +33,7 @@ struct StorageConformanceTests {
         case .memory:
             return nil
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+            let path = TestFiles.url("store.sqlite").path
             return try SQLiteDatabase(path: path)
         case .postgres:
             guard let url = postgresURL else {
@@ -519,7 +519,7 @@ struct StorageConformanceTests {
     }
 
     @Test func anSQLiteFileKeepsWhatWasCommittedAcrossReopening() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-\(UUID()).sqlite").path
+        let path = TestFiles.url("store.sqlite").path
         let first = try await SQLStorage(database: try SQLiteDatabase(path: path))
         _ = try await first.record(PurchaseBatch(claimant: "ana", transactions: [Self.transaction("t1", signed: 1)]))
         try await first.shutdown()

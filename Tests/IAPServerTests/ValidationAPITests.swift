@@ -293,7 +293,7 @@ struct ValidationAPITests {
 @Suite("Validation API on a real socket")
 struct LiveServerTests {
     @Test func aLiveServerOnAnSQLiteFileRecordsAndAnswers() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-live-\(UUID()).sqlite").path
+        let path = TestFiles.url("live.sqlite").path
         let storage = try await SQLStorage(database: try SQLiteDatabase(path: path))
         let harness = try ServerHarness(storage: storage)
         try harness.store.createAccount("ana")

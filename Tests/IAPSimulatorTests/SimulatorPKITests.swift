@@ -68,7 +68,7 @@ struct SimulatorPKITests {
     }
 
     @Test func exportAndLoadRestoreTheSameAuthority() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pki-\(UUID())")
+        let directory = TestFiles.url("pki")
         defer { try? FileManager.default.removeItem(at: directory) }
 
         try pki.export(to: directory)
@@ -94,7 +94,7 @@ struct SimulatorPKITests {
 
     @Test(.enabled(if: ExternalTool.hasOpenSSL, "openssl is not installed"))
     func opensslVerifiesTheReceiptAgainstTheExportedRoot() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-openssl-\(UUID())")
+        let directory = TestFiles.url("openssl")
         defer { try? FileManager.default.removeItem(at: directory) }
         try pki.export(to: directory)
         let receiptPath = directory.appendingPathComponent("receipt.der")
@@ -146,7 +146,7 @@ struct AppleLibraryCrossCheck {
     @Test(.enabled(if: ExternalTool.hasAppleLibrary, "python3 with app-store-server-library is not installed"))
     func signedTransactionAndRenewalVerify() async throws {
         let pki = SimulatorTestKeys.pki
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-apple-\(UUID())")
+        let directory = TestFiles.url("apple")
         defer { try? FileManager.default.removeItem(at: directory) }
         try pki.export(to: directory)
         let signer = try pki.jwsSigner()

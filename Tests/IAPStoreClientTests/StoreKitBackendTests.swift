@@ -139,7 +139,7 @@ import Testing
 
     @Test(arguments: ModeKind.allCases)
     func countsSurviveARelaunchInAFile(_ mode: ModeKind) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-counts-\(UUID().uuidString)")
+        let folder = TestFiles.url("counts")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = FileStorePersistence(url: folder.appendingPathComponent("store-cache.json"))
         try await StoreHarness.run(mode, .storeKit) { world in

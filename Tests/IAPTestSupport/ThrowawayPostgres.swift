@@ -53,7 +53,7 @@ public struct ThrowawayPostgres: Sendable {
         status: Int32, output: String
     ) {
         try await offThePool {
-            let log = FileManager.default.temporaryDirectory.appendingPathComponent("iapkit-pg-\(UUID()).log")
+            let log = TestFiles.url("pg.log")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             defer { try? FileManager.default.removeItem(at: log) }
             let handle = try FileHandle(forWritingTo: log)
