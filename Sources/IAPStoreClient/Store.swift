@@ -200,7 +200,7 @@ public actor Store {
     /// is read from disk, never asked of the App Store (a sign-in prompt on a device): ``restore()`` does that.
     public func reconcile() async { await reconcile(refreshingReceipt: false) }
 
-    private func reconcile(refreshingReceipt: Bool) async {
+    func reconcile(refreshingReceipt: Bool) async {
         // The rebuilt state replaces the current one, then gets what was accepted while it was being rebuilt.
         let journal = nextJournal
         nextJournal += 1
@@ -448,56 +448,32 @@ public actor Store {
         }
     }
 
+    /// Finishes a transaction after it was unlocked. A finish the store could not be reached for is tried again (a
+    /// finish repeated changes nothing), three times in all; one that still fails leaves the transaction unfinished,
+    /// and it comes back through updates at the next launch. The purchase stays made either way.
     private func finish(_ checked: CheckedTransaction) async {
         guard let id = checked.transactionID else { return }
-        do {
-            try await backend.finish(transactionID: id)
-            emit(StoreEvent(.transactionFinished, productID: checked.productID, transactionID: id))
-        } catch {
-            // Unfinished transactions come back through updates at the next launch.
-            emit(StoreEvent(.purchaseFailed, productID: checked.productID, transactionID: id, detail: error.reason))
+        for attempt in 1...Self.finishAttempts {
+            do {
+                try await backend.finish(transactionID: id)
+                emit(StoreEvent(.transactionFinished, productID: checked.productID, transactionID: id))
+                return
+            } catch {
+                guard error.code == .networkError, attempt < Self.finishAttempts else {
+                    emit(
+                        StoreEvent(.finishFailed, productID: checked.productID, transactionID: id, detail: error.reason)
+                    )
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(250 * attempt))
+            }
         }
     }
 
-    // MARK: - Restore, refunds, consumption
+    /// How many times a finish is tried when the store cannot be reached.
+    static let finishAttempts = 3
 
-    /// Restores purchases (`AppStore.sync()`), then reconciles, asking the App Store for a new receipt when the one on
-    /// disk is missing or does not verify. Throws when the store cannot be asked.
-    public func restore() async throws(StoreError) {
-        do { _ = try await backend.sync() } catch {
-            emit(StoreEvent(.restoreFailed, detail: error.reason))
-            throw error
-        }
-        await reconcile(refreshingReceipt: true)
-        guard origin == .verified else {
-            let error = StoreError(.networkError, "the store could not confirm the restored purchases")
-            emit(StoreEvent(.restoreFailed, detail: error.reason))
-            throw error
-        }
-        emit(StoreEvent(.restored, detail: "\(entitlements.entitledProductIDs.count) products owned"))
-    }
-
-    /// Asks the store to refund a transaction; the decision arrives later through updates.
-    public func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
-        let status = try await backend.requestRefund(transactionID: transactionID)
-        emit(StoreEvent(.refundRequested, transactionID: transactionID, detail: status.rawValue))
-        return status
-    }
-
-    /// Redeems an offer code. As in StoreKit, the transaction it grants arrives through the updates, where it is
-    /// verified, unlocked and finished like any other.
-    public func redeemOfferCode(_ code: String) async throws(StoreError) {
-        do {
-            try await backend.redeemOfferCode(code)
-        } catch {
-            emit(StoreEvent(.offerCodeFailed, detail: error.reason))
-            throw error
-        }
-        emit(StoreEvent(.offerCodeRedeemed, detail: code))
-    }
-
-    /// Where the customer manages subscriptions.
-    public func manageSubscriptions() async throws(StoreError) -> URL { try await backend.manageSubscriptions() }
+    // MARK: - Consumption
 
     /// Uses up `quantity` units of a consumable: recorded in the cache on the device, or on the validation server
     /// (where the balance lives in server validation).
@@ -556,7 +532,7 @@ public actor Store {
 
     private func removeListener(_ key: UUID) { listeners[key] = nil }
 
-    private func emit(_ event: StoreEvent) {
+    func emit(_ event: StoreEvent) {
         var metadata: Logger.Metadata = ["event": .string(event.kind.rawValue)]
         if let product = event.productID { metadata["product"] = .string(product) }
         if let transaction = event.transactionID { metadata["transaction"] = .string(transaction) }

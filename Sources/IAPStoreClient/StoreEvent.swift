@@ -30,6 +30,9 @@ public struct StoreEvent: Hashable, Sendable {
         case transactionUpdated
         /// A transaction was finished with the store after it was unlocked.
         case transactionFinished
+        /// A transaction was unlocked but the store could not be reached to finish it (three tries): it stays
+        /// unfinished and comes back through updates at the next launch.
+        case finishFailed
         case restored
         case restoreFailed
         /// A refund or revocation took access away.
@@ -66,7 +69,9 @@ extension StoreEvent.Kind {
     /// The level the Store logs this kind of event at: failures as warnings, the rest as information.
     var logLevel: Logger.Level {
         switch self {
-        case .purchaseFailed, .verificationFailed, .reconcileFailed, .restoreFailed, .productsUnavailable: .warning
+        case .purchaseFailed, .finishFailed, .verificationFailed, .reconcileFailed, .restoreFailed,
+            .productsUnavailable:
+            .warning
         default: .info
         }
     }

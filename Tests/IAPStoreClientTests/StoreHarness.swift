@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import IAPCatalog
+import IAPCore
 import IAPEntitlements
 import IAPReceipts
 import IAPServer
@@ -265,17 +266,36 @@ final class EventLog: Sendable {
     }
 }
 
-/// A backend that hands out what another store signed (a foreign key, another app), to prove the Store refuses it.
-struct ForgingBackend: StoreBackend {
+/// A backend that changes one thing about another: it hands out what another store signed (a foreign key, another
+/// app), to prove the Store refuses it, or its first finishes fail as when the store cannot be reached.
+struct AlteredBackend: StoreBackend {
     let base: any StoreBackend
-    /// Where forged documents come from: a store with other keys or another bundle id, same catalog.
-    let forger: any StoreBackend
+    /// Where purchases and receipts come from when set: a store with other keys or another bundle id, same catalog.
+    var forger: (any StoreBackend)? = nil
+    /// How many finishes are still to fail with `networkError` before they reach the base.
+    let unreachableFinishes: Countdown
+
+    init(base: any StoreBackend, forger: (any StoreBackend)? = nil, unreachableFinishes: Int = 0) {
+        self.base = base
+        self.forger = forger
+        self.unreachableFinishes = Countdown(unreachableFinishes)
+    }
+
+    /// A number taken down by one at each ``take()``, shared by copies of the backend.
+    final class Countdown: Sendable {
+        let left: Atomic<Int>
+        init(_ count: Int) { left = Atomic(count) }
+        /// Whether the count was above zero before this one was taken.
+        func take() -> Bool { left.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue > 0 }
+        /// Starts again from `count`.
+        func reset(to count: Int) { left.store(count, ordering: .sequentiallyConsistent) }
+    }
 
     var deviceIdentifier: UUID { base.deviceIdentifier }
     func now() async throws(StoreError) -> Date { try await base.now() }
     func products(for ids: [String]) async throws(StoreError) -> [StoreProduct] { try await base.products(for: ids) }
     func purchase(_ request: PurchaseRequest) async throws(StoreError) -> BackendPurchaseResult {
-        try await forger.purchase(request)
+        try await (forger ?? base).purchase(request)
     }
     func transactionUpdates() -> AsyncStream<String> { base.transactionUpdates() }
     func allTransactions() async throws(StoreError) -> [String] { try await base.allTransactions() }
@@ -285,12 +305,17 @@ struct ForgingBackend: StoreBackend {
         try await base.latestTransaction(for: productID)
     }
     func redeemOfferCode(_ code: String) async throws(StoreError) { try await base.redeemOfferCode(code) }
-    func finish(transactionID: String) async throws(StoreError) { try await base.finish(transactionID: transactionID) }
+    func finish(transactionID: String) async throws(StoreError) {
+        if unreachableFinishes.take() {
+            throw StoreError(.networkError, "the store cannot be reached (AlteredBackend)")
+        }
+        try await base.finish(transactionID: transactionID)
+    }
     func sync() async throws(StoreError) -> [String] { try await base.sync() }
     func subscriptionRenewalInfos() async throws(StoreError) -> [String] { try await base.subscriptionRenewalInfos() }
     func appTransaction() async throws(StoreError) -> String { try await base.appTransaction() }
-    func appReceipt() async throws(StoreError) -> [UInt8]? { try await forger.appReceipt() }
-    func refreshReceipt() async throws(StoreError) -> [UInt8] { try await forger.refreshReceipt() }
+    func appReceipt() async throws(StoreError) -> [UInt8]? { try await (forger ?? base).appReceipt() }
+    func refreshReceipt() async throws(StoreError) -> [UInt8] { try await (forger ?? base).refreshReceipt() }
     func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
         try await base.requestRefund(transactionID: transactionID)
     }

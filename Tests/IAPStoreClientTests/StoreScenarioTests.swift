@@ -168,7 +168,7 @@ import Testing
                 ? try StoreHarness(mode, bundleID: "com.example.other")
                 : try StoreHarness(mode, pki: SimulatorPKI(keys: SimulatorTestKeys.otherKeys))
             try forgerWorld.customer("ana")
-            let forged = ForgingBackend(
+            let forged = AlteredBackend(
                 base: try await world.backend("ana"), forger: try await forgerWorld.backend("ana"))
             let store = Store(catalog: F.catalog, backend: forged, validation: try world.validation())
             let log = EventLog(await store.events())
@@ -181,6 +181,30 @@ import Testing
             #expect(await !store.isPurchased(F.flowers))
             await log.wait(for: .verificationFailed, product: F.flowers)
             #expect(try forgerWorld.simulator.unfinishedTransactions(account: "ana").count == 1, "never finished")
+        }
+    }
+
+    @Test(arguments: ModeKind.allCases, Transport.allCases)
+    func aFinishTheStoreCouldNotTakeIsTriedAgainAndNeverUndoesThePurchase(_ mode: ModeKind, _ transport: Transport)
+        async throws
+    {
+        try await StoreHarness.run(mode, transport) { world in
+            try world.customer("ana")
+            // The first two finishes cannot reach the store: the third try does.
+            let backend = AlteredBackend(base: try await world.backend("ana"), unreachableFinishes: 2)
+            let (store, log) = try await world.store(backend)
+            #expect(try await store.purchase(F.flowers) == .purchased)
+            await log.wait(for: .transactionFinished, product: F.flowers)
+            #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty)
+            // Three in a row: the purchase stays made and says so; the transaction stays unfinished, to come back.
+            backend.unreachableFinishes.reset(to: 3)
+            #expect(try await store.purchase(F.silver) == .purchased)
+            #expect(await store.isPurchased(F.silver))
+            #expect(await store.purchaseState(F.silver) == .purchased)
+            await log.wait(for: .finishFailed, product: F.silver)
+            #expect(log.count(.purchaseFailed) == 0)
+            #expect(log.count(.transactionFinished, product: F.silver) == 0)
+            #expect(try world.simulator.unfinishedTransactions(account: "ana").count == 1)
         }
     }
 
