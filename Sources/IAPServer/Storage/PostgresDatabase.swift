@@ -360,7 +360,10 @@ public final class PostgresDatabase: SQLDatabase {
     /// Marks the database unreachable and, unless one runs, starts the probe that marks it reachable again.
     private func startProbing() {
         guard reachability.markDown() else { return }
-        logger.warning("the database is unreachable: statements fail at once until it answers again")
+        // Never connected yet: the server is starting, and its start says why it cannot.
+        if connected.withLock({ $0 }) {
+            logger.warning("the database is unreachable: statements fail at once until it answers again")
+        }
         pools.withLock { pools in
             guard !pools.closed else { return }
             pools.probe = Task { [self] in
