@@ -119,7 +119,10 @@ struct StreamingJSONEncoderTests {
         foundation.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         #expect(try StreamingJSONEncoder().encode(Widths()) == Array(try foundation.encode(Widths())))
         let every = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
-        let strings = [every, "", "plain", "é 🌸 \u{2063}", String(repeating: "\\\"", count: 100)]
+        let strings = [
+            every, "", "plain", "é 🌸 \u{2063}", String(repeating: "\\\"", count: 100), "\"start", "end\"",
+            "é\"🌸\\\n\t\r\u{1f}\u{0}x", #"{"record":{"id":"1","date":"2026"}}"#,
+        ]
         let ours = try StreamingJSONEncoder().encode(strings)
         #expect(try Self.parsed(ours) == Self.parsed(try foundation.encode(strings)))
         #expect(String(decoding: try StreamingJSONEncoder().encode(["a\u{1}"]), as: UTF8.self) == #"["a\u0001"]"#)
