@@ -104,7 +104,7 @@ public struct WebhookSender: Sendable {
     let announcer: EventAnnouncer?
     /// The sender's own storage failures, logged at most once in 10 s each (with the count held back): while the
     /// database is away every round fails, several times a second.
-    let failures = FailureLog(interval: 10_000_000_000)
+    let failures: FailureLog
 
     /// A sender for `service`'s apps, storage and signal, adding each event's entitlements from it.
     public init(
@@ -142,6 +142,13 @@ public struct WebhookSender: Sendable {
         self.client = client
         self.clock = clock
         self.logger = logger
+        failures = FailureLog(
+            interval: 10_000_000_000,
+            summary: { [logger] code, unlogged in
+                logger.warning(
+                    "storage failures of the sender not logged one by one",
+                    metadata: ["code": "\(code)", "unloggedSinceLast": "\(unlogged)"])
+            })
         self.instance = instance
     }
 

@@ -48,7 +48,7 @@ public func buildRouter(
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: RequestCountMiddleware(signal: service.outboxSignal))
     router.add(middleware: LogRequestsMiddleware(.debug))
-    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: ErrorMiddleware(logger: service.logger))
     router.add(
         middleware: RequestGuardMiddleware(listeningHost: configuration.host, extra: configuration.allowedHosts))
     let metrics = router.group().add(middleware: OperatorMiddleware(operatorAccess))

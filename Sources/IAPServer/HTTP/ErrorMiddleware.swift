@@ -10,7 +10,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// What is logged of failures a client cannot see (a database's own text): one line a second for each code.
     let failures: FailureLog
 
-    init(failures: FailureLog = FailureLog()) { self.failures = failures }
+    init(failures: FailureLog) { self.failures = failures }
+
+    /// Failures' internal reasons logged to the requests' loggers, and the counts held back at the end of a burst to
+    /// `logger`.
+    init(logger: Logger) {
+        failures = FailureLog(summary: { code, unlogged in
+            logger.error(
+                "requests failed, not logged one by one",
+                metadata: ["code": "\(code)", "unloggedSinceLast": "\(unlogged)"])
+        })
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response

@@ -17,7 +17,7 @@ public struct ValidationService: Sendable {
     public let storage: any ServerStorage
     let clock: @Sendable () -> Date
     let wallClock: @Sendable () -> Date
-    private let logger: Logger
+    let logger: Logger
     /// Makes outbox events of what writes change, when any app has webhooks.
     let announcer: EventAnnouncer?
     /// Wakes this instance's ``WebhookSender`` when a write stored events.

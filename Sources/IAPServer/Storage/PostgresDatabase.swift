@@ -42,7 +42,7 @@ public final class PostgresDatabase: SQLDatabase {
     /// Whether the pool has handed out a connection since the start (a refused login counts only until then).
     private let connected = Locked(false)
     /// Refused logins while the kept connections serve, logged at most once a minute.
-    private let loginRefusals = FailureLog(interval: 60_000_000_000)
+    private let loginRefusals: FailureLog
     /// How long a statement waits for a pooled connection before a connection of its own is tried: the pool retries
     /// a database that refuses connections until the connect timeout (10 s by default) without saying so.
     static let suspicion = Duration.milliseconds(250)
@@ -55,6 +55,12 @@ public final class PostgresDatabase: SQLDatabase {
         driverLogger = Self.driverLogger(logger)
         pools = Locked(Pools(current: Pool(number: 0, configuration: configuration, logger: driverLogger)))
         self.logger = logger
+        loginRefusals = FailureLog(
+            interval: 60_000_000_000,
+            summary: { [logger] _, unlogged in
+                logger.error(
+                    "the database refused more new connections", metadata: ["unloggedSinceLast": "\(unlogged)"])
+            })
         if let warning = try Address(url: url).uncheckedTLSWarning { logger.warning("\(warning)") }
         connectTimeout = try Self.seconds("connect_timeout", in: url, default: 10)
         statementTimeout = try Self.seconds("statement_timeout", in: url, default: 30)
