@@ -24,44 +24,58 @@ import Testing
         #expect(at(9_000, "storageUnavailable") == .log(unlogged: 0), "after a quiet spell, the next is logged")
     }
 
-    /// An outage's last second: what was held back after the last line is told by a summary once the interval
-    /// passes (it waited for the next failure of the code before, which may never come), and the summary counts as
-    /// the code's line.
-    @Test func whatABurstHeldBackAtItsEndIsSummarizedWhenItsIntervalPasses() async throws {
+    /// An outage's last second: what was held back after the last line is told by a summary when no line followed
+    /// (before, it waited for the code's next failure, which may never come). While failures go on, the lines tell
+    /// them and no summary comes between.
+    @Test func whatABurstHeldBackAtItsEndIsSummarizedWhenNoLineFollows() {
         let clock = Locked<UInt64>(0)
-        let sleeps = Locked<[UInt64]>([])
-        let (gate, open) = AsyncStream.makeStream(of: Void.self)
-        let (summaries, summary) = AsyncStream.makeStream(of: String.self)
+        let scheduled = Locked<[(in: UInt64, work: @Sendable () -> Void)]>([])
+        let summaries = Locked<[String]>([])
         let log = FailureLog(
             interval: 1_000_000_000, now: { clock.withLock { $0 } },
-            sleep: { nanoseconds in
-                sleeps.withLock { $0.append(nanoseconds) }
-                var waiting = gate.makeAsyncIterator()
-                _ = await waiting.next()
-            },
-            summary: { code, unlogged in summary.yield("\(code) \(unlogged)") })
+            schedule: { nanoseconds, work in scheduled.withLock { $0.append((nanoseconds, work)) } },
+            summary: { code, unlogged in summaries.withLock { $0.append("\(code) \(unlogged)") } })
         func at(_ milliseconds: UInt64, _ code: String = "storageUnavailable") -> FailureLog.Verdict {
             clock.withLock { $0 = milliseconds * 1_000_000 }
             return log.admit(code)
         }
+        /// Runs what is scheduled, at its time.
+        func runScheduled(from milliseconds: UInt64) {
+            let due = scheduled.withLock { list in
+                let taken = list
+                list = []
+                return taken
+            }
+            for item in due {
+                clock.withLock { $0 = milliseconds * 1_000_000 + item.in }
+                item.work()
+            }
+        }
+        // A burst that ends: one summary, half an interval after the next line was due.
         #expect(at(0) == .log(unlogged: 0))
         #expect(at(300) == .quiet)
         #expect(at(600) == .quiet)
-        // One summary is waited for, from the first failure held back to the end of the interval.
-        for _ in 0..<10_000 where sleeps.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(1)) }
-        try #require(sleeps.withLock { $0 } == [700_000_000])
-        clock.withLock { $0 = 1_000_000_000 }
-        open.yield()
-        var told = summaries.makeAsyncIterator()
-        #expect(await told.next() == "storageUnavailable 2")
-        // The summary was the code's line: the next failure within a second is held back, and told by the next line.
-        #expect(at(1_200) == .quiet)
-        #expect(at(2_500) == .log(unlogged: 1))
-        log.summarize("storageUnavailable")
-        #expect(at(2_600) == .quiet, "nothing left to summarize; the line at 2.5 s stands")
-        open.finish()
-        summary.finish()
-        #expect(await told.next() == nil, "no second summary")
+        #expect(scheduled.withLock { $0.map(\.in) } == [1_200_000_000], "one summary, from the first held back")
+        runScheduled(from: 300)
+        #expect(summaries.withLock { $0 } == ["storageUnavailable 2"])
+        #expect(at(1_600) == .log(unlogged: 0), "the next failure is a line of its own, with its reason")
+        // A burst that goes on: each line tells what was held back, and the summary due meanwhile stays quiet.
+        #expect(at(1_900) == .quiet)
+        #expect(at(2_700) == .log(unlogged: 1))
+        runScheduled(from: 1_900)
+        #expect(summaries.withLock { $0 } == ["storageUnavailable 2"], "no summary while lines tell the count")
+        #expect(at(2_800) == .quiet)
+        runScheduled(from: 2_800)
+        #expect(summaries.withLock { $0 } == ["storageUnavailable 2", "storageUnavailable 1"])
+    }
+
+    /// Without a summary, nothing is scheduled: the count waits for the next line.
+    @Test func withoutASummaryNothingIsScheduled() {
+        let scheduled = Locked(0)
+        let log = FailureLog(now: { 0 }, schedule: { _, _ in scheduled.withLock { $0 += 1 } })
+        #expect(log.admit("code") == .log(unlogged: 0))
+        #expect(log.admit("code") == .quiet)
+        #expect(scheduled.withLock { $0 } == 0)
     }
 
     @Test func manyCodesStayBounded() {
