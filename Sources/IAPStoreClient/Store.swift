@@ -449,23 +449,36 @@ public actor Store {
     }
 
     /// Finishes a transaction after it was unlocked. A finish the store could not be reached for is tried again (a
-    /// finish repeated changes nothing), three times in all; one that still fails leaves the transaction unfinished,
-    /// and it comes back through updates at the next launch. The purchase stays made either way.
+    /// finish repeated changes nothing) in a task of its own, so neither the purchase (made already) nor the updates
+    /// wait for it: three tries in all. One that still fails leaves the transaction unfinished, and it comes back
+    /// through updates at the next launch.
     private func finish(_ checked: CheckedTransaction) async {
         guard let id = checked.transactionID else { return }
-        for attempt in 1...Self.finishAttempts {
+        do {
+            try await backend.finish(transactionID: id)
+            emit(StoreEvent(.transactionFinished, productID: checked.productID, transactionID: id))
+        } catch  where error.code == .networkError {
+            Task { await finishAgain(checked, id: id) }
+        } catch {
+            emit(StoreEvent(.finishFailed, productID: checked.productID, transactionID: id, detail: error.reason))
+        }
+    }
+
+    /// The second and later tries of ``finish(_:)``, a quarter second apart and more.
+    private func finishAgain(_ checked: CheckedTransaction, id: String) async {
+        for attempt in 2...Self.finishAttempts {
+            try? await Task.sleep(for: .milliseconds(250 * (attempt - 1)))
             do {
                 try await backend.finish(transactionID: id)
                 emit(StoreEvent(.transactionFinished, productID: checked.productID, transactionID: id))
                 return
             } catch {
-                guard error.code == .networkError, attempt < Self.finishAttempts else {
+                guard error.code == .networkError, attempt < Self.finishAttempts, !Task.isCancelled else {
                     emit(
                         StoreEvent(.finishFailed, productID: checked.productID, transactionID: id, detail: error.reason)
                     )
                     return
                 }
-                try? await Task.sleep(for: .milliseconds(250 * attempt))
             }
         }
     }
