@@ -56,6 +56,8 @@ public final class SQLStorage: ServerStorage {
         do {
             try await Migrations.apply(to: database)
         } catch {
+            // Nothing else will close it: its probe of an unreachable database would go on.
+            try? await database.close()
             throw StorageError.unavailable(error)
         }
     }
