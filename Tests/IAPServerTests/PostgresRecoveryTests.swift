@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPTestSupport
+import ServiceLifecycleTestKit
 import Testing
 
 @testable import IAPServer
@@ -70,5 +71,27 @@ struct PostgresRecoveryTests {
         }
         #expect(left == 0, "connections left after close()")
         try await admin.close()
+    }
+}
+
+/// The pools' lifetime is the database's, whatever task made them.
+@Suite struct PostgresShutdownTests {
+    /// A server's graceful shutdown (SIGTERM) saves the local App Store and gives its lease up through the database
+    /// after its services stop: a pool stops when the database is closed, not at the signal. postgres-nio's pool
+    /// stops at a graceful shutdown of the task it runs under, and a pool made after an outage ran under the request
+    /// that found the outage; its saves at shutdown failed (`poolShutdown`).
+    @Test func aPoolOutlivesTheGracefulShutdownOfTheTaskThatMadeIt() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        try await testGracefulShutdown { shutdown in
+            let database = try PostgresDatabase(url: url, maximumConnections: 1)
+            #expect(try await database.read { db in try await db.rows(SQLStatement("SELECT 1 AS one")) }.count == 1)
+            shutdown.triggerGracefulShutdown()
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await database.read { db in try await db.rows(SQLStatement("SELECT 2 AS two")) }.count == 1)
+            try await database.close()
+        }
     }
 }

@@ -17,7 +17,10 @@ extension PostgresDatabase {
             self.number = number
             let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             self.client = client
-            running = Task { await client.run() }
+            // Detached: postgres-nio's pool stops at a graceful shutdown of the task it runs under (a task-local a
+            // `Task {}` inherits), and a pool made after an outage was made under a request's task. The pool stops
+            // when the database is closed, after the server's last saves.
+            running = Task.detached { await client.run() }
         }
 
         /// Closes its connections and waits until it has stopped.
