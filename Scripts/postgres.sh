@@ -4,6 +4,9 @@
 # Usage: Scripts/postgres.sh start [PORT]   -> prints "DATADIR URL" (the data directory under $PGROOT, /tmp by default)
 #        Scripts/postgres.sh pause DATADIR    (stops the server and keeps its data: a database outage)
 #        Scripts/postgres.sh resume DATADIR PORT
+#        Scripts/postgres.sh freeze DATADIR   (stops its processes with SIGSTOP: a database that takes connections
+#                                              and answers nothing, as behind a network partition)
+#        Scripts/postgres.sh thaw DATADIR
 # PGTLS=DIR (start): the server also offers TLS with DIR/server.crt and DIR/server.key (PEM; copied into the data
 # directory), beside plain connections.
 # 400 connections: the test suite starts its PostgreSQL tests at once, each storage keeping up to four connections, and
@@ -39,6 +42,11 @@ case "$action" in
     ;;
   pause)
     as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -m fast -w stop >/dev/null"
+    ;;
+  freeze | thaw)
+    signal=$([ "$1" = freeze ] && echo STOP || echo CONT)
+    main=$(head -1 "${2:?DATADIR}/postmaster.pid")
+    kill -"$signal" "$main" $(pgrep -P "$main" || true) 2>/dev/null || true
     ;;
   resume)
     as_postgres "$bin/pg_ctl -D ${2:?DATADIR} -l $2/server.log -w start -o \"-p ${3:?PORT} -k $2 -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"

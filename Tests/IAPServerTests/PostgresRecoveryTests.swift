@@ -26,6 +26,36 @@ struct PostgresRecoveryTests {
         await server.remove()
     }
 
+    /// A server stopped while its database answers nothing (frozen, as behind a network partition) closes its pools
+    /// at once: a ping waiting on the database ends when its connection closes, not at its deadline (33 s here; the
+    /// server took 25 s to exit, past a container's grace period).
+    @Test(.timeLimit(.minutes(2))) func closingWhileTheDatabaseAnswersNothingWaitsForNoDeadline() async throws {
+        let server = try await ThrowawayPostgres.start()
+        let database = try PostgresDatabase(
+            url: server.url + "&keepalive=1&statement_timeout=30", maximumConnections: 2)
+        var took = Duration.zero
+        do {
+            let started = ContinuousClock.now
+            while (try? await database.read { db in try await db.rows(SQLStatement("SELECT 1 AS one")) }) == nil,
+                ContinuousClock.now - started < .seconds(60)
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await server.run("freeze")
+            try await Task.sleep(for: .seconds(3))  // a ping a second: one is waiting on the frozen database now
+            let closing = ContinuousClock.now
+            try await database.close()
+            took = ContinuousClock.now - closing
+        } catch {
+            try? await server.run("thaw")
+            await server.remove()
+            throw error
+        }
+        try await server.run("thaw")
+        await server.remove()
+        #expect(took < .seconds(10), "close() took \(took)")
+    }
+
     static func outage(_ server: ThrowawayPostgres) async throws {
         let database = try PostgresDatabase(
             url: server.url + "&connect_timeout=2&application_name=recovering", maximumConnections: 2)

@@ -412,19 +412,21 @@ public final class PostgresDatabase: SQLDatabase {
         return error.code != .server && error.code != .queryCancelled && error.code != .tooManyParameters
     }
 
-    /// Stops the pinger and the pool, then the deadlines' sweeper: a ping or a statement still waiting on a connection
-    /// the database dropped keeps its deadline until then, so closing takes the statement timeout at most. (The sweeper
-    /// stopped first, such a wait never ended, and neither did `close()`.)
+    /// Stops the pools first, then waits for the pinger and the probe, then stops the deadlines' sweeper. Stopping a
+    /// pool closes its connections, so a ping or a statement waiting on a database that does not answer ends then,
+    /// not at its deadline (a server stopped while the database was unreachable waited 25 s for one ping to time
+    /// out); the sweeper stays until the end for anything still waiting. (The sweeper stopped first, such a wait
+    /// never ended, and neither did `close()`.)
     public func close() async throws {
         pinger.cancel()
-        await pinger.value
         let (probe, all) = pools.withLock { pools in
             pools.closed = true
             return (pools.probe, pools.retired + [pools.current])
         }
         probe?.cancel()
-        await probe?.value
         for pool in all { await pool.stop() }
+        await pinger.value
+        await probe?.value
         deadlines.stop()
     }
 }
