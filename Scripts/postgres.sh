@@ -36,7 +36,11 @@ case "$action" in
       [ "$(id -u)" = 0 ] && chown postgres "$data/server.crt" "$data/server.key"
       printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >>"$data/postgresql.conf"
     fi
-    as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"
+    if ! as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"; then
+      tail -3 "$data/server.log" >&2 # why (a port taken meanwhile: "Address already in use")
+      rm -rf "$data"
+      exit 1
+    fi
     as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"
     echo "$data postgres://postgres@127.0.0.1:$port/iapkit_test?sslmode=disable"
     ;;

@@ -26,15 +26,21 @@ public struct ThrowawayPostgres: Sendable {
     }
 
     /// Starts a server on a free port; with `tls`, a folder holding `server.crt` and `server.key`, it offers TLS too.
+    /// A port free when chosen can be taken before the server binds it (seconds later, after `initdb`; the suite's
+    /// own connections take ports all the time): a start that failed goes again on another port, three times in all.
     public static func start(tls: URL? = nil) async throws -> ThrowawayPostgres {
-        let port = try freePort()
         let environment = tls.map { ["PGTLS": $0.path] } ?? [:]
-        let (status, output) = try await script(["start", "\(port)"], environment: environment)
-        let words = output.split(separator: "\n").last?.split(separator: " ") ?? []
-        guard status == 0, words.count == 2 else {
-            throw ScriptFailed(description: "Scripts/postgres.sh start: \(output)")
+        var failure = ""
+        for _ in 0..<3 {
+            let port = try freePort()
+            let (status, output) = try await script(["start", "\(port)"], environment: environment)
+            let words = output.split(separator: "\n").last?.split(separator: " ") ?? []
+            if status == 0, words.count == 2 {
+                return ThrowawayPostgres(folder: String(words[0]), port: port, url: String(words[1]))
+            }
+            failure = output
         }
-        return ThrowawayPostgres(folder: String(words[0]), port: port, url: String(words[1]))
+        throw ScriptFailed(description: "Scripts/postgres.sh start: \(failure)")
     }
 
     /// Stops the server and removes its files.
@@ -70,13 +76,24 @@ public struct ThrowawayPostgres: Sendable {
         }
     }
 
-    /// A loopback TCP port nothing listens on now (the kernel's pick for a socket bound to port 0).
+    /// A loopback TCP port nothing uses now, below Linux's range for outgoing connections' ports (32768 and up), so
+    /// the suite's own connections do not take it before a server binds it; the kernel's pick if none is found.
     public static func freePort() throws -> Int {
+        for _ in 0..<50 {
+            let port = Int.random(in: 20_000..<32_000)
+            if (try? bound(port)) == port { return port }
+        }
+        return try bound(0)
+    }
+
+    /// Binds a loopback socket to `port` (0: any) and gives the port it got; throws when it cannot.
+    private static func bound(_ port: Int) throws -> Int {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socketFD) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
