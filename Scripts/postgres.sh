@@ -36,12 +36,15 @@ case "$action" in
       [ "$(id -u)" = 0 ] && chown postgres "$data/server.crt" "$data/server.key"
       printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >>"$data/postgresql.conf"
     fi
-    if ! as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null"; then
-      tail -3 "$data/server.log" >&2 # why (a port taken meanwhile: "Address already in use")
+    # A start that fails is stopped (pg_ctl gives up waiting after 60 s; the server may still come up) and removed,
+    # saying why (a port taken meanwhile: "Address already in use").
+    if ! as_postgres "$bin/pg_ctl -D $data -l $data/server.log -w start -o \"-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 ${PGEXTRA:-}\" >/dev/null" \
+      || ! as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"; then
+      tail -3 "$data/server.log" >&2 || true
+      as_postgres "$bin/pg_ctl -D $data -m immediate -w stop" >/dev/null 2>&1 || true
       rm -rf "$data"
       exit 1
     fi
-    as_postgres "$bin/psql -h 127.0.0.1 -p $port -U postgres -qc 'CREATE DATABASE iapkit_test' >/dev/null"
     echo "$data postgres://postgres@127.0.0.1:$port/iapkit_test?sslmode=disable"
     ;;
   pause)

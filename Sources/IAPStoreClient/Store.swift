@@ -272,8 +272,8 @@ public actor Store {
     // MARK: - Purchase
 
     /// Buys a product: one purchase at a time (another one in progress throws ``StoreError/Code/purchaseInProgress``).
-    /// Returns `.purchased` with the transaction (verified, unlocked, finished, in the answers as of after the server
-    /// calls that overlapped it), `.pending` (resolved later through updates) or `.cancelled`; throws when the store
+    /// Returns `.purchased` with the transaction (verified, unlocked, finished or being finished, in the answers as of
+    /// after the server calls that overlapped it), `.pending` (resolved later through updates) or `.cancelled`; throws when the store
     /// fails (`.failed`) or what it handed out does not verify (`.failedVerification`: nothing unlocked or finished).
     @discardableResult
     public func purchase(
@@ -473,7 +473,7 @@ public actor Store {
                 emit(StoreEvent(.transactionFinished, productID: checked.productID, transactionID: id))
                 return
             } catch {
-                guard error.code == .networkError, attempt < Self.finishAttempts, !Task.isCancelled else {
+                guard error.code == .networkError, attempt < Self.finishAttempts else {
                     emit(
                         StoreEvent(.finishFailed, productID: checked.productID, transactionID: id, detail: error.reason)
                     )

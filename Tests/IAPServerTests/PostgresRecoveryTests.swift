@@ -43,8 +43,17 @@ struct PostgresRecoveryTests {
             }
             try await server.run("freeze")
             try await Task.sleep(for: .seconds(3))  // a ping a second: one is waiting on the frozen database now
+            // Waited for 20 s at most, so a close() that hangs again still thaws and removes the server below.
             let closing = ContinuousClock.now
-            try await database.close()
+            let closed = Task { try await database.close() }
+            let done = Locked(false)
+            Task {
+                _ = try? await closed.value
+                done.withLock { $0 = true }
+            }
+            while !done.withLock({ $0 }), ContinuousClock.now - closing < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             took = ContinuousClock.now - closing
         } catch {
             try? await server.run("thaw")
