@@ -149,7 +149,8 @@ public struct ServeCommand: AsyncParsableCommand {
                 : "The simulated app's keys: "
                     + simulatedKeys.map { "\($0.id) (\($0.scope == .app ? "app key, safe in the app" : "secret"))" }
                     .joined(separator: ", ")
-        let sellsHere = runtime.simulator != nil && settings.databaseURL != ":memory:"
+        let database = (try? DatabaseName(settings.databaseURL))?.description ?? settings.databaseURL
+        let sellsHere = runtime.simulator != nil && database != ":memory:"
         let elsewhereLine =
             sellsHere
             ? "The local App Store sells here (this server holds its lease on the database)."
@@ -158,7 +159,6 @@ public struct ServeCommand: AsyncParsableCommand {
                     + "and /simulator, /inApps, /store and /manager answer 503 until this one takes the store over (when "
                     + "that one stops)."
             }
-        let database = settings.databaseURL
         let server = settings.server
         let apiKeys = (runtime.simulatorServed != nil ? settings.simulator?.serverAPIKeys.keys.sorted() : nil) ?? []
         let banner: @Sendable (any Channel) async -> Void = { channel in

@@ -97,14 +97,17 @@ public struct ServerRuntime: Sendable {
     }
 
     /// An SQLite file (created on first start), `:memory:`, or a PostgreSQL server for a `postgres://` URL.
+    /// (``DatabaseName``: a URL of another scheme is refused.)
     public static func openStorage(_ database: String, logger: Logger) async throws -> any ServerStorage {
-        if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
+        switch try DatabaseName(database) {
+        case .postgres(let url):
             let autogroup = try? String(contentsOfFile: "/proc/sys/kernel/sched_autogroup_enabled", encoding: .utf8)
-            if let advice = PostgresDatabase.sharedCoresAdvice(url: database, autogroup: autogroup) {
+            if let advice = PostgresDatabase.sharedCoresAdvice(url: url, autogroup: autogroup) {
                 logger.notice("\(advice)")
             }
-            return try await SQLStorage(database: try PostgresDatabase(url: database, logger: logger))
+            return try await SQLStorage(database: try PostgresDatabase(url: url, logger: logger))
+        case .sqlite(let path):
+            return try await SQLStorage(database: try SQLiteDatabase(path: path))
         }
-        return try await SQLStorage(database: try SQLiteDatabase(path: database))
     }
 }

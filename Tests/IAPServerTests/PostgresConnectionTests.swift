@@ -118,7 +118,7 @@ import Testing
         await #expect {
             _ = try await database.read { db in try await db.rows(SQLStatement("SELECT 1 AS one")) }
         } throws: { error in
-            "\(error)".contains("no PostgreSQL socket")
+            "\(error)".contains("no PostgreSQL socket at \(directory.path)/.s.PGSQL.5432")
         }
         // Loose: the check fires after a quarter second; the suite's load can hold a task back.
         #expect(ContinuousClock.now - started < .seconds(60))

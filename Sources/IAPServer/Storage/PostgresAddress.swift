@@ -41,11 +41,14 @@ extension PostgresDatabase {
         let applicationName: String
 
         init(url text: String) throws {
-            guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
+            guard let url = URLComponents(string: text),
+                ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""),
                 let named = url.queryItems?.first(where: { $0.name == "host" })?.value ?? url.host, !named.isEmpty
             else {
                 throw StorageError(
-                    code: "badDatabaseURL", reason: "'\(text)' is not a postgres://user:password@host:port/database URL"
+                    code: "badDatabaseURL",
+                    reason:
+                        "'\(DatabaseName.redacted(text))' is not a postgres://user:password@host:port/database URL"
                 )
             }
             // What the URL may set, each once: a setting misspelt was ignored without a word (an operator's trial).

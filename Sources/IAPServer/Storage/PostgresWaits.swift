@@ -7,7 +7,9 @@ import PostgresNIO
 /// Bounded waits without a task per wait: every wait for a connection or a statement's answer registers its deadline
 /// here, and one sweeper task (a tick every 100 ms, for the database's lifetime) ends those past it. A statement's
 /// answer or a lease arriving first removes its deadline. A statement's wait also ends when its connection closes
-/// (one watch a connection, however many statements run on it).
+/// (one watch a connection, however many statements run on it). An answer awaited longer than the lag the database
+/// sets (``whenAnswersLag(after:_:)``) is told to it, once a wait: it checks whether it still answers, and when it does
+/// not, ``cut(with:)`` ends every wait at once.
 final class Deadlines: Sendable {
     private struct Entry {
         let at: ContinuousClock.Instant
@@ -15,12 +17,18 @@ final class Deadlines: Sendable {
         /// The connection the answer is to come on, and what ends the wait when it closes first.
         var connection: Int? = nil
         var closed: (@Sendable () -> Void)? = nil
+        /// Ends the wait with an error of the caller's (``cut(with:)``); nil for a wait that cannot be cut.
+        var cut: (@Sendable (any Error) -> Void)? = nil
+        /// When an answer not yet come counts as lagging; nil once told (or for a wait of another kind).
+        var lagsAt: ContinuousClock.Instant? = nil
     }
     private struct State {
         var next: UInt64 = 0
         var entries: [UInt64: Entry] = [:]
         /// The connections whose closing is watched.
         var watched: Set<Int> = []
+        /// How long an answer may take before it lags, and who is told.
+        var lag: (after: Duration, tell: @Sendable () -> Void)?
     }
     private let state = Locked(State())
     private let clock = ContinuousClock()
@@ -43,12 +51,36 @@ final class Deadlines: Sendable {
     func stop() { sweeper.withLock { $0?.cancel() } }
 
     /// Calls `expire` once `duration` has passed, unless ``remove(_:)`` comes first; answers the token for that.
-    func add(after duration: Duration, expire: @escaping @Sendable () -> Void) -> UInt64 {
-        add(Entry(at: clock.now.advanced(by: duration), expire: expire))
+    /// `cut`, when given, ends the wait early with an error (``cut(with:)``).
+    func add(
+        after duration: Duration, expire: @escaping @Sendable () -> Void,
+        cut: (@Sendable (any Error) -> Void)? = nil
+    ) -> UInt64 {
+        add(Entry(at: clock.now.advanced(by: duration), expire: expire, cut: cut))
     }
 
-    private func add(_ entry: Entry) -> UInt64 {
-        state.withLock { state in
+    /// Calls `tell` from the sweeper when an answer has been awaited longer than `lag` (at most once a sweep, and once
+    /// for each wait).
+    func whenAnswersLag(after lag: Duration, _ tell: @escaping @Sendable () -> Void) {
+        state.withLock { $0.lag = (lag, tell) }
+    }
+
+    /// Ends every wait that can be cut (connections leased, statements' answers) with `error`, at once: the database
+    /// was found not answering, and their deadlines are far.
+    func cut(with error: any Error) {
+        let cut: [@Sendable (any Error) -> Void] = state.withLock { state in
+            let waiting = state.entries.filter { $0.value.cut != nil }
+            for key in waiting.keys { state.entries.removeValue(forKey: key) }
+            return waiting.values.compactMap(\.cut)
+        }
+        for end in cut { end(error) }
+    }
+
+    /// Adds `entry`; an answer's wait (`lagFrom` its start) also lags after the lag set.
+    private func add(_ entry: Entry, lagFrom start: ContinuousClock.Instant? = nil) -> UInt64 {
+        var entry = entry
+        return state.withLock { state in
+            if let start, let lag = state.lag { entry.lagsAt = start.advanced(by: lag.after) }
             state.next += 1
             state.entries[state.next] = entry
             return state.next
@@ -62,13 +94,21 @@ final class Deadlines: Sendable {
 
     private func sweep() {
         let now = clock.now
-        let due: [Entry] = state.withLock { state in
-            guard state.entries.values.contains(where: { $0.at <= now }) else { return [] }
+        let (due, lagging): ([Entry], (@Sendable () -> Void)?) = state.withLock { state in
+            var lagging: (@Sendable () -> Void)?
+            if let lag = state.lag, state.entries.values.contains(where: { $0.lagsAt.map { $0 <= now } ?? false }) {
+                for (key, entry) in state.entries where entry.lagsAt.map({ $0 <= now }) ?? false {
+                    state.entries[key]?.lagsAt = nil
+                }
+                lagging = lag.tell
+            }
+            guard state.entries.values.contains(where: { $0.at <= now }) else { return ([], lagging) }
             let due = state.entries.filter { $0.value.at <= now }
             for key in due.keys { state.entries.removeValue(forKey: key) }
-            return Array(due.values)
+            return (Array(due.values), lagging)
         }
         for entry in due { entry.expire() }
+        lagging?()
     }
 
     /// Watches connection `id` closing (`closing` completes then), unless it is watched already.
@@ -99,12 +139,15 @@ final class Deadlines: Sendable {
     ) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             let answer = OnceContinuation(continuation)
+            let now = clock.now
             let token = add(
                 Entry(
-                    at: clock.now.advanced(by: duration),
+                    at: now.advanced(by: duration),
                     expire: { if answer.resume(with: .failure(expired())) { onExpiry() } },
                     connection: connection?.id,
-                    closed: { _ = answer.resume(with: .failure(closed())) }))
+                    closed: { _ = answer.resume(with: .failure(closed())) },
+                    cut: { error in if answer.resume(with: .failure(error)) { onExpiry() } }),
+                lagFrom: now)
             // After the entry: a connection closed already ends the wait at once.
             if let connection { watch(connection.id, closing: connection.closing) }
             future.whenComplete { result in
@@ -221,6 +264,8 @@ final class ConnectionHandoff: Sendable {
 /// ask while one runs get its answer.
 final class ConnectCheck: Sendable {
     private let configuration: PostgresConnection.Configuration
+    /// The Unix socket the URL names (`DIRECTORY/.s.PGSQL.PORT`), named when it is missing; nil for TCP.
+    private let socket: String?
     private let logger: Logger
     /// The answers waiting for the check in flight; nil while none runs.
     private let waiting = Locked<[@Sendable (Refusal?) -> Void]?>(nil)
@@ -234,8 +279,9 @@ final class ConnectCheck: Sendable {
         let login: Bool
     }
 
-    init(configuration: PostgresConnection.Configuration, logger: Logger) {
+    init(configuration: PostgresConnection.Configuration, socket: String?, logger: Logger) {
         self.configuration = configuration
+        self.socket = socket
         self.logger = logger
     }
 
@@ -251,14 +297,14 @@ final class ConnectCheck: Sendable {
             return false
         }
         guard first else { return }
-        Task { [configuration, logger, waiting] in
+        Task { [configuration, socket, logger, waiting] in
             var refused: Refusal?
             do {
                 let connection = try await PostgresConnection.connect(
                     configuration: configuration, id: 0, logger: logger)
                 try? await connection.close()
             } catch {
-                refused = Self.refusal(error)
+                refused = Self.refusal(error, socket: socket)
             }
             let answers = waiting.withLock { waiting in
                 defer { waiting = nil }
@@ -266,6 +312,46 @@ final class ConnectCheck: Sendable {
             }
             for answer in answers { answer(refused) }
         }
+    }
+
+    /// Whether a check of ``answers(within:deadlines:)`` runs (or waits for a database that answers nothing).
+    private let answering = Locked(false)
+
+    /// Whether a connection of the check's own gets `SELECT 1` answered within `timeout`: false when it does not (no
+    /// answer in time, the connection refused or broken), nil when it cannot tell (the server is full, or an earlier
+    /// check still waits: one runs at a time, and one the database never answered waits until it does).
+    func answers(within timeout: Duration, deadlines: Deadlines) async -> Bool? {
+        guard
+            answering.withLock({ running in
+                defer { running = true }; return !running
+            })
+        else { return nil }
+        let verdict = try? await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Bool?, any Error>) in
+            let once = OnceContinuation(continuation)
+            let timer = deadlines.add(after: timeout, expire: { _ = once.resume(with: .success(false)) })
+            Task { [configuration, logger, answering] in
+                var answered: Bool?
+                do {
+                    let connection = try await PostgresConnection.connect(
+                        configuration: configuration, id: 0, logger: logger)
+                    do {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1"), logger: logger).get()
+                        answered = true
+                    } catch {
+                        // An error PostgreSQL sent is an answer too.
+                        answered = !PostgresDatabase.isConnectionFailure(error)
+                    }
+                    try? await connection.close()
+                } catch {
+                    answered = Self.refusal(error) == nil ? nil : false
+                }
+                deadlines.remove(timer)
+                answering.withLock { $0 = false }
+                _ = once.resume(with: .success(answered))
+            }
+        }
+        return verdict ?? nil
     }
 
     /// Whether the database takes a connection now (one of the check's own, closed at once).
@@ -287,7 +373,7 @@ final class ConnectCheck: Sendable {
     /// anything else (a full server or pooler, a timeout), which the statement's own deadline decides. These were
     /// found only after the connect timeout before, and named only in the driver's info-level log lines (an
     /// operator's trial).
-    static func refusal(_ error: any Error) -> Refusal? {
+    static func refusal(_ error: any Error, socket: String? = nil) -> Refusal? {
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 let reason = "PostgreSQL \(state)" + (error.serverInfo?[.message].map { ": \($0)" } ?? "")
@@ -310,7 +396,7 @@ final class ConnectCheck: Sendable {
                 default: nil
                 }
             if let login { return Refusal(reason: login, login: true) }
-            return error.underlying.flatMap(refusal)
+            return error.underlying.flatMap { refusal($0, socket: socket) }
         }
         // TLS that could not be had: most often a certificate the URL's sslmode and sslrootcert do not accept.
         if case NIOSSLError.handshakeFailed = error {
@@ -322,6 +408,11 @@ final class ConnectCheck: Sendable {
                 login: true)
         }
         if let error = error as? NIOConnectionError {
+            // A host name that does not resolve (a typo, a name only another network knows): no address to try.
+            if error.connectionErrors.isEmpty, let lookup = error.dnsAError ?? error.dnsAAAAError {
+                return Refusal(
+                    reason: "the database's host \(error.host) could not be resolved: \(lookup)", login: false)
+            }
             let failures = error.connectionErrors.map(\.error)
             guard !failures.isEmpty, failures.allSatisfy({ refusal($0) != nil }) else { return nil }
             return Refusal(reason: "\(error.host):\(error.port) refused the connection", login: false)
@@ -333,7 +424,10 @@ final class ConnectCheck: Sendable {
         }
         // A Unix socket: none there (PostgreSQL stopped removes it), or one this process may not open.
         if let error = error as? IOError, error.errnoCode == ENOENT {
-            return Refusal(reason: "no PostgreSQL socket in the URL's host directory: \(error)", login: false)
+            return Refusal(
+                reason:
+                    "no PostgreSQL socket \(socket.map { "at \($0)" } ?? "in the URL's host directory") (is PostgreSQL "
+                    + "running, and on the URL's port?): \(error)", login: false)
         }
         if let error = error as? IOError, error.errnoCode == EACCES {
             return Refusal(reason: "the PostgreSQL socket may not be opened by this user: \(error)", login: true)
