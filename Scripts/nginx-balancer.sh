@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A load balancer for benchmarks: Debian's nginx on loopback in front of several `iapkit serve` instances, with the
-# proxy settings of deploy/nginx/iapkit.conf (keep-alive upstream connections, HTTP/1.1, the next instance on an error
-# or a timeout, POSTs included) and without TLS.
+# proxy settings of deploy/nginx/iapkit.conf (keep-alive upstream connections, HTTP/1.1, the next instance on an error,
+# a timeout or a 503, POSTs included, no instance taken out of rotation) and without TLS.
 # Usage: Scripts/nginx-balancer.sh PORT FOLDER UPSTREAM_PORT...   -> starts nginx in the background, prints its process id
 set -euo pipefail
 port="${1:?PORT}"
@@ -10,7 +10,7 @@ shift 2
 [ $# -gt 0 ] || { echo "name at least one upstream port" >&2; exit 2; }
 source "$(dirname "$0")/nginx-lib.sh"
 servers=""
-for upstream in "$@"; do servers+="    server 127.0.0.1:$upstream;"$'\n'; done
+for upstream in "$@"; do servers+="    server 127.0.0.1:$upstream max_fails=0;"$'\n'; done
 nginx_start "$prefix" "  upstream iapkit {
 $servers    keepalive 32;
   }
@@ -23,7 +23,7 @@ $servers    keepalive 32;
     proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
     proxy_connect_timeout 5s;
     proxy_read_timeout 45s;
-    proxy_next_upstream error timeout non_idempotent;
+    proxy_next_upstream error timeout http_503 non_idempotent;
     proxy_next_upstream_tries 3;
     location / { proxy_pass http://iapkit; }
   }" "http://127.0.0.1:$port/health"

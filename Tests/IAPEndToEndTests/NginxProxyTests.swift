@@ -29,8 +29,8 @@ import Testing
     static func runnableSite(upstreams: [Int], port: Int, certificate: URL, key: URL) throws -> String {
         var site = try String(contentsOf: Self.site, encoding: .utf8)
         site = site.replacingOccurrences(
-            of: "server 127.0.0.1:8080;",
-            with: upstreams.map { "server 127.0.0.1:\($0);" }.joined(separator: "\n    "))
+            of: "server 127.0.0.1:8080 max_fails=0;",
+            with: upstreams.map { "server 127.0.0.1:\($0) max_fails=0;" }.joined(separator: "\n    "))
         site = site.replacingOccurrences(of: "listen 443 ssl http2;", with: "listen 127.0.0.1:\(port) ssl http2;")
         site = site.replacingOccurrences(
             of: "/etc/letsencrypt/live/iap.example.com/fullchain.pem", with: certificate.path)
@@ -50,10 +50,10 @@ import Testing
     /// curl through the proxy, resolving iap.example.com to loopback: the status and the body.
     static func curl(
         port: Int, _ method: String, _ path: String, host: String = "iap.example.com", headers: [String] = [],
-        body: String? = nil
+        body: String? = nil, seconds: Int = 10
     ) async throws -> (status: Int, body: String) {
         var arguments = [
-            "-sk", "--max-time", "10", "--resolve", "iap.example.com:\(port):127.0.0.1", "-X", method,
+            "-sk", "--max-time", "\(seconds)", "--resolve", "iap.example.com:\(port):127.0.0.1", "-X", method,
             "-o", "-", "-w", "\n%{http_code}", "-H", "Host: \(host)",
         ]
         for header in headers { arguments += ["-H", header] }

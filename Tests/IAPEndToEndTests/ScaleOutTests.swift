@@ -30,10 +30,12 @@ struct ScaleOutTests {
     }
 
     /// Posts `body` to `path` through nginx; the status, the error code when there is one, and how long it took.
-    static func post(_ nginx: NginxProcess, _ path: String, _ body: [String: String]) async throws -> Answer {
+    static func post(_ nginx: NginxProcess, _ path: String, _ body: [String: String], seconds: Int = 10) async throws
+        -> Answer
+    {
         let started = ContinuousClock.now
         let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-        let answer = try await NginxProxyTests.curl(port: nginx.port, "POST", path, body: json)
+        let answer = try await NginxProxyTests.curl(port: nginx.port, "POST", path, body: json, seconds: seconds)
         let object = try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any]
         let elapsed = ContinuousClock.now - started
         return Answer(
