@@ -54,4 +54,32 @@ import Testing
         #expect(try await storage.notification(uuid: "n-1", bundleID: "com.example.two") == nil)
         try await storage.shutdown()
     }
+
+    /// A role that may not create tables in the database is refused at start saying what it needs (an operator's
+    /// trial got a bare "permission denied for schema public"). PostgreSQL 15 and later let only the database's owner
+    /// create in `public`.
+    @Test func aRoleThatMayNotCreateTheTablesIsToldWhatItNeeds() async throws {
+        guard let url = TestDatabases.postgresURL else {
+            print("note: skipped: set IAPKIT_TEST_POSTGRES_URL to run it")
+            return
+        }
+        let role = TestDatabases.freshDatabaseName("iapkit_guest")
+        let admin = try PostgresDatabase(url: url, maximumConnections: 1)
+        try await admin.execute(SQLStatement("CREATE ROLE \(role) LOGIN"))
+        try await admin.execute(SQLStatement("CREATE DATABASE \(role)"))
+        // Whatever the server's version: no one but the owner creates in public.
+        let owned = try PostgresDatabase(
+            url: try #require(TestDatabases.postgresURL(database: role)), maximumConnections: 1)
+        try await owned.execute(SQLStatement("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
+        try await owned.close()
+        let address = try #require(TestDatabases.postgresURL(database: role))
+            .replacingOccurrences(of: "postgres://postgres@", with: "postgres://\(role)@")
+        await #expect {
+            _ = try await SQLStorage(database: try PostgresDatabase(url: address, maximumConnections: 1))
+        } throws: { error in
+            let reason = (error as? StorageError)?.reason ?? ""
+            return reason.contains("42501") && reason.contains("CREATE DATABASE iapkit OWNER iapkit")
+        }
+        try await admin.close()
+    }
 }

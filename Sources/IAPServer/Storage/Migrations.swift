@@ -413,6 +413,19 @@ enum Migrations {
         },
     ]
 
+    /// Why the tables could not be made ready, saying so: a role without the right to create them (SQLSTATE 42501) was
+    /// told only "permission denied for schema public" (an operator's trial), with what to give it.
+    static func failure(_ error: any Error) -> StorageError {
+        guard error is PostgresFailure else { return StorageError.unavailable(error) }
+        let privilege =
+            (error as? PostgresFailure)?.state == "42501"
+            ? " (the URL's role must be able to create and change IAPKit's tables: give it a database it owns, "
+                + "CREATE DATABASE iapkit OWNER iapkit; docs/scale.md)" : ""
+        return StorageError(
+            code: "storageUnavailable",
+            reason: "the database failed while making its tables ready: \(error)\(privilege)")
+    }
+
     /// Applies what `database` has not seen, in one transaction (and, on PostgreSQL, under an advisory lock, so
     /// instances starting together do not race).
     /// Schema changes and backfills may take as long as the tables are big: no statement deadline applies here.

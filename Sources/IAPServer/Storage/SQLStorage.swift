@@ -58,7 +58,7 @@ public final class SQLStorage: ServerStorage {
         } catch {
             // Nothing else will close it: its probe of an unreachable database would go on.
             try? await database.close()
-            throw StorageError.unavailable(error)
+            throw Migrations.failure(error)
         }
     }
 
