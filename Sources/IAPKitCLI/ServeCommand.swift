@@ -5,6 +5,7 @@ import IAPServer
 import IAPSimulatorServer
 import Logging
 import NIOCore
+import NIOPosix
 
 /// `iapkit serve`: the validation server, with the local App Store beside it, in one command.
 public struct ServeCommand: AsyncParsableCommand {
@@ -124,6 +125,7 @@ public struct ServeCommand: AsyncParsableCommand {
         var settings = try await loadSettings()
         let generatedKey = settings.server.apiKeys.isEmpty
         if generatedKey { settings.server.apiKeys = [UUID().uuidString.lowercased()] }
+        try await Self.checkListening(host: settings.server.host, port: settings.server.port)
         // The local App Store is added beside the validation server when the settings turn it on.
         let runtime = try await ServerRuntime.start(
             settings, logger: logger, additions: [LocalAppStoreAddition.maker()])
@@ -183,12 +185,32 @@ public struct ServeCommand: AsyncParsableCommand {
         do {
             try await runtime.run(onServerRunning: banner)
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EADDRNOTAVAIL {
-            throw ServeFailure(
-                error.errnoCode == EADDRINUSE
-                    ? "port \(server.port) on \(server.host) is already in use (another iapkit serve?): choose another "
-                        + "with --port, or stop what listens there"
-                    : "cannot listen on \(server.host): no interface of this machine has that address (--host)")
+            throw Self.listeningFailure(error, host: server.host, port: server.port)
         }
+    }
+
+    /// Binds the address once and lets it go, before the database is opened: a port in use was told only after the
+    /// tables were made ready and the local App Store's lease watched (3 s), and a server that could take the store
+    /// over did so before it exited (an operator's trial). Port 0 takes a free one: nothing to check.
+    static func checkListening(host: String, port: Int) async throws {
+        guard port != 0 else { return }
+        do {
+            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: host, port: port).get()
+            try await channel.close()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EADDRNOTAVAIL {
+            throw listeningFailure(error, host: host, port: port)
+        }
+    }
+
+    /// What `serve` says when it cannot listen where it was told to.
+    static func listeningFailure(_ error: IOError, host: String, port: Int) -> ServeFailure {
+        ServeFailure(
+            error.errnoCode == EADDRINUSE
+                ? "port \(port) on \(host) is already in use (another iapkit serve?): choose another with --port, or "
+                    + "stop what listens there"
+                : "cannot listen on \(host): no interface of this machine has that address (--host)")
     }
 
     /// A reason `serve` could not start, said in the terms of its flags.

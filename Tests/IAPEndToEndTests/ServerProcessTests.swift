@@ -49,13 +49,16 @@ struct ServerProcessTests {
         try await server.stop()
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("iapkit.sqlite").path))
 
-        // A second server on the same port is told which port and which flag, not errno 98.
+        // A second server on the same port is told which port and which flag, not errno 98, before it opens its
+        // database (it would make its tables, and could take a local App Store over, before it exits).
         let again = try await ServerProcess.start(["--database", ":memory:"], in: folder)
         defer { Task { try? await again.stop() } }
+        let unopened = folder.appendingPathComponent("second.sqlite").path
         let (exit, output) = try await ExternalTool.run(
             ServerProcess.executable!.path,
-            ["serve", "--host", "127.0.0.1", "--port", String(again.port), "--database", ":memory:"])
+            ["serve", "--host", "127.0.0.1", "--port", String(again.port), "--database", unopened])
         #expect(exit != 0)
+        #expect(!FileManager.default.fileExists(atPath: unopened), "the database was opened first")
         #expect(output.contains("port \(again.port) on 127.0.0.1 is already in use"), "\(output)")
         #expect(output.contains("--port") && !output.contains("errno"), "\(output)")
         let (missing, said) = try await ExternalTool.run(
