@@ -307,7 +307,9 @@ public final class PostgresDatabase: SQLDatabase {
     private func withConnection<R: Sendable>(
         probing: Bool = false, _ body: (PostgresRunner) async throws -> R
     ) async throws -> R {
-        if !probing, reachability.isDown { throw DatabaseUnreachable(reason: "the database is not answering") }
+        if !probing, reachability.isDown {
+            throw DatabaseUnreachable(reason: "the database is unreachable (a probe asks it every quarter second)")
+        }
         do {
             // The lease is waited for by a task of its own, so this call can stop waiting at the deadline (a task
             // group would wait for a lease the pool does not give up on).
