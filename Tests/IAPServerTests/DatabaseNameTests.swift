@@ -62,6 +62,13 @@ import Testing
         #expect(DatabaseName.redacted(url) == shown)
     }
 
+    /// libpq's `port` item, for a Unix socket's URL without an authority (an operator's trial found it refused).
+    @Test func aUnixSocketsPortCanBeAQueryItem() throws {
+        let address = try PostgresDatabase.Address(url: "postgres:///iapkit?host=/var/run/postgresql&port=5433")
+        #expect(address.socketPath == "/var/run/postgresql/.s.PGSQL.5433")
+        #expect(try PostgresDatabase.Address(url: "postgres://u@db:6000/x?port=6000").port == 6000)
+    }
+
     @Test func theBannerShowsTheURLWithoutItsPassword() throws {
         let name = try DatabaseName("postgresql://iapkit:s3cret@127.0.0.1:5432/iapkit")
         #expect(name.description == "postgresql://iapkit:***@127.0.0.1:5432/iapkit")

@@ -19,7 +19,7 @@ import Testing
         "keepalive=0", "keepalive=601", "keepalive=soon", "statement_timeout=-1", "connect_timeout=", "pool_size=0",
         "pool_size=5000", "connect_timeot=5", "pool_size=2&pool_size=3", "target_session_attrs=any",
         "sslmode=verify", "sslmode=", "sslrootcert=/nonexistent/root.crt", "sslrootcert=/dev/null",
-        "channel_binding=require",
+        "channel_binding=require", "port=0", "port=x", "port=5433",
         "channel_binding=yes", "application_name=a%01b", "application_name=\(String(repeating: "a", count: 64))",
         "sslmode=allow", "sslmode=verify-ca", "sslrootcert=system&sslmode=require",
         "sslrootcert=system&sslmode=disable",

@@ -11,7 +11,8 @@ extension PostgresDatabase {
     struct Address {
         /// The query items a database URL may carry.
         static let settings: Set = [
-            "host", "sslmode", "sslrootcert", "channel_binding", "application_name", "pool_size", "connect_timeout",
+            "host", "port", "sslmode", "sslrootcert", "channel_binding", "application_name", "pool_size",
+            "connect_timeout",
             "statement_timeout", "keepalive",
         ]
         /// The `application_name` sessions carry when the URL names none (it shows in `pg_stat_activity` and logs).
@@ -79,6 +80,17 @@ extension PostgresDatabase {
                         ? "sslmode 'allow' (plain first, TLS if refused) is not supported: use prefer or disable"
                         : "sslmode '\(mode)' is not disable, prefer, require, verify-ca or verify-full")
             }
+            // libpq's port item, for a Unix socket's URL with no authority (postgres:///db?host=/dir&port=5433).
+            var port = url.port ?? 5432
+            if let item = given["port"] {
+                guard let number = Int(item), (1...65535).contains(number) else {
+                    throw Self.refused("port '\(item)' is not a port number (1 to 65535)")
+                }
+                guard url.port == nil || url.port == number else {
+                    throw Self.refused("the URL gives two ports, \(url.port ?? 0) and port=\(number)")
+                }
+                port = number
+            }
             // No TLS over a Unix socket (libpq ignores the TLS settings there; asking for more is refused), and a
             // socket path the system can hold (108 bytes with its NUL on Linux).
             if host.hasPrefix("/") {
@@ -86,7 +98,7 @@ extension PostgresDatabase {
                     throw Self.refused(
                         "TLS is not used over a Unix socket: take sslmode and sslrootcert out of the URL")
                 }
-                guard "\(host)/.s.PGSQL.\(url.port ?? 5432)".utf8.count < 104 else {
+                guard "\(host)/.s.PGSQL.\(port)".utf8.count < 104 else {
                     throw Self.refused("the socket directory '\(host)' is too long a path for a Unix socket")
                 }
             }
@@ -132,7 +144,7 @@ extension PostgresDatabase {
             }
             let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
             self.host = host
-            port = url.port ?? 5432
+            self.port = port
             username = url.user ?? "postgres"
             password = url.password
             self.database = database.isEmpty ? nil : database
