@@ -197,6 +197,7 @@ public struct ServeCommand: AsyncParsableCommand {
         do {
             let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelOption(.autoRead, value: false)  // nothing accepted: a client arriving meanwhile is reset
                 .bind(host: host, port: port).get()
             try await channel.close()
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EADDRNOTAVAIL {

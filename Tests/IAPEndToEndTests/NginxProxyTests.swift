@@ -31,6 +31,9 @@ import Testing
         site = site.replacingOccurrences(
             of: "server 127.0.0.1:8080 max_fails=0;",
             with: upstreams.map { "server 127.0.0.1:\($0) max_fails=0;" }.joined(separator: "\n    "))
+        site = site.replacingOccurrences(
+            of: "server 127.0.0.1:8080;",
+            with: upstreams.map { "server 127.0.0.1:\($0);" }.joined(separator: "\n    "))
         site = site.replacingOccurrences(of: "listen 443 ssl http2;", with: "listen 127.0.0.1:\(port) ssl http2;")
         site = site.replacingOccurrences(
             of: "/etc/letsencrypt/live/iap.example.com/fullchain.pem", with: certificate.path)

@@ -198,6 +198,13 @@ struct ScaleOutTests {
             #expect(try await RawHTTP.exchange(port: servers[0].port, "HEAD", "/ready").status == 503)
             let (liveness, health) = try await ServerProcess.get(port: servers[0].port, "/health")
             #expect(liveness == 200 && health["database"] as? String == "unreachable")
+            // Through the balancer, the instances' own answer: 503 storageUnavailable, not nginx's 502 once it has
+            // left every instance out (the site's `iapkit_every`).
+            for _ in 0..<3 {
+                let through = try await Self.post(
+                    nginx, "/v1/transactions", ["signedTransaction": transactions[0].jws])
+                #expect(through.status == 503 && through.code == "storageUnavailable", "\(through)")
+            }
             try await load.value
             try await database.run("resume")
             let during = answers.withLock { $0 }

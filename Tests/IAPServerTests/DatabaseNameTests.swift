@@ -19,6 +19,7 @@ import Testing
         ("Postgres://u@127.0.0.1/db", .postgres(url: "postgres://u@127.0.0.1/db")),
         (" postgres://u@127.0.0.1/db\n", .postgres(url: "postgres://u@127.0.0.1/db")),
         ("POSTGRESQL:///db?host=/run/postgresql", .postgres(url: "postgresql:///db?host=/run/postgresql")),
+        ("file:/var/lib/iapkit/data.sqlite?mode=rwc", .sqlite(path: "file:/var/lib/iapkit/data.sqlite?mode=rwc")),
     ])
     func aSettingNamesAFileOrAServer(_ text: String, _ expected: DatabaseName) throws {
         #expect(try DatabaseName(text) == expected)
@@ -26,7 +27,7 @@ import Testing
 
     @Test(arguments: [
         "postgress://u:secret@127.0.0.1/db", "postgre://u@127.0.0.1/db", "mysql://u@127.0.0.1/db",
-        "file:///tmp/data.sqlite", "sqlite:/tmp/data.sqlite", "http://127.0.0.1/db",
+        "sqlite:/tmp/data.sqlite", "http://127.0.0.1/db",
     ])
     func aURLOfAnotherSchemeIsRefusedByName(_ text: String) {
         #expect {
@@ -56,6 +57,13 @@ import Testing
         ("postgres://iapkit@db/iapkit", "postgres://iapkit@db/iapkit"),
         ("postgres:///iapkit?host=/run/postgresql", "postgres:///iapkit?host=/run/postgresql"),
         ("postgres://db/x?application_name=a@b:c", "postgres://db/x?application_name=a@b:c"),
+        ("postgres://u@db:5432/x?application_name=a@b", "postgres://u@db:5432/x?application_name=a@b"),
+        ("postgres://u:pa/ss@db/x", "postgres://u:***@db/x"),
+        ("postgres://u:pa?ss@db/x", "postgres://u:***@db/x"),
+        ("postgres://u:pa#ss@db/x", "postgres://u:***@db/x"),
+        ("postgres://u:a%2Fb@db/x", "postgres://u:***@db/x"),
+        ("postgres:/u:secret@db/x", "postgres:/u:***@db/x"),
+        ("postgres://u@db/x?application_name=a@b:c", "postgres://u@db/x?application_name=a@b:c"),
         ("data.sqlite", "data.sqlite"),
     ])
     func aPasswordIsNeverShown(_ url: String, _ shown: String) throws {

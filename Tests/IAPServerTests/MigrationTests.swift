@@ -75,11 +75,14 @@ import Testing
         let address = try #require(TestDatabases.postgresURL(database: role))
             .replacingOccurrences(of: "postgres://postgres@", with: "postgres://\(role)@")
         await #expect {
-            _ = try await SQLStorage(database: try PostgresDatabase(url: address, maximumConnections: 1))
+            let storage = try await SQLStorage(database: try PostgresDatabase(url: address, maximumConnections: 1))
+            try await storage.shutdown()
         } throws: { error in
             let reason = (error as? StorageError)?.reason ?? ""
             return reason.contains("42501") && reason.contains("CREATE DATABASE iapkit OWNER iapkit")
         }
+        try await admin.execute(SQLStatement("DROP DATABASE \(role)"))
+        try await admin.execute(SQLStatement("DROP ROLE \(role)"))
         try await admin.close()
     }
 }

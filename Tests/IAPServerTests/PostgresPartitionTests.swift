@@ -17,7 +17,13 @@ import Testing
 struct PostgresPartitionTests {
     @Test(.timeLimit(.minutes(3))) func aDatabaseThatAnswersNothingIsFoundWithinSeconds() async throws {
         let server = try await ThrowawayPostgres.start()
-        let database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
+        let database: PostgresDatabase
+        do {
+            database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
+        } catch {
+            await server.remove()
+            throw error
+        }
         var failures: [(took: Duration, error: String)] = []
         var afterwards = Duration.zero
         var recovered = false
@@ -59,11 +65,18 @@ struct PostgresPartitionTests {
         }
         #expect(afterwards < .seconds(1), "a statement once the database was found not answering took \(afterwards)")
         #expect(recovered)
+        #expect(database.checks.contains(false), "\(database.checks)")
     }
 
     @Test(.timeLimit(.minutes(2))) func aStatementThatIsOnlySlowIsNotCut() async throws {
         let server = try await ThrowawayPostgres.start()
-        let database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
+        let database: PostgresDatabase
+        do {
+            database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
+        } catch {
+            await server.remove()
+            throw error
+        }
         let slept: Result<Duration, any Error>
         #expect(await Self.answersSoon(database))
         let started = ContinuousClock.now
@@ -77,6 +90,9 @@ struct PostgresPartitionTests {
         try? await database.close()
         await server.remove()
         #expect((try? slept.get()).map { $0 >= .seconds(4) } == true, "\(slept)")
+        // The statement lagged, the database was checked and answered (not a pass for want of a check).
+        #expect(database.checks.contains(true), "\(database.checks)")
+        #expect(!database.checks.contains(false), "\(database.checks)")
     }
 
     /// Whether `database` answers within a minute (the suite's load can hold back a first connection).

@@ -15,6 +15,11 @@ public enum DatabaseName: Sendable, Equatable, CustomStringConvertible {
             self = .sqlite(path: text)
             return
         }
+        // SQLite's own URI filenames (`file:/path?mode=ro`), which Debian's SQLite opens as such.
+        if scheme.lowercased() == "file" {
+            self = .sqlite(path: text)
+            return
+        }
         guard ["postgres", "postgresql"].contains(scheme.lowercased()) else {
             throw StorageError(
                 code: "badDatabaseURL",
@@ -36,13 +41,14 @@ public enum DatabaseName: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `text` with a URL's password replaced by `***`, for banners, logs and error messages (the start banner showed
-    /// it, and under systemd that goes to the journal). A path is as given.
+    /// it, and under systemd that goes to the journal). A path is as given. The user's part ends at the last `@`
+    /// before the query, or at the last `@` of all when none comes before it (a password with a `?` or `#` not
+    /// percent-encoded); a password with unusual characters hides more than itself, never less.
     public static func redacted(_ text: String) -> String {
         guard let scheme = scheme(of: text) else { return text }
         let rest = text.dropFirst(scheme.count + 1).drop { $0 == "/" }
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        // The last @ before the path: a password may hold an @ of its own that was not percent-encoded.
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@"),
+        let query = rest.firstIndex { $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<query].lastIndex(of: "@") ?? rest.lastIndex(of: "@"),
             let colon = rest[..<at].firstIndex(of: ":")
         else { return text }
         return String(text[..<rest.index(after: colon)]) + "***" + String(text[at...])

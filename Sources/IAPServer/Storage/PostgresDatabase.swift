@@ -80,7 +80,7 @@ public final class PostgresDatabase: SQLDatabase {
                     runner: {
                         PostgresRunner(
                             connection: $0, pool: current, logger: logger, deadline: answerDeadline,
-                            deadlines: deadlines)
+                            deadlines: deadlines, reachability: nil)
                     },
                     logger: logger)
             }
@@ -234,10 +234,11 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// A runner for statements on a connection leased from `pool`.
-    private func runner(on connection: PostgresConnection, of pool: Pool) -> PostgresRunner {
+    private func runner(on connection: PostgresConnection, of pool: Pool, probing: Bool) -> PostgresRunner {
         PostgresRunner(
             connection: connection, pool: pool, logger: logger,
-            deadline: statementTimeout + Self.answerGrace(statementTimeout), deadlines: deadlines)
+            deadline: statementTimeout + Self.answerGrace(statementTimeout), deadlines: deadlines,
+            reachability: probing ? nil : reachability)
     }
 
     /// Runs `body` in one transaction. One PostgreSQL broke to end a deadlock, or could not serialize (SQLSTATE 40P01,
@@ -364,7 +365,7 @@ public final class PostgresDatabase: SQLDatabase {
                 pool.leases.withLock { $0 -= 1 }
                 handoff.release()
             }
-            return try await body(runner(on: connection, of: pool))
+            return try await body(runner(on: connection, of: pool, probing: probing))
         } catch let error where Self.isConnectionFailure(error) {
             if !probing { startProbing() }
             throw error
@@ -384,11 +385,18 @@ public final class PostgresDatabase: SQLDatabase {
     /// connection) end now, not at their deadlines (30 + 3 s by default; an operator's trial saw every request held
     /// that long, and a balancer keep sending them to this instance).
     private func answersLag() {
-        guard !reachability.isDown else { return }
-        Task { [self] in
-            guard await connectCheck.answers(within: Self.answerCheckTimeout, deadlines: deadlines) == false,
-                !reachability.isDown
-            else { return }
+        guard !reachability.isDown, !pools.withLock({ $0.closed }) else { return }
+        Task { [weak self, connectCheck, deadlines] in
+            let started = ContinuousClock.now
+            let verdict = await connectCheck.answers(within: Self.answerCheckTimeout, deadlines: deadlines)
+            guard let self else { return }
+            // A statement answered meanwhile: the database answers, whatever kept the check's own connection.
+            let down = verdict == false && !deadlines.answered(since: started)
+            answerChecks.withLock { $0.append(down ? false : verdict) }
+            guard down, !reachability.isDown, !pools.withLock({ $0.closed }) else {
+                deadlines.rearmLags()
+                return
+            }
             let reason =
                 "the database stopped answering: a statement waited \(Self.answerLag(statementTimeout)), and a connection "
                 + "of this server's own got no answer within \(Self.answerCheckTimeout)"
@@ -397,6 +405,11 @@ public final class PostgresDatabase: SQLDatabase {
             deadlines.cut(with: DatabaseUnreachable(reason: reason))
         }
     }
+
+    /// The verdicts of the checks ``answersLag()`` ran, in order (true: answered, false: taken for down, nil: could not
+    /// tell); the last 16.
+    var checks: [Bool?] { answerChecks.withLock { Array($0.suffix(16)) } }
+    private let answerChecks = Locked<[Bool?]>([])
 
     /// Marks the database unreachable and, unless one runs, starts the probe that marks it reachable again.
     private func startProbing() {

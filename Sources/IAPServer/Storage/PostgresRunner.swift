@@ -16,6 +16,9 @@ struct PostgresRunner: SQLStatementRunner {
     /// (``PostgresDatabase/answerGrace(_:)``). Migrations are not bounded (``StatementDeadline``).
     let deadline: Duration
     let deadlines: Deadlines
+    /// Whether the database is known down, for statements that fail at once then (nil for the probe's own, which
+    /// asks it while it is down).
+    let reachability: Reachability?
 
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
         do {
@@ -111,6 +114,12 @@ struct PostgresRunner: SQLStatementRunner {
     private func bounded<Value: Sendable>(_ answer: EventLoopFuture<Value>) async throws -> Value {
         guard !StatementDeadline.suspended else { return try await answer.get() }
         let connection = self.connection
+        // Known down (a statement of this request's, or of another, found it so): this one would wait its deadline
+        // on a database that answers nothing. Its connection is closed, as it may be in a transaction.
+        if let reachability, reachability.isDown {
+            connection.close().whenComplete { _ in }
+            throw DatabaseUnreachable(reason: "the database is unreachable (a probe asks it every quarter second)")
+        }
         let deadline = self.deadline
         return try await deadlines.value(
             of: answer, within: deadline,

@@ -21,6 +21,8 @@ final class Deadlines: Sendable {
         var cut: (@Sendable (any Error) -> Void)? = nil
         /// When an answer not yet come counts as lagging; nil once told (or for a wait of another kind).
         var lagsAt: ContinuousClock.Instant? = nil
+        /// Whether it is a wait for an answer (which can lag, and be told again: ``rearmLags()``).
+        var isAnswer = false
     }
     private struct State {
         var next: UInt64 = 0
@@ -29,6 +31,8 @@ final class Deadlines: Sendable {
         var watched: Set<Int> = []
         /// How long an answer may take before it lags, and who is told.
         var lag: (after: Duration, tell: @Sendable () -> Void)?
+        /// When a statement was last answered.
+        var lastAnswer: ContinuousClock.Instant?
     }
     private let state = Locked(State())
     private let clock = ContinuousClock()
@@ -65,6 +69,23 @@ final class Deadlines: Sendable {
         state.withLock { $0.lag = (lag, tell) }
     }
 
+    /// Answers that lagged and were told count again from now (the database answered the check: if it stops later,
+    /// they lag anew).
+    func rearmLags() {
+        state.withLock { state in
+            guard let lag = state.lag?.after else { return }
+            let again = clock.now.advanced(by: lag)
+            for (key, entry) in state.entries where entry.isAnswer && entry.lagsAt == nil {
+                state.entries[key]?.lagsAt = again
+            }
+        }
+    }
+
+    /// Whether a statement was answered at `instant` or later.
+    func answered(since instant: ContinuousClock.Instant) -> Bool {
+        state.withLock { $0.lastAnswer.map { $0 >= instant } ?? false }
+    }
+
     /// Ends every wait that can be cut (connections leased, statements' answers) with `error`, at once: the database
     /// was found not answering, and their deadlines are far.
     func cut(with error: any Error) {
@@ -80,7 +101,10 @@ final class Deadlines: Sendable {
     private func add(_ entry: Entry, lagFrom start: ContinuousClock.Instant? = nil) -> UInt64 {
         var entry = entry
         return state.withLock { state in
-            if let start, let lag = state.lag { entry.lagsAt = start.advanced(by: lag.after) }
+            if let start, let lag = state.lag {
+                entry.lagsAt = start.advanced(by: lag.after)
+                entry.isAnswer = true
+            }
             state.next += 1
             state.entries[state.next] = entry
             return state.next
@@ -151,7 +175,15 @@ final class Deadlines: Sendable {
             // After the entry: a connection closed already ends the wait at once.
             if let connection { watch(connection.id, closing: connection.closing) }
             future.whenComplete { result in
-                self.remove(token)
+                if case .success = result {
+                    let now = self.clock.now
+                    self.state.withLock { state in
+                        state.entries.removeValue(forKey: token)
+                        state.lastAnswer = now
+                    }
+                } else {
+                    self.remove(token)
+                }
                 _ = answer.resume(with: result.mapError { $0 as any Error })
             }
         }
@@ -236,10 +268,17 @@ final class ConnectionHandoff: Sendable {
         }
     }
 
-    /// Stops waiting with `error`; true when the user was still waiting (the lease should be cancelled).
+    /// Stops waiting with `error`; true when the user was still waiting, or not yet (the lease should be cancelled).
+    /// Before the user waits (a cut can come then), its wait ends with `error` at once, and a connection that comes
+    /// later goes back to the pool.
     func abandon(_ error: any Error) -> Bool {
         state.withLock { state in
-            guard let waiter = state.waiter else { return false }
+            guard let waiter = state.waiter else {
+                guard state.outcome == nil, !state.abandoned else { return false }
+                state.outcome = .failure(error)
+                state.abandoned = true
+                return true
+            }
             state.waiter = nil
             state.abandoned = true
             waiter.resume(throwing: error)
@@ -314,37 +353,57 @@ final class ConnectCheck: Sendable {
         }
     }
 
-    /// Whether a check of ``answers(within:deadlines:)`` runs (or waits for a database that answers nothing).
+    /// Whether a check of ``answers(within:deadlines:)`` runs.
     private let answering = Locked(false)
 
     /// Whether a connection of the check's own gets `SELECT 1` answered within `timeout`: false when it does not (no
-    /// answer in time, the connection refused or broken), nil when it cannot tell (the server is full, or an earlier
-    /// check still waits: one runs at a time, and one the database never answered waits until it does).
+    /// answer in time, the connection refused or broken, PostgreSQL shutting down), nil when it cannot tell (the
+    /// server full, the login refused: the kept connections may still serve; or a check already running). At the
+    /// timeout the check's connection is closed, so a check never outlives it by more than the connect timeout.
     func answers(within timeout: Duration, deadlines: Deadlines) async -> Bool? {
-        guard
-            answering.withLock({ running in
-                defer { running = true }; return !running
-            })
-        else { return nil }
+        let idle = answering.withLock { running in
+            defer { running = true }
+            return !running
+        }
+        guard idle else { return nil }
+        // The check's connection once it has one, and whether the timeout came first.
+        let held = Locked<(connection: PostgresConnection?, late: Bool)>((nil, false))
         let verdict = try? await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<Bool?, any Error>) in
             let once = OnceContinuation(continuation)
-            let timer = deadlines.add(after: timeout, expire: { _ = once.resume(with: .success(false)) })
-            Task { [configuration, logger, answering] in
+            let timer = deadlines.add(
+                after: timeout,
+                expire: {
+                    _ = once.resume(with: .success(false))
+                    let connection = held.withLock { held in
+                        held.late = true
+                        return held.connection
+                    }
+                    connection?.close().whenComplete { _ in }
+                })
+            Task { [configuration, socket, logger, answering] in
                 var answered: Bool?
                 do {
                     let connection = try await PostgresConnection.connect(
                         configuration: configuration, id: 0, logger: logger)
-                    do {
-                        _ = try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1"), logger: logger).get()
-                        answered = true
-                    } catch {
-                        // An error PostgreSQL sent is an answer too.
-                        answered = !PostgresDatabase.isConnectionFailure(error)
+                    let late = held.withLock { held in
+                        held.connection = connection
+                        return held.late
+                    }
+                    if late {
+                        answered = false
+                    } else {
+                        do {
+                            _ = try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1"), logger: logger).get()
+                            answered = true
+                        } catch {
+                            // An error PostgreSQL sent is an answer too.
+                            answered = !PostgresDatabase.isConnectionFailure(error)
+                        }
                     }
                     try? await connection.close()
                 } catch {
-                    answered = Self.refusal(error) == nil ? nil : false
+                    answered = Self.refusal(error, socket: socket).map { $0.login ? nil : false } ?? nil
                 }
                 deadlines.remove(timer)
                 answering.withLock { $0 = false }
@@ -410,8 +469,9 @@ final class ConnectCheck: Sendable {
         if let error = error as? NIOConnectionError {
             // A host name that does not resolve (a typo, a name only another network knows): no address to try.
             if error.connectionErrors.isEmpty, let lookup = error.dnsAError ?? error.dnsAAAAError {
+                // Counted as a refused login: a lookup can fail for a moment while the kept connections serve.
                 return Refusal(
-                    reason: "the database's host \(error.host) could not be resolved: \(lookup)", login: false)
+                    reason: "the database's host \(error.host) could not be resolved: \(lookup)", login: true)
             }
             let failures = error.connectionErrors.map(\.error)
             guard !failures.isEmpty, failures.allSatisfy({ refusal($0) != nil }) else { return nil }
