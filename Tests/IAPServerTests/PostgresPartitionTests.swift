@@ -16,19 +16,10 @@ import Testing
         "set IAPKIT_TEST_POSTGRES_URL, with PostgreSQL's binaries installed"))
 struct PostgresPartitionTests {
     @Test(.timeLimit(.minutes(3))) func aDatabaseThatAnswersNothingIsFoundWithinSeconds() async throws {
-        let server = try await ThrowawayPostgres.start()
-        let database: PostgresDatabase
-        do {
-            database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
-        } catch {
-            await server.remove()
-            throw error
-        }
         var failures: [(took: Duration, error: String)] = []
         var afterwards = Duration.zero
         var recovered = false
-        do {
-            #expect(await Self.answersSoon(database))
+        let checks = try await Self.withDatabase { server, database in
             try await server.run("freeze")
             let started = ContinuousClock.now
             failures = await withTaskGroup(of: (Duration, String).self) { group in
@@ -49,14 +40,7 @@ struct PostgresPartitionTests {
             afterwards = ContinuousClock.now - next
             try await server.run("thaw")
             recovered = await Self.answersSoon(database)
-        } catch {
-            try? await server.run("thaw")
-            try? await database.close()
-            await server.remove()
-            throw error
         }
-        try await database.close()
-        await server.remove()
         #expect(failures.count == 3)
         for failure in failures {
             // The lag (2 s) and the check (3 s), with room for the suite's load; the deadline is 33 s.
@@ -65,34 +49,54 @@ struct PostgresPartitionTests {
         }
         #expect(afterwards < .seconds(1), "a statement once the database was found not answering took \(afterwards)")
         #expect(recovered)
-        #expect(database.checks.contains(false), "\(database.checks)")
+        #expect(checks.contains(false), "\(checks)")
     }
 
     @Test(.timeLimit(.minutes(2))) func aStatementThatIsOnlySlowIsNotCut() async throws {
-        let server = try await ThrowawayPostgres.start()
-        let database: PostgresDatabase
-        do {
-            database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
-        } catch {
-            await server.remove()
-            throw error
+        var slept: Result<Duration, any Error> = .success(.zero)
+        var reachable = false
+        let checks = try await Self.withDatabase { _, database in
+            let started = ContinuousClock.now
+            do {
+                _ = try await database.read { db in try await db.rows(SQLStatement("SELECT pg_sleep(4) AS slept")) }
+                slept = .success(ContinuousClock.now - started)
+            } catch {
+                slept = .failure(error)
+            }
+            reachable = await database.reachable()
         }
-        let slept: Result<Duration, any Error>
-        #expect(await Self.answersSoon(database))
-        let started = ContinuousClock.now
-        do {
-            _ = try await database.read { db in try await db.rows(SQLStatement("SELECT pg_sleep(4) AS slept")) }
-            slept = .success(ContinuousClock.now - started)
-        } catch {
-            slept = .failure(error)
-        }
-        #expect(await database.reachable())
-        try? await database.close()
-        await server.remove()
         #expect((try? slept.get()).map { $0 >= .seconds(4) } == true, "\(slept)")
+        #expect(reachable)
         // The statement lagged, the database was checked and answered (not a pass for want of a check).
-        #expect(database.checks.contains(true), "\(database.checks)")
-        #expect(!database.checks.contains(false), "\(database.checks)")
+        #expect(checks.contains(true), "\(checks)")
+        #expect(!checks.contains(false), "\(checks)")
+    }
+
+    /// Runs `body` with a server of the test's own and a database on it (the default statement timeout, 30 s),
+    /// answering first; closes and removes both whatever happens (thawed first). Answers the database's checks.
+    static func withDatabase(
+        _ body: (ThrowawayPostgres, PostgresDatabase) async throws -> Void
+    ) async throws -> [Bool?] {
+        let server = try await ThrowawayPostgres.start()
+        var failure: (any Error)?
+        var checks: [Bool?] = []
+        do {
+            let database = try PostgresDatabase(url: server.url + "&statement_timeout=30", maximumConnections: 2)
+            do {
+                #expect(await answersSoon(database))
+                try await body(server, database)
+            } catch {
+                failure = error
+            }
+            try? await server.run("thaw")
+            checks = database.checks
+            try? await database.close()
+        } catch {
+            failure = error
+        }
+        await server.remove()
+        if let failure { throw failure }
+        return checks
     }
 
     /// Whether `database` answers within a minute (the suite's load can hold back a first connection).
