@@ -1,18 +1,20 @@
 public import Foundation
 import IAPCore
 import IAPEntitlements
+import IAPSignedData
 
 /// Restoring purchases, refunds, offer codes and subscription management: calls to the store, each reported as an
 /// event.
 extension Store {
-    /// Restores purchases (`AppStore.sync()`), then reconciles, asking the App Store for a new receipt when the one on
-    /// disk is missing or does not verify. Throws when the store cannot be asked.
+    /// Restores purchases: the customer signs in to the App Store (`AppStore.sync()`, a system prompt on a device, so
+    /// call it only from the customer's own action, such as a Restore Purchases button), then the Store reconciles
+    /// with what the App Store sent, the app receipt included. Throws when the store cannot be asked.
     public func restore() async throws(StoreError) {
-        do { _ = try await backend.sync() } catch {
+        do { try await backend.sync() } catch {
             emit(StoreEvent(.restoreFailed, detail: error.reason))
             throw error
         }
-        await reconcile(refreshingReceipt: true)
+        await reconcile()
         guard origin == .verified else {
             let error = StoreError(.networkError, "the store could not confirm the restored purchases")
             emit(StoreEvent(.restoreFailed, detail: error.reason))
@@ -28,16 +30,31 @@ extension Store {
         return status
     }
 
-    /// Redeems an offer code. As in StoreKit, the transaction it grants arrives through the updates, where it is
-    /// verified, unlocked and finished like any other.
-    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+    /// Shows the offer-code sheet. A code the store accepts grants a transaction that arrives through the updates,
+    /// where it is verified, unlocked and finished like any other, and announced as ``StoreEvent/Kind/offerCodeRedeemed``.
+    /// On a device the customer types the code into StoreKit's sheet, which shows a refused code itself and tells the
+    /// app nothing (`code` is not used); over the local App Store `code` is what the customer types, and a refused one
+    /// throws.
+    public func redeemOfferCode(_ code: String? = nil) async throws(StoreError) {
         do {
             try await backend.redeemOfferCode(code)
         } catch {
             emit(StoreEvent(.offerCodeFailed, detail: error.reason))
             throw error
         }
-        emit(StoreEvent(.offerCodeRedeemed, detail: code))
+        emit(StoreEvent(.offerCodeSheetClosed))
+    }
+
+    /// Announces a transaction bought with an offer code (its first period, not the renewals after it): StoreKit's
+    /// sheet says nothing of a redemption, the transaction it grants does.
+    func announceOfferCode(_ transaction: StoreTransaction?) {
+        guard let transaction, transaction.offerType == .offerCode, transaction.transactionReason != .renewal else {
+            return
+        }
+        emit(
+            StoreEvent(
+                .offerCodeRedeemed, productID: transaction.productID, transactionID: transaction.id,
+                detail: transaction.offerIdentifier))
     }
 
     /// Where the customer manages subscriptions.

@@ -54,6 +54,10 @@ public actor Store {
     private var seenDocuments: Set<String> = []
     private var listeners: [UUID: AsyncStream<StoreEvent>.Continuation] = [:]
     private var updates: AsyncStream<String>?
+    /// The store's other streams, made with the Store too (Apple asks that purchase intents be listened to as early as
+    /// possible at launch): their elements wait until ``start()`` handles them.
+    private var storefronts: AsyncStream<String>?
+    private var intents: AsyncStream<StorePurchaseIntent>?
     private var listenerTask: Task<Void, Never>?
     private var storeListeners: [Task<Void, Never>] = []
     /// Calls to the validation server under way (reconciliations among them), whether two overlapped since the last
@@ -70,13 +74,16 @@ public actor Store {
     private var announcedRevocations: Set<String> = []
 
     /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
-    /// updates at once: nothing the store sends from now on is missed, and ``start()`` handles what it buffered.
+    /// updates, storefront changes and purchase intents at once: nothing the store sends from now on is missed, and
+    /// ``start()`` handles what it buffered.
     public init(
         catalog: Catalog, backend: any StoreBackend, validation: ValidationMode,
         persistence: any StorePersistence = MemoryStorePersistence(), appAccountToken: UUID? = nil,
         policy: EntitlementPolicy = EntitlementPolicy(), logger: Logger = Logger(label: "iapkit.store")
     ) {
         updates = backend.transactionUpdates()
+        storefronts = backend.storefrontChanges()
+        intents = backend.purchaseIntents()
         self.catalog = catalog
         self.backend = backend
         self.validationMode = validation
@@ -123,8 +130,8 @@ public actor Store {
 
     /// Reloads the products when the storefront changes; completes purchases started on the App Store.
     private func listenToTheStore() {
-        let storefronts = backend.storefrontChanges()
-        let intents = backend.purchaseIntents()
+        guard let storefronts, let intents else { return }
+        (self.storefronts, self.intents) = (nil, nil)
         storeListeners = [
             Task { [weak self] in
                 for await storefront in storefronts {
@@ -196,11 +203,10 @@ public actor Store {
         return true
     }
 
-    /// Rebuilds the verified state from the store; on failure the current answers (the cache) stay. The app receipt
-    /// is read from disk, never asked of the App Store (a sign-in prompt on a device): ``restore()`` does that.
-    public func reconcile() async { await reconcile(refreshingReceipt: false) }
-
-    func reconcile(refreshingReceipt: Bool) async {
+    /// Rebuilds the verified state from what the store holds on this device; on failure the current answers (the
+    /// cache) stay. Nothing is asked of the customer: the App Store is never synced here (a sign-in prompt on a
+    /// device), ``restore()`` does that.
+    public func reconcile() async {
         // The rebuilt state replaces the current one, then gets what was accepted while it was being rebuilt.
         let journal = nextJournal
         nextJournal += 1
@@ -209,8 +215,7 @@ public actor Store {
         do {
             let (current, token, validation) = (state, appAccountToken, validation)
             var (next, failures) = try await askingTheServer(reconciling: true) { () async throws(StoreError) in
-                try await validation.reconcile(
-                    state: current, appAccountToken: token, refreshingReceipt: refreshingReceipt)
+                try await validation.reconcile(state: current, appAccountToken: token)
             }
             for failure in failures { emit(StoreEvent(.verificationFailed, detail: failure.reason)) }
             for change in openJournals[journal] ?? [] { change.apply(to: &next) }
@@ -355,6 +360,7 @@ public actor Store {
                 emit(
                     StoreEvent(.transactionUpdated, productID: checked.productID, transactionID: checked.transactionID))
             }
+            announceOfferCode(checked.transaction)
             catchUpWithTheServer()
         }
     }

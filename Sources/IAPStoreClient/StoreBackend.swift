@@ -38,9 +38,12 @@ public protocol StoreBackend: Sendable {
     /// `Transaction.latest(for:)`: the latest transaction for the product, signed, or nil when there is none.
     func latestTransaction(for productID: String) async throws(StoreError) -> String?
 
-    /// An offer code redeemed (`AppStore.presentOfferCodeRedeemSheet`): like StoreKit, this returns once the code
-    /// is accepted, and the transaction it grants arrives through ``transactionUpdates()``.
-    func redeemOfferCode(_ code: String) async throws(StoreError)
+    /// The offer-code sheet (`AppStore.presentOfferCodeRedeemSheet`): returns once the sheet closes. A code the store
+    /// accepts grants a transaction, which arrives through ``transactionUpdates()``. On a device the customer types
+    /// the code and StoreKit tells the app nothing more (`code` is not used; a refused code is shown in the sheet);
+    /// over the local App Store `code` is what the customer types (nil: they close the sheet), and a refused code
+    /// throws.
+    func redeemOfferCode(_ code: String?) async throws(StoreError)
 
     /// `Transaction.unfinished`: transactions the app has not finished, signed.
     func unfinishedTransactions() async throws(StoreError) -> [String]
@@ -48,8 +51,11 @@ public protocol StoreBackend: Sendable {
     /// `Transaction.finish()`.
     func finish(transactionID: String) async throws(StoreError)
 
-    /// `AppStore.sync()`: the latest transaction of everything the customer has, signed.
-    func sync() async throws(StoreError) -> [String]
+    /// `AppStore.sync()`: the customer signs in to the App Store (on a device, a system prompt), which sends this
+    /// device the customer's transactions and a new app receipt; ``allTransactions()`` and ``appReceipt()`` read them
+    /// afterwards. Apple asks that it run only when the customer asks for it: the ``Store`` calls it in
+    /// ``Store/restore()`` and nowhere else.
+    func sync() async throws(StoreError)
 
     /// `Product.SubscriptionInfo.status`: the signed renewal info of every subscription the customer sees.
     func subscriptionRenewalInfos() async throws(StoreError) -> [String]
@@ -59,9 +65,6 @@ public protocol StoreBackend: Sendable {
 
     /// The app receipt on disk (`Bundle.main.appStoreReceiptURL`), nil when the device has none yet.
     func appReceipt() async throws(StoreError) -> [UInt8]?
-
-    /// `SKReceiptRefreshRequest`: asks the store for a fresh receipt and returns it.
-    func refreshReceipt() async throws(StoreError) -> [UInt8]
 
     /// The identifier the receipt's device hash is made from (`identifierForVendor`).
     var deviceIdentifier: UUID { get }

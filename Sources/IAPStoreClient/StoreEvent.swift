@@ -39,9 +39,12 @@ public struct StoreEvent: Hashable, Sendable {
         case refunded
         /// The customer asked for a refund; the decision comes later through updates.
         case refundRequested
-        /// An offer code was accepted; its transaction comes through updates.
+        /// A transaction bought with an offer code arrived and was unlocked; the detail is the offer's identifier.
         case offerCodeRedeemed
-        /// The store refused an offer code.
+        /// The offer-code sheet closed. StoreKit does not say whether a code was redeemed: one that was grants a
+        /// transaction through updates (``offerCodeRedeemed``).
+        case offerCodeSheetClosed
+        /// The store refused an offer code (over the local App Store; StoreKit's sheet shows refusals itself).
         case offerCodeFailed
         /// Units of a consumable were used up.
         case consumed

@@ -1,6 +1,6 @@
 public import Foundation
 public import IAPEntitlements
-import IAPSignedData
+public import IAPSignedData
 
 /// Where a purchase of one product stands (StoreHelper's states).
 public enum PurchaseState: Hashable, Sendable {
@@ -45,6 +45,12 @@ public struct StoreTransaction: Hashable, Sendable {
     public var expirationDate: Date?
     public var quantity: Int
     public var appAccountToken: UUID?
+    /// Whether the customer bought it or a subscription renewed.
+    public var transactionReason: TransactionReason?
+    /// The kind of offer the purchase used (introductory, promotional, offer code, win-back), if any.
+    public var offerType: OfferType?
+    /// The offer's identifier (a promotional or win-back offer's id, an offer code's reference name).
+    public var offerIdentifier: String?
     /// The signed transaction (JWS) the store handed out, for the app's own server.
     public var signedTransaction: String
 
@@ -58,6 +64,9 @@ public struct StoreTransaction: Hashable, Sendable {
         expirationDate = payload.expiresDate?.date
         quantity = payload.quantity ?? 1
         appAccountToken = payload.appAccountToken.flatMap(UUID.init(uuidString:))
+        transactionReason = payload.transactionReason
+        offerType = payload.offerType
+        offerIdentifier = payload.offerIdentifier
         self.signedTransaction = signedTransaction
     }
 }

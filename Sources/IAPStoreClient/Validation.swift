@@ -167,7 +167,7 @@ struct Validation: Sendable {
 
     /// The verified state rebuilt from the store's answers. What the cache holds and the store does not confirm is
     /// dropped, except finished consumables (a store forgets them; their refunds still arrive as updates).
-    func reconcile(state: VerifiedState, appAccountToken: UUID?, refreshingReceipt: Bool = false)
+    func reconcile(state: VerifiedState, appAccountToken: UUID?)
         async throws(StoreError) -> (
             VerifiedState, failures: [StoreError]
         )
@@ -193,12 +193,10 @@ struct Validation: Sendable {
             }
             return (state.rebuilt(history: history), failures)
         case .appReceipt(let verifier):
-            let history = try await verifiedReceiptHistory(
-                verifier, cached: state.history, refreshing: refreshingReceipt)
+            let history = try await verifiedReceiptHistory(verifier, cached: state.history)
             return (state.rebuilt(history: history), [])
         case .server(let server):
-            let answer = try await server.reconcile(
-                backend: backend, appAccountToken: appAccountToken, state: state, refreshingReceipt: refreshingReceipt)
+            let answer = try await server.reconcile(backend: backend, appAccountToken: appAccountToken, state: state)
             return (answer, [])
         }
     }
@@ -239,15 +237,15 @@ struct Validation: Sendable {
         return record
     }
 
-    /// The app receipt, verified for this app, version and device. Asking the App Store for a new one is a sign-in
-    /// prompt on a device, so it happens only when `refreshing` (the app asked: a restore); otherwise the receipt on
-    /// disk is read. Its records replace the cached ones, except finished consumables (they leave the receipt).
-    func verifiedReceiptHistory(_ verifier: ReceiptVerifier, cached: PurchaseHistory, refreshing: Bool = false)
-        async throws(StoreError) -> PurchaseHistory
+    /// The app receipt on disk, verified for this app, version and device (never asked of the App Store here: that is
+    /// a sign-in prompt on a device, which only ``Store/restore()`` makes). Its records replace the cached ones, except
+    /// finished consumables (they leave the receipt).
+    func verifiedReceiptHistory(_ verifier: ReceiptVerifier, cached: PurchaseHistory) async throws(StoreError)
+        -> PurchaseHistory
     {
         let now = try await backend.now()
         let device = ReceiptVerifier.deviceIdentifier(backend.deviceIdentifier)
-        guard let bytes = refreshing ? try await backend.refreshReceipt() : try await backend.appReceipt() else {
+        guard let bytes = try await backend.appReceipt() else {
             throw StoreError(
                 .failedVerification, "the device has no receipt yet (restoring purchases asks the App Store for one)")
         }

@@ -87,9 +87,33 @@ public struct ValidationServer: Sendable {
         appAccountToken ?? state.serverCustomerID.flatMap(UUID.init(uuidString:))
     }
 
+    /// The latest transaction of each purchase (by original transaction: a subscription's renewals and the plans it
+    /// moved between are one), oldest purchase first: what the server is told at each reconciliation. Revoked ones
+    /// stay (the server has to hear of refunds). Read from the documents' own claims: the server verifies them, and
+    /// is sent a document that cannot be read as it is, to say what is wrong with it.
+    static func latestOfEachPurchase(_ documents: [String]) -> [String] {
+        var latest: [String: (jws: String, purchased: Date, signed: Date)] = [:]
+        var unreadable: [String] = []
+        for jws in documents {
+            guard let claim = try? CompactJWS(jws).decodePayload(as: TransactionPayload.self),
+                let id = claim.originalTransactionID ?? claim.transactionID
+            else {
+                unreadable.append(jws)
+                continue
+            }
+            let entry = (
+                jws: jws, purchased: claim.purchaseDate?.date ?? .distantPast,
+                signed: claim.signedDate?.date ?? .distantPast
+            )
+            if let known = latest[id], (known.purchased, known.signed) >= (entry.purchased, entry.signed) { continue }
+            latest[id] = entry
+        }
+        return latest.values.sorted { ($0.purchased, $0.jws) < ($1.purchased, $1.jws) }.map(\.jws) + unreadable
+    }
+
     /// The server's verdict on everything the store says the customer has.
     func reconcile(
-        backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState, refreshingReceipt: Bool = false
+        backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState
     ) async throws(StoreError) -> VerifiedState {
         switch document {
         case .signedTransaction:
@@ -97,7 +121,7 @@ public struct ValidationServer: Sendable {
             // The server dedups: posting what it has already seen changes nothing and answers the same snapshot.
             // Consumables the device accepted go too: the store forgets them once finished.
             let ledger = state.ledger.purchasesToSend
-            let latest = try await backend.sync() + ledger
+            let latest = Self.latestOfEachPurchase(try await backend.allTransactions()) + ledger
             // Posted unclaimed while this device knows no customer: a new install adopts the customer who owns its
             // purchases already.
             for jws in latest {
@@ -133,10 +157,10 @@ public struct ValidationServer: Sendable {
             }
         case .receipt:
             return try await postReceipt(
-                backend: backend, appAccountToken: nil, state: state, refreshing: refreshingReceipt)
+                backend: backend, appAccountToken: nil, state: state)
         case .verifyReceipt(let exclude):
             return try await verifyReceipt(
-                backend: backend, excludeOld: exclude, state: state, refreshing: refreshingReceipt)
+                backend: backend, excludeOld: exclude, state: state)
         }
     }
 
@@ -269,11 +293,9 @@ public struct ValidationServer: Sendable {
         return next
     }
 
-    /// The receipt on disk, or a new one from the App Store when `refreshing` (a sign-in prompt on a device: only when
-    /// the app asks).
-    private func receipt(_ backend: any StoreBackend, refreshing: Bool) async throws(StoreError) -> String {
-        let bytes = refreshing ? try await backend.refreshReceipt() : try await backend.appReceipt()
-        guard let bytes else {
+    /// The receipt on disk (a new one comes from the App Store only with a restore's sync).
+    private func receipt(_ backend: any StoreBackend) async throws(StoreError) -> String {
+        guard let bytes = try await backend.appReceipt() else {
             throw StoreError(
                 .failedVerification, "the device has no receipt yet (restoring purchases asks the App Store for one)")
         }
@@ -281,19 +303,19 @@ public struct ValidationServer: Sendable {
     }
 
     private func postReceipt(
-        backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState, refreshing: Bool = false
+        backend: any StoreBackend, appAccountToken: UUID?, state: VerifiedState
     ) async throws(StoreError) -> VerifiedState {
         let body = ReceiptBody(
-            receiptData: try await receipt(backend, refreshing: refreshing),
+            receiptData: try await receipt(backend),
             appAccountToken: appAccountToken?.uuidString)
         return try await entitlements("POST", "/v1/receipts", body, state: state)
     }
 
     private func verifyReceipt(
-        backend: any StoreBackend, excludeOld: Bool, state: VerifiedState, refreshing: Bool = false
+        backend: any StoreBackend, excludeOld: Bool, state: VerifiedState
     ) async throws(StoreError) -> VerifiedState {
         let body = LegacyReceiptBody(
-            receiptData: try await receipt(backend, refreshing: refreshing), password: sharedSecret,
+            receiptData: try await receipt(backend), password: sharedSecret,
             excludeOldTransactions: excludeOld)
         var answer = try await legacyAnswer("/verifyReceipt", body)
         if answer.status == 21007, acceptsSandbox { answer = try await legacyAnswer("/sandbox/verifyReceipt", body) }

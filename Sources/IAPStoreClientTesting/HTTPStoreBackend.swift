@@ -203,8 +203,9 @@ public struct HTTPStoreBackend: StoreBackend {
         }
     }
 
-    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+    public func redeemOfferCode(_ code: String?) async throws(StoreError) {
         try customer.checkOnline()
+        guard let code else { return }  // the customer closed the sheet
         _ = try await http.decode(
             SimulatorWire.Transaction.self, "POST", accountPath + "/offer-codes",
             body: SimulatorWire.OfferCode(code: code))
@@ -216,9 +217,12 @@ public struct HTTPStoreBackend: StoreBackend {
             SimulatorWire.Done.self, "POST", "/simulator/transactions/\(Self.segment(transactionID))/finish")
     }
 
-    public func sync() async throws(StoreError) -> [String] {
+    /// The customer signs in (counted: ``SimulatedCustomer/signIns``); the device gets a new receipt.
+    public func sync() async throws(StoreError) {
+        customer.countSignIn()
         try customer.checkOnline()
-        return try await http.decode(SimulatorWire.Transactions.self, "POST", accountPath + "/sync").signed
+        _ = try await http.decode(SimulatorWire.Transactions.self, "POST", accountPath + "/sync")
+        _ = try await receiptFromTheStore()
     }
 
     public func subscriptionRenewalInfos() async throws(StoreError) -> [String] {
@@ -237,10 +241,11 @@ public struct HTTPStoreBackend: StoreBackend {
     /// The receipt on the device's disk: offline, the last one the store gave; online, a fresh one.
     public func appReceipt() async throws(StoreError) -> [UInt8]? {
         if customer.isOffline { return customer.receiptOnDisk }
-        return try await refreshReceipt()
+        return try await receiptFromTheStore()
     }
 
-    public func refreshReceipt() async throws(StoreError) -> [UInt8] {
+    /// The receipt the store signs for this device now, kept on its disk.
+    private func receiptFromTheStore() async throws(StoreError) -> [UInt8] {
         try customer.checkOnline()
         let answer = try await http.decode(SimulatorWire.Receipt.self, "GET", accountPath + "/receipt?\(deviceQuery)")
         guard let bytes = Data(base64Encoded: answer.receiptData) else {

@@ -26,7 +26,7 @@ public final class SimulatedCustomer: Sendable {
         var gateClosed = false
         var receipt: [UInt8]?
         var receiptOnlyFromRefresh = false
-        var receiptRefreshes = 0
+        var signIns = 0
     }
 
     private let state = Mutex(State())
@@ -79,17 +79,19 @@ public final class SimulatedCustomer: Sendable {
         return state.withLock { $0.actions.isEmpty ? .confirm : $0.actions.removeFirst() }
     }
 
-    /// Whether the device holds only the receipts it asked the store for (a fresh install, as on a device, where the
-    /// receipt appears after a purchase or a refresh); otherwise the simulator signs the current one at each read.
+    /// Whether the device holds only the receipts the store gave it (a fresh install, as on a device, where the
+    /// receipt appears after a purchase or a restore's sync); otherwise the simulator signs the current one at each
+    /// read.
     public var receiptOnlyFromRefresh: Bool {
         get { state.withLock { $0.receiptOnlyFromRefresh } }
         set { state.withLock { $0.receiptOnlyFromRefresh = newValue } }
     }
 
-    /// How many times the app asked the store for a new receipt (a sign-in prompt on a device).
-    public var receiptRefreshes: Int { state.withLock { $0.receiptRefreshes } }
+    /// How many times the app synced with the App Store (`AppStore.sync()`): each is a sign-in prompt on a device,
+    /// which Apple allows only on the customer's request.
+    public var signIns: Int { state.withLock { $0.signIns } }
 
-    func countReceiptRefresh() { state.withLock { $0.receiptRefreshes += 1 } }
+    func countSignIn() { state.withLock { $0.signIns += 1 } }
 
     /// The receipt on the device's disk: the last one the store gave it.
     var receiptOnDisk: [UInt8]? {

@@ -96,7 +96,9 @@ public struct SimulatorBackend: StoreBackend {
         }?.jws
     }
 
-    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+    public func redeemOfferCode(_ code: String?) async throws(StoreError) {
+        try customer.checkOnline()
+        guard let code else { return }  // the customer closed the sheet
         _ = try call { () throws(SimulatorError) in try simulator.redeemOfferCode(code, account: account) }
     }
 
@@ -104,8 +106,11 @@ public struct SimulatorBackend: StoreBackend {
         try call { () throws(SimulatorError) in try simulator.finish(transactionID) }
     }
 
-    public func sync() async throws(StoreError) -> [String] {
-        try call { () throws(SimulatorError) in try simulator.sync(account: account) }.map(\.jws)
+    /// The customer signs in (counted: ``SimulatedCustomer/signIns``); the device gets a new receipt.
+    public func sync() async throws(StoreError) {
+        customer.countSignIn()
+        _ = try call { () throws(SimulatorError) in try simulator.sync(account: account) }
+        _ = try signedReceipt()
     }
 
     public func subscriptionRenewalInfos() async throws(StoreError) -> [String] {
@@ -122,11 +127,6 @@ public struct SimulatorBackend: StoreBackend {
     /// current one for every device (it never lacks one).
     public func appReceipt() async throws(StoreError) -> [UInt8]? {
         if customer.isOffline || customer.receiptOnlyFromRefresh { return customer.receiptOnDisk }
-        return try signedReceipt()
-    }
-
-    public func refreshReceipt() async throws(StoreError) -> [UInt8] {
-        customer.countReceiptRefresh()
         return try signedReceipt()
     }
 

@@ -12,13 +12,13 @@ public enum AppStore {
         public static let xcode = Environment(rawValue: "Xcode")
     }
 
-    /// Asks the store for the customer's latest transactions and app receipt (after a restore): they arrive through
-    /// `Transaction.currentEntitlements` and `Transaction.updates` and on the device's disk, as StoreKit's do.
+    /// The customer signs in and the store sends the device their latest transactions and app receipt (a restore):
+    /// they are read through `Transaction.all` and on the device's disk, as StoreKit's are. On a device this is a
+    /// sign-in prompt; the session's customer counts each one (`signIns`).
     public static func sync() async throws {
         let session = try StoreKitSession.current()
         do {
-            _ = try await session.backend.sync()
-            _ = try await session.backend.refreshReceipt()
+            try await session.backend.sync()
         } catch {
             throw StoreKitError(error)
         }

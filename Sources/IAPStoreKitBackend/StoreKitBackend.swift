@@ -138,7 +138,27 @@ public struct StoreKitBackend: StoreBackend {
             throw StoreError(.productUnavailable, "the store does not sell \(request.productID)")
         }
         let options = try options(for: request, product: product)
-        let result = try await call { try await purchase(product, options: options) }
+        return try await call { try await purchase(product, options: options) }
+    }
+
+    #if os(visionOS)
+        @MainActor private func purchase(_ product: Product, options: Set<Product.PurchaseOption>) async throws
+            -> BackendPurchaseResult
+        {
+            guard let scene = scene() else { throw StoreError(.unsupported, "a purchase on visionOS needs a scene") }
+            return try Self.result(await product.purchase(confirmIn: scene, options: options))
+        }
+    #else
+        @MainActor private func purchase(_ product: Product, options: Set<Product.PurchaseOption>) async throws
+            -> BackendPurchaseResult
+        {
+            try Self.result(await product.purchase(options: options))
+        }
+    #endif
+
+    /// StoreKit's answer to a purchase as the Store's, made where StoreKit answered (only the Store's own types cross
+    /// from the main actor).
+    private static func result(_ result: Product.PurchaseResult) throws(StoreError) -> BackendPurchaseResult {
         switch result {
         case .success(let verification): return .success(signedTransaction: verification.jwsRepresentation)
         case .pending: return .pending
@@ -149,21 +169,6 @@ public struct StoreKitBackend: StoreBackend {
         #endif
         }
     }
-
-    #if os(visionOS)
-        @MainActor private func purchase(_ product: Product, options: Set<Product.PurchaseOption>) async throws
-            -> Product.PurchaseResult
-        {
-            guard let scene = scene() else { throw StoreError(.unsupported, "a purchase on visionOS needs a scene") }
-            return try await product.purchase(confirmIn: scene, options: options)
-        }
-    #else
-        @MainActor private func purchase(_ product: Product, options: Set<Product.PurchaseOption>) async throws
-            -> Product.PurchaseResult
-        {
-            try await product.purchase(options: options)
-        }
-    #endif
 
     /// StoreKit's purchase options for a request.
     private func options(for request: PurchaseRequest, product: Product) throws(StoreError)
@@ -241,35 +246,19 @@ public struct StoreKitBackend: StoreBackend {
         await scoped { await transaction.finish() }
     }
 
-    /// `AppStore.sync()`, then the latest transaction of each purchase (revoked ones too: a validation server has
-    /// to hear of refunds).
-    public func sync() async throws(StoreError) -> [String] {
+    /// `AppStore.sync()`: a sign-in prompt on a device, made only from ``Store/restore()``.
+    public func sync() async throws(StoreError) {
         try await call { try await AppStore.sync() }
-        var latest: [UInt64: VerificationResult<Transaction>] = [:]
-        for result in await scoped({ await Self.results(Transaction.all) }) {
-            let transaction = result.unsafePayloadValue
-            if let known = latest[transaction.originalID]?.unsafePayloadValue,
-                (known.purchaseDate, known.signedDate) >= (transaction.purchaseDate, transaction.signedDate)
-            {
-                continue
-            }
-            latest[transaction.originalID] = result
-        }
-        return latest.values.sorted { $0.unsafePayloadValue.purchaseDate < $1.unsafePayloadValue.purchaseDate }
-            .map(\.jwsRepresentation)
     }
 
     public func subscriptionRenewalInfos() async throws(StoreError) -> [String] {
-        // One product of each group the customer ever subscribed to; its status lists the group's renewal infos.
+        // Each group the customer ever subscribed to, asked by its identifier (a group whose products are no longer
+        // sold still has a status).
         let all = await scoped { await Self.transactions(Transaction.all) }
-        var productOfGroup: [String: String] = [:]
-        for transaction in all {
-            if let group = transaction.subscriptionGroupID { productOfGroup[group] = transaction.productID }
-        }
+        let groups = Set(all.compactMap(\.subscriptionGroupID)).sorted()
         var infos: [String] = []
-        for productID in productOfGroup.values.sorted() {
-            guard let product = try await product(productID), let subscription = product.subscription else { continue }
-            let statuses = try await call { try await subscription.status }
+        for group in groups {
+            let statuses = try await call { try await Product.SubscriptionInfo.status(for: group) }
             infos += statuses.map(\.renewalInfo.jwsRepresentation)
         }
         return infos
@@ -281,31 +270,34 @@ public struct StoreKitBackend: StoreBackend {
 
     public func appReceipt() async throws(StoreError) -> [UInt8]? { try await receipt() }
 
-    /// StoreKit 2 has no receipt refresh of its own: `AppStore.sync()` asks the App Store for the latest receipt
-    /// (on a device the customer may have to sign in), then the receipt on disk is read.
-    public func refreshReceipt() async throws(StoreError) -> [UInt8] {
-        try await call { try await AppStore.sync() }
-        guard let bytes = try await receipt() else {
-            throw StoreError(.networkError, "the App Store gave no receipt")
-        }
-        return bytes
-    }
-
-    public func redeemOfferCode(_ code: String) async throws(StoreError) {
+    /// StoreKit's offer-code sheet, where the customer types the code (StoreKit takes none from the app, and says
+    /// nothing of what the customer did: a code it accepts grants a transaction through `Transaction.updates`). Over
+    /// the stand-in, `code` is what the session's customer types.
+    public func redeemOfferCode(_ code: String?) async throws(StoreError) {
         #if canImport(StoreKit)
             #if os(iOS) || os(visionOS)
-                // The customer types the code into StoreKit's sheet; StoreKit does not take one from the app.
                 try await call { @MainActor in
                     guard let scene = scene() else {
                         throw StoreError(.unsupported, "offer codes are redeemed in a sheet, and there is no scene")
                     }
                     try await AppStore.presentOfferCodeRedeemSheet(in: scene)
                 }
+            #elseif os(macOS)
+                guard #available(macOS 15.0, *) else {
+                    throw StoreError(.unsupported, "the offer-code sheet needs macOS 15")
+                }
+                try await call { @MainActor in
+                    guard let controller = viewController() else {
+                        throw StoreError(
+                            .unsupported, "offer codes are redeemed in a sheet, and there is no view controller")
+                    }
+                    try await AppStore.presentOfferCodeRedeemSheet(from: controller)
+                }
             #else
                 throw StoreError(.unsupported, "offer codes are redeemed on the App Store on this platform")
             #endif
         #else
-            session.customerWillEnterOfferCode(code)
+            if let code { session.customerWillEnterOfferCode(code) }
             try await call { try await AppStore.presentOfferCodeRedeemSheet() }
         #endif
     }
@@ -314,43 +306,53 @@ public struct StoreKitBackend: StoreBackend {
         guard let id = UInt64(transactionID) else {
             throw StoreError(.unknownTransaction, "\(transactionID) is not a StoreKit transaction id")
         }
-        let status = try await call { () async throws -> Transaction.RefundRequestStatus in
-            #if canImport(StoreKit)
-                #if os(iOS) || os(visionOS)
-                    return try await Self.refund(id, in: scene)
-                #elseif os(macOS)
-                    return try await Self.refund(id, from: viewController)
+        #if canImport(StoreKit) && (os(tvOS) || os(watchOS))
+            // No refund sheet here (and its answer's types are tvOS 17 and watchOS 10 ones).
+            throw StoreError(.unsupported, "refunds are requested on the App Store on this platform")
+        #else
+            return try await call { () async throws -> RefundRequestStatus in
+                #if canImport(StoreKit) && os(macOS)
+                    try await Self.refund(id, from: viewController)
+                #elseif canImport(StoreKit)
+                    try await Self.refund(id, in: scene)
                 #else
-                    throw StoreError(.unsupported, "refunds are requested on the App Store on this platform")
+                    try Self.status(await Transaction.beginRefundRequest(for: id))
                 #endif
-            #else
-                return try await Transaction.beginRefundRequest(for: id)
-            #endif
-        }
-        switch status {
-        case .success: return .success
-        case .userCancelled: return .userCancelled
-        #if canImport(StoreKit)
-            @unknown default: return .success
+            }
         #endif
-        }
     }
 
     #if canImport(StoreKit) && (os(iOS) || os(visionOS))
         @MainActor private static func refund(
             _ id: UInt64, in scene: @MainActor () -> UIWindowScene?
-        ) async throws -> Transaction.RefundRequestStatus {
+        ) async throws -> RefundRequestStatus {
             guard let scene = scene() else { throw StoreError(.unsupported, "a refund request needs a window scene") }
-            return try await Transaction.beginRefundRequest(for: id, in: scene)
+            return try status(await Transaction.beginRefundRequest(for: id, in: scene))
         }
     #elseif canImport(StoreKit) && os(macOS)
         @MainActor private static func refund(
             _ id: UInt64, from viewController: @MainActor () -> NSViewController?
-        ) async throws -> Transaction.RefundRequestStatus {
+        ) async throws -> RefundRequestStatus {
             guard let controller = viewController() else {
                 throw StoreError(.unsupported, "a refund request needs a view controller")
             }
-            return try await Transaction.beginRefundRequest(for: id, in: controller)
+            return try status(await Transaction.beginRefundRequest(for: id, in: controller))
+        }
+    #endif
+
+    #if !(canImport(StoreKit) && (os(tvOS) || os(watchOS)))
+        /// StoreKit's answer to a refund request as the Store's. A status this version does not know is not taken
+        /// for a request made.
+        private static func status(_ status: Transaction.RefundRequestStatus) throws(StoreError) -> RefundRequestStatus
+        {
+            switch status {
+            case .success: return .success
+            case .userCancelled: return .userCancelled
+            #if canImport(StoreKit)
+                @unknown default:
+                    throw StoreError(.unknown, "StoreKit answered a refund request in a way this version does not know")
+            #endif
+            }
         }
     #endif
 
@@ -543,19 +545,28 @@ extension StoreError {
                     case .unknown, .unsupported: "unknown"
                 #endif
                 }
-        } else if let error = error as? Transaction.RefundRequestError {
-            code =
-                switch error {
-                case .duplicateRequest: "duplicateRefundRequest"
-                case .failed: "refundRequestFailed"
-                #if canImport(StoreKit)
-                    @unknown default: "refundRequestFailed"
-                #endif
-                }
         } else {
-            code = "unknown"
+            code = Self.refundRequestCode(of: error) ?? "unknown"
         }
         self.init(.init(rawValue: code), "StoreKit: \(error)")
+    }
+}
+
+extension StoreError {
+    /// The code of a refund request's error, nil for another error.
+    fileprivate static func refundRequestCode(of error: any Error) -> String? {
+        #if canImport(StoreKit) && (os(tvOS) || os(watchOS))
+            return nil  // no refund requests here; their error type is a tvOS 17 and watchOS 10 one
+        #else
+            guard let error = error as? Transaction.RefundRequestError else { return nil }
+            switch error {
+            case .duplicateRequest: return "duplicateRefundRequest"
+            case .failed: return "refundRequestFailed"
+            #if canImport(StoreKit)
+                @unknown default: return "refundRequestFailed"
+            #endif
+            }
+        #endif
     }
 }
 

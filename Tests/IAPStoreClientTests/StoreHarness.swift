@@ -304,18 +304,17 @@ struct AlteredBackend: StoreBackend {
     func latestTransaction(for productID: String) async throws(StoreError) -> String? {
         try await base.latestTransaction(for: productID)
     }
-    func redeemOfferCode(_ code: String) async throws(StoreError) { try await base.redeemOfferCode(code) }
+    func redeemOfferCode(_ code: String?) async throws(StoreError) { try await base.redeemOfferCode(code) }
     func finish(transactionID: String) async throws(StoreError) {
         if unreachableFinishes.take() {
             throw StoreError(.networkError, "the store cannot be reached (AlteredBackend)")
         }
         try await base.finish(transactionID: transactionID)
     }
-    func sync() async throws(StoreError) -> [String] { try await base.sync() }
+    func sync() async throws(StoreError) { try await base.sync() }
     func subscriptionRenewalInfos() async throws(StoreError) -> [String] { try await base.subscriptionRenewalInfos() }
     func appTransaction() async throws(StoreError) -> String { try await base.appTransaction() }
     func appReceipt() async throws(StoreError) -> [UInt8]? { try await (forger ?? base).appReceipt() }
-    func refreshReceipt() async throws(StoreError) -> [UInt8] { try await (forger ?? base).refreshReceipt() }
     func requestRefund(transactionID: String) async throws(StoreError) -> RefundRequestStatus {
         try await base.requestRefund(transactionID: transactionID)
     }

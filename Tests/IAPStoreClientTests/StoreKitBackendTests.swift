@@ -102,10 +102,29 @@ import Testing
     }
 }
 
-/// On a device, asking the App Store for a new receipt is a sign-in prompt: the Store does it only when the app asks
-/// (a restore), never at launch, even when the device has no receipt yet.
-@Suite struct ReceiptRefreshTests {
+/// On a device, syncing with the App Store (`AppStore.sync()`, also how a new receipt is fetched) is a sign-in prompt,
+/// which Apple allows only on the customer's request: the Store makes one for a restore and none at launch, for a
+/// purchase or at a reconciliation, in every validation mode and over every transport.
+@Suite struct SignInPromptTests {
     typealias F = FloristCatalog
+
+    @Test(arguments: ModeKind.allCases, Transport.allCases)
+    func onlyARestoreAsksTheCustomerToSignIn(_ mode: ModeKind, _ transport: Transport) async throws {
+        try await StoreHarness.run(mode, transport) { world in
+            try world.customer("ana")
+            _ = try world.simulator.purchase(F.flowers, account: "ana")  // bought on another device
+            let backend = try await world.backend("ana")
+            let (store, _) = try await world.store(backend)
+            #expect(try await store.purchase(F.chocolates) == .purchased)
+            await store.reconcile()
+            #expect(backend.customer.signIns == 0, "no sign-in prompt at launch, for a purchase or a reconciliation")
+
+            try await store.restore()
+            #expect(backend.customer.signIns == 1, "one prompt for a restore")
+            #expect(await store.isPurchased(F.flowers))
+            #expect(await store.isPurchased(F.chocolates))
+        }
+    }
 
     @Test(arguments: [Transport.inProcess, .storeKit])
     func aMissingReceiptIsNotRefreshedAtLaunchOnlyOnRestore(_ transport: Transport) async throws {
@@ -116,16 +135,16 @@ import Testing
             backend.customer.receiptOnlyFromRefresh = true
             let (store, log) = try await world.store(backend)
             await log.wait(for: .reconcileFailed)
-            #expect(backend.customer.receiptRefreshes == 0, "no sign-in prompt at launch")
+            #expect(backend.customer.signIns == 0, "no sign-in prompt at launch")
             #expect(await !store.isPurchased(F.flowers))
 
-            // A purchase leaves a receipt on the device: it verifies without a refresh.
+            // A purchase leaves a receipt on the device: it verifies without a sync.
             #expect(try await store.purchase(F.chocolates) == .purchased)
-            #expect(backend.customer.receiptRefreshes == 0)
+            #expect(backend.customer.signIns == 0)
 
-            // The customer restores: now the App Store is asked.
+            // The customer restores: now the App Store is asked, once, and its receipt read from the disk.
             try await store.restore()
-            #expect(backend.customer.receiptRefreshes > 0)
+            #expect(backend.customer.signIns == 1)
             #expect(await store.isPurchased(F.flowers))
             #expect(await store.isPurchased(F.chocolates))
         }

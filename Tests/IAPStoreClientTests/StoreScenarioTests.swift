@@ -395,11 +395,18 @@ import Testing
                 }
             }
             try await store.redeemOfferCode(StoreHarness.offerCode)
-            await log.wait(for: .transactionUpdated, product: F.gold)
+            await log.wait(for: .offerCodeRedeemed, product: F.gold)
             #expect(await store.isPurchased(F.gold))
             #expect(try world.simulator.unfinishedTransactions(account: "ana").isEmpty)
+            // Redeemed is said of the transaction the code granted, never of a sheet closed on a refused code.
             let refusalsSeen = world.throughStoreKit ? 0 : 1
-            #expect(log.count(.offerCodeRedeemed) == 2 - refusalsSeen && log.count(.offerCodeFailed) == refusalsSeen)
+            #expect(log.count(.offerCodeRedeemed) == 1)
+            #expect(log.count(.offerCodeSheetClosed) == 2 - refusalsSeen && log.count(.offerCodeFailed) == refusalsSeen)
+
+            // The customer closes the sheet without a code: nothing is redeemed.
+            try await store.redeemOfferCode()
+            await log.wait(for: .offerCodeSheetClosed, count: 3 - refusalsSeen)
+            #expect(log.count(.offerCodeRedeemed) == 1)
             let latest = try #require(try world.simulator.transactions(account: "ana").last)
             #expect(latest.payload.offerType == .offerCode)
         }
