@@ -1,5 +1,6 @@
 public import Foundation
 public import IAPCatalog
+import IAPCore
 
 /// The caller's choices where the App Store leaves the answer to the app.
 public struct EntitlementPolicy: Hashable, Sendable {
@@ -477,13 +478,5 @@ public struct EntitlementEngine: Sendable {
         guard next != current else { return nil }
         guard let from = level(of: current), let to = level(of: next) else { return .otherProduct }
         return to < from ? .upgrade : to > from ? .downgrade : .crossgrade
-    }
-}
-
-extension Int {
-    /// Adds, stopping at `Int.max`: quantities come from outside, and a sum must not trap.
-    mutating func saturatingAdd(_ other: Int) {
-        let (sum, overflow) = addingReportingOverflow(other)
-        self = overflow ? (other > 0 ? .max : .min) : sum
     }
 }

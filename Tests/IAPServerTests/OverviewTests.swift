@@ -107,6 +107,29 @@ struct OverviewTests {
         try await storage.shutdown()
     }
 
+    /// Prices are what a signed document claims, and a store that signs anything (the local App Store in development)
+    /// lets a client claim 2^63 - 1: each counts for at most a billion of its currency, and no sum overflows (an
+    /// attacker's trial made the console answer 503 for good with two such purchases).
+    @Test(arguments: Backend.allCases) func claimedPricesCannotOverflowTheSums(_ backend: Backend) async throws {
+        guard let storage = try await StorageConformanceTests.storage(backend) else { return }
+        for (id, price) in [("h1", Int64.max), ("h2", Int64.max), ("h3", 1), ("h4", -5)] {
+            _ = try await storage.record(
+                PurchaseBatch(
+                    claimant: "rich", transactions: [Self.transaction(id, product: "p.coins", bought: 1, price: price)])
+            )
+        }
+        _ = try await storage.record(
+            PurchaseBatch(
+                claimant: "rich", transactions: [Self.transaction("h5", product: "p.coins", bought: 2, price: .max)]))
+        let overview = try await storage.overview(Self.twoWeeks)
+        let most = OverviewLine.largestSummedPrice
+        #expect(overview.totals.purchases == 5)
+        #expect(overview.totals.revenue == ["USD": 3 * most + 1])
+        let spent = try await storage.customers(bundleID: Self.app, after: nil, only: nil, limit: 10)
+        #expect(spent.map(\.spent) == [["USD": 3 * most + 1]])
+        try await storage.shutdown()
+    }
+
     /// Rows stored before the overview's columns get them from their records when the database is migrated.
     @Test(arguments: [Backend.sqlite, .postgres]) func theMigrationFillsTheColumnsOfStoredRows(_ backend: Backend)
         async throws

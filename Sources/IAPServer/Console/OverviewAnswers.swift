@@ -48,7 +48,7 @@ extension ValidationService {
         do {
             return try await storage.overview(OverviewQuery(bundleID: app, from: from, to: to, now: min(moment, now)))
         } catch {
-            throw APIError(503, error.code, error.reason)
+            throw APIError.storage(error)
         }
     }
 }

@@ -4,13 +4,16 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// Time limits and a ceiling on connections, so slow or idle clients cannot hold the server:
+/// Time limits and ceilings, so slow, idle or greedy clients cannot hold the server:
 /// - a new connection must deliver a request's headers within ``headerTimeout``, and a kept-alive one its next
 ///   request's headers within ``idleTimeout`` of the last answer;
 /// - a request's body must arrive within ``bodyTimeout`` of its headers;
 /// - at most ``maximumConnections`` are open: past it, the connection that has waited longest for a request's headers
-///   is closed to make room (a slow-connection flood evicts itself, and `/health` keeps answering); when every
-///   connection is busy with a request, the new one is closed.
+///   is closed to make room, or, when none waits, the one whose request's body has been arriving longest (a flood of
+///   slow connections or slow bodies evicts itself, and `/health` keeps answering); when every connection is busy
+///   with an answer, the new one is closed;
+/// - a connection may send at most ``maximumPipelinedRequests`` requests ahead of their answers: one that sends more
+///   without reading is closed (each request waiting in a connection holds memory).
 ///
 /// Answers being written (a long update stream included) are never cut.
 public struct ConnectionLimits: Sendable, Equatable {
@@ -18,16 +21,19 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var bodyTimeout: Duration
     public var idleTimeout: Duration
     public var maximumConnections: Int
+    public var maximumPipelinedRequests: Int
 
     public init(
         headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30),
         idleTimeout: Duration = .seconds(60),
-        maximumConnections: Int = ConnectionLimits.defaultMaximumConnections
+        maximumConnections: Int = ConnectionLimits.defaultMaximumConnections,
+        maximumPipelinedRequests: Int = 64
     ) {
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
         self.idleTimeout = idleTimeout
         self.maximumConnections = maximumConnections
+        self.maximumPipelinedRequests = maximumPipelinedRequests
     }
 
     /// 4,096, or fewer when the process may open fewer files: the soft `RLIMIT_NOFILE` less 128 kept for the
@@ -42,10 +48,21 @@ public struct ConnectionLimits: Sendable, Equatable {
 
 /// The connections a server has open, shared by their guards.
 final class ConnectionRegistry: Sendable {
+    /// What a connection is doing, by which it is chosen to make room.
+    enum Phase {
+        /// Waiting for a request's headers (first chosen).
+        case waitingForHeaders
+        /// Receiving a request's body (chosen when none waits for headers).
+        case receivingBody
+        /// Its requests are in; their answers are being made or written (never chosen).
+        case answering
+    }
+
     struct Entry {
         let channel: any Channel
-        /// When the connection began waiting for a request's headers, or nil while it serves a request.
-        var waitingSince: NIODeadline?
+        var phase: Phase
+        /// When the phase began.
+        var since: NIODeadline
     }
 
     let limits: ConnectionLimits
@@ -55,21 +72,29 @@ final class ConnectionRegistry: Sendable {
 
     var count: Int { entries.withLock { $0.count } }
 
-    /// Registers a new connection; returns the connection to close to stay within the ceiling, if any (the one that
-    /// has waited longest for headers, or the new one when every other is busy).
+    /// Registers a new connection; returns the connection to close to stay within the ceiling, if any: the one that
+    /// has waited longest for headers, else the one whose body has been arriving longest, else the new one.
     func open(_ channel: any Channel) -> (any Channel)? {
         entries.withLock { entries in
-            entries[ObjectIdentifier(channel)] = Entry(channel: channel, waitingSince: .now())
+            let new = ObjectIdentifier(channel)
+            entries[new] = Entry(channel: channel, phase: .waitingForHeaders, since: .now())
             guard entries.count > limits.maximumConnections else { return nil }
-            let idle = entries.filter { $0.key != ObjectIdentifier(channel) && $0.value.waitingSince != nil }
-            let victim = idle.min { $0.value.waitingSince! < $1.value.waitingSince! }?.value.channel ?? channel
+            func oldest(_ phase: Phase) -> Entry? {
+                entries.values.filter { ObjectIdentifier($0.channel) != new && $0.phase == phase }
+                    .min { $0.since < $1.since }
+            }
+            let victim = (oldest(.waitingForHeaders) ?? oldest(.receivingBody))?.channel ?? channel
             entries[ObjectIdentifier(victim)] = nil
             return victim
         }
     }
 
-    func waiting(_ channel: any Channel, _ waiting: Bool) {
-        entries.withLock { $0[ObjectIdentifier(channel)]?.waitingSince = waiting ? .now() : nil }
+    func enter(_ channel: any Channel, _ phase: Phase) {
+        entries.withLock { entries in
+            guard entries[ObjectIdentifier(channel)]?.phase != phase else { return }
+            entries[ObjectIdentifier(channel)]?.phase = phase
+            entries[ObjectIdentifier(channel)]?.since = .now()
+        }
     }
 
     func close(_ channel: any Channel) {
@@ -89,6 +114,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let listening: @Sendable (any Channel) -> Bool
     private var timer: Scheduled<Void>?
     private var requestsInFlight = 0
+    /// Set when the connection sent more requests ahead of their answers than allowed: what else it sent is dropped.
+    private var cutOff = false
 
     /// - Parameters:
     ///   - registry: the server's connections.
@@ -138,19 +165,27 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !cutOff else { return }  // the rest of a read that overran the pipelining ceiling
         switch unwrapInboundIn(data) {
         case .head:
             requestsInFlight += 1
-            registry.waiting(context.channel, false)
+            guard requestsInFlight <= registry.limits.maximumPipelinedRequests else {
+                cutOff = true
+                context.close(promise: nil)
+                return
+            }
+            // A connection whose earlier answer is still under way is not one to make room with.
+            registry.enter(context.channel, requestsInFlight == 1 ? .receivingBody : .answering)
             arm(context, registry.limits.bodyTimeout)
         case .body: break
         case .end:
             // The request is in: no deadline while it is answered; but when its answer already went out (an early
             // refusal before the body came), the connection is idle again.
             if requestsInFlight == 0 {
-                registry.waiting(context.channel, true)
+                registry.enter(context.channel, .waitingForHeaders)
                 arm(context, registry.limits.idleTimeout)
             } else {
+                registry.enter(context.channel, .answering)
                 timer?.cancel()
                 timer = nil
             }
@@ -162,7 +197,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if case .end = unwrapOutboundIn(data) {
             requestsInFlight = max(0, requestsInFlight - 1)
             if requestsInFlight == 0 {
-                registry.waiting(context.channel, true)
+                registry.enter(context.channel, .waitingForHeaders)
                 arm(context, registry.limits.idleTimeout)
             }
         }

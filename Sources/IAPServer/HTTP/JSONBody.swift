@@ -54,6 +54,10 @@ package enum JSONBody {
 
     /// Collects the body into `request` (later readers read it again) and answers it: 413 past `limit`.
     package static func collect(_ request: inout Request, limit: Int) async throws(APIError) -> ByteBuffer {
+        // A body declared larger than the limit is refused before a byte of it is waited for.
+        if let declared = request.headers[.contentLength], let length = Int(declared), length > limit {
+            throw APIError(413, "bodyTooLarge", "the body is larger than \(limit) bytes")
+        }
         do {
             return try await request.collectBody(upTo: limit)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {

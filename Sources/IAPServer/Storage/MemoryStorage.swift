@@ -166,7 +166,7 @@ public actor MemoryStorage: ServerStorage {
             let record = transaction.record
             summary.purchases += 1
             if record.revocation == nil, let currency = record.currency, let price = record.price, price > 0 {
-                summary.spent[currency, default: 0] += price
+                summary.spent[currency, default: 0].saturatingAdd(OverviewLine.summed(price))
             }
             if let storefront = record.storefront { summary.storefront = max(summary.storefront ?? "", storefront) }
             summary.lastPurchase = max(summary.lastPurchase ?? record.purchaseDate, record.purchaseDate)
@@ -188,7 +188,7 @@ public actor MemoryStorage: ServerStorage {
             return OverviewLine(
                 kind: kind, day: date.map(Overview.day(of:)), productID: transaction.productID,
                 storefront: record.storefront ?? "", currency: record.currency ?? "", count: 1,
-                amount: record.price ?? 0)
+                amount: OverviewLine.summed(record.price))
         }
         let span = query.from..<query.to
         let moment = query.moment

@@ -91,6 +91,13 @@ struct OverviewLine: Sendable {
     var amount: Int64
 
     static let millisecondsPerDay: Int64 = 86_400_000
+
+    /// The most one purchase counts for in the console's sums: a billion of its currency (10^12 milliunits; a store
+    /// that signs anything, the local App Store in development, lets a client claim any price). Negative prices count
+    /// nothing. `SQLStorage.summedPrice` is the same rule in SQL.
+    static let largestSummedPrice: Int64 = 1_000_000_000_000
+
+    static func summed(_ price: Int64?) -> Int64 { min(max(price ?? 0, 0), largestSummedPrice) }
 }
 
 extension Overview {
@@ -107,10 +114,10 @@ extension Overview {
             case .purchase(let first):
                 figures.purchases += line.count
                 if first { figures.newSubscriptions += line.count }
-                if !line.currency.isEmpty { figures.revenue[line.currency, default: 0] += line.amount }
+                if !line.currency.isEmpty { figures.revenue[line.currency, default: 0].saturatingAdd(line.amount) }
             case .refund:
                 figures.refunds += line.count
-                if !line.currency.isEmpty { figures.refunded[line.currency, default: 0] += line.amount }
+                if !line.currency.isEmpty { figures.refunded[line.currency, default: 0].saturatingAdd(line.amount) }
             case .churn:
                 figures.churned += line.count
             case .active(let trials):

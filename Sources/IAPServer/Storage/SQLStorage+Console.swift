@@ -5,6 +5,13 @@ import IAPCore
 /// reads one index range: purchases in the span, refunds in it, subscriptions expiring after its moment or in it), so
 /// the rows that come back are few however many transactions the app has.
 extension SQLStorage {
+    /// A row's price as the console sums it (`OverviewLine.summed`): within 0 and a billion of its currency, so no sum
+    /// of fewer than nine million purchases overflows 64 bits, whatever price a signed document claimed.
+    static func summedPrice(_ column: String) -> String {
+        let most = OverviewLine.largestSummedPrice
+        return "CASE WHEN \(column) > \(most) THEN \(most) WHEN \(column) < 0 THEN 0 ELSE \(column) END"
+    }
+
     /// The statements of an overview, by what they read (each one index range; `QueryPlanTests` checks the plans).
     static func overviewStatements(_ query: OverviewQuery) -> (
         purchases: SQLStatement, refunds: SQLStatement, churns: SQLStatement, actives: SQLStatement,
@@ -23,14 +30,14 @@ extension SQLStorage {
             """
             SELECT purchase_day AS day, product_id, COALESCE(storefront, '') AS storefront,
                 COALESCE(currency, '') AS currency, first_period AS first,
-                COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
+                COUNT(*) AS n, CAST(COALESCE(SUM(\(summedPrice("price"))), 0) AS BIGINT) AS amount
             FROM iap_transactions WHERE bundle_id = $1 AND purchase_day >= $2 AND purchase_day < $3
             GROUP BY purchase_day, product_id, storefront, currency, first_period
             """, [app, firstDay, lastDay])
         let refunds = SQLStatement(
             """
             SELECT revoked_ms / \(day) AS day, product_id, COALESCE(storefront, '') AS storefront,
-                COALESCE(currency, '') AS currency, COUNT(*) AS n, CAST(COALESCE(SUM(price), 0) AS BIGINT) AS amount
+                COALESCE(currency, '') AS currency, COUNT(*) AS n, CAST(COALESCE(SUM(\(summedPrice("price"))), 0) AS BIGINT) AS amount
             FROM iap_transactions
             WHERE bundle_id = $1 AND revoked_ms IS NOT NULL AND revoked_ms >= $2 AND revoked_ms < $3
             GROUP BY 1, 2, 3, 4
@@ -152,7 +159,7 @@ extension SQLStorage {
         return SQLStatement(
             """
             SELECT o.customer_id, COALESCE(t.currency, '') AS currency, COUNT(*) AS n,
-                CAST(COALESCE(SUM(CASE WHEN t.revoked_ms IS NULL THEN t.price END), 0) AS BIGINT) AS spent,
+                CAST(COALESCE(SUM(CASE WHEN t.revoked_ms IS NULL THEN \(summedPrice("t.price")) END), 0) AS BIGINT) AS spent,
                 MAX(t.purchase_ms) AS last, MAX(COALESCE(t.storefront, '')) AS storefront
             FROM iap_owners o CROSS JOIN iap_transactions t
             WHERE o.bundle_id = $1 AND o.customer_id IN (\(list)) AND t.bundle_id = o.bundle_id
@@ -183,7 +190,7 @@ extension SQLStorage {
                 summary.purchases += Int(try row.integer("n"))
                 let currency = try row.text("currency")
                 let spent = try row.integer("spent")
-                if !currency.isEmpty, spent > 0 { summary.spent[currency, default: 0] += spent }
+                if !currency.isEmpty, spent > 0 { summary.spent[currency, default: 0].saturatingAdd(spent) }
                 let storefront = try row.text("storefront")
                 if !storefront.isEmpty { summary.storefront = max(summary.storefront ?? "", storefront) }
                 if let last = try row.optionalInteger("last").map(Date.init(millisecondsSince1970:)) {
