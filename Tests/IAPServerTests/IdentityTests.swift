@@ -123,6 +123,16 @@ struct IdentityTests {
             (status, answer) = try await Self.post(
                 client, "/v1/customers/\(fresh)/login", ["appUserId": "user-42"], key: Self.secretKey)
             #expect(status == .ok && answer["customerId"] as? String == "user-42")
+            // Counted in Unicode scalars, one line without control characters: a letter and 150,000 combining marks
+            // is one Character, and an escape sequence would reach the operator's terminal through the logs.
+            for bad in ["u" + String(repeating: "\u{301}", count: 150_000), "u\u{7}\u{1B}[31m", "a\u{2028}b"] {
+                (status, answer) = try await Self.post(
+                    client, "/v1/customers/\(fresh)/login", ["appUserId": bad], key: Self.secretKey)
+                #expect(status == .badRequest && answer["code"] as? String == "invalidField")
+            }
+            (status, answer) = try await Self.post(
+                client, "/v1/customers/\(fresh)/login", ["appUserId": "ユーザー-42 é"], key: Self.secretKey)
+            #expect(status == .ok && answer["customerId"] as? String == "ユーザー-42 é")
             (status, answer) = try await Self.post(client, "/v1/customers/\(fresh)/login", ["appUserId": user], key: "")
             #expect(status == .unauthorized)
         }

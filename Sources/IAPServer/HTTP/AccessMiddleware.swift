@@ -43,6 +43,17 @@ package struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
         return try await next(request, context)
     }
 
+    /// Whether a header is one that proxies and load balancers add to say who the client was or how it came
+    /// (`Forwarded`, `Via`, any `X-Forwarded-*`, and the client-address headers of common proxies and CDNs).
+    static func isSetByProxies(_ name: HTTPField.Name) -> Bool {
+        let name = name.canonicalName
+        return name.hasPrefix("x-forwarded-") || name.hasPrefix("x-original-forwarded")
+            || [
+                "forwarded", "via", "x-real-ip", "x-client-ip", "x-cluster-client-ip", "true-client-ip",
+                "cf-connecting-ip", "fastly-client-ip", "x-proxyuser-ip", "x-envoy-external-address",
+            ].contains(name)
+    }
+
     func check(_ request: Request) throws(APIError) {
         if refused {
             throw APIError(
@@ -52,12 +63,11 @@ package struct OperatorMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let digest else {
             // Development mode is for this machine: a request a proxy passed on, or one a page of another site
             // made (a GET can change things here: an update stream ends the account's oldest), is not.
-            for name in ["Forwarded", "X-Forwarded-For", "X-Real-IP", "Via"] {
-                if let field = HTTPField.Name(name), request.headers[field] != nil {
-                    throw APIError(
-                        403, "proxiedRequestRefused",
-                        "development mode serves this machine only; behind a proxy, configure an adminToken")
-                }
+            if let field = request.headers.first(where: { Self.isSetByProxies($0.name) }) {
+                throw APIError(
+                    403, "proxiedRequestRefused",
+                    "development mode serves this machine only (\(field.name.canonicalName.prefix(64)) says a proxy "
+                        + "passed this on); behind a proxy, configure an adminToken")
             }
             if let site = request.headers[.secFetchSite],
                 !["same-origin", "none"].contains(site.lowercased())
@@ -154,6 +164,10 @@ package struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware
     func check(_ request: Request) throws(APIError) {
         // A request without a Host (HTTP/1.0, or a router under test) names no host to check; every browser sends one.
         let authority = request.head.authority ?? ""
+        // The first Host is the authority; another one left among the fields names a second host (RFC 9112: 400).
+        if request.headers.contains(where: { $0.name.canonicalName == "host" }) {
+            throw APIError(400, "duplicateHost", "the request names more than one Host")
+        }
         let name = Self.hostName(authority)
         guard authority.isEmpty || name.map(allowedHosts.contains) == true else {
             throw APIError(

@@ -8,10 +8,10 @@ import Synchronization
 /// - a new connection must deliver a request's headers within ``headerTimeout``, and a kept-alive one its next
 ///   request's headers within ``idleTimeout`` of the last answer;
 /// - a request's body must arrive within ``bodyTimeout`` of its headers;
-/// - at most ``maximumConnections`` are open: past it, the connection that has waited longest for a request's headers
-///   is closed to make room, or, when none waits, the one whose request's body has been arriving longest (a flood of
-///   slow connections or slow bodies evicts itself, and `/health` keeps answering); when every connection is busy
-///   with an answer, the new one is closed;
+/// - at most ``maximumConnections`` are open: past it, of the connections waiting for their client (a request's
+///   headers or its body), the one that has waited longest is closed to make room (a flood of slow connections or
+///   slow bodies evicts itself, and `/health` keeps answering); when every connection is busy with an answer, the new
+///   one is closed;
 /// - a connection may send at most ``maximumPipelinedRequests`` requests ahead of their answers: one that sends more
 ///   without reading is closed (each request waiting in a connection holds memory).
 ///
@@ -50,9 +50,9 @@ public struct ConnectionLimits: Sendable, Equatable {
 final class ConnectionRegistry: Sendable {
     /// What a connection is doing, by which it is chosen to make room.
     enum Phase {
-        /// Waiting for a request's headers (first chosen).
+        /// Waiting for a request's headers.
         case waitingForHeaders
-        /// Receiving a request's body (chosen when none waits for headers).
+        /// Receiving a request's body.
         case receivingBody
         /// Its requests are in; their answers are being made or written (never chosen).
         case answering
@@ -61,7 +61,7 @@ final class ConnectionRegistry: Sendable {
     struct Entry {
         let channel: any Channel
         var phase: Phase
-        /// When the phase began.
+        /// When the phase began (for a body, when its request's headers began to be awaited).
         var since: NIODeadline
     }
 
@@ -72,28 +72,31 @@ final class ConnectionRegistry: Sendable {
 
     var count: Int { entries.withLock { $0.count } }
 
-    /// Registers a new connection; returns the connection to close to stay within the ceiling, if any: the one that
-    /// has waited longest for headers, else the one whose body has been arriving longest, else the new one.
+    /// Registers a new connection; returns the connection to close to stay within the ceiling, if any: of those waiting
+    /// for the client (its headers or its body), the one that has waited longest; else the new one. (Waiting for
+    /// headers is not chosen first: a connection accepted a moment ago, whose headers are in but not yet read, would
+    /// go before a body that has dragged on for seconds.)
     func open(_ channel: any Channel) -> (any Channel)? {
         entries.withLock { entries in
             let new = ObjectIdentifier(channel)
             entries[new] = Entry(channel: channel, phase: .waitingForHeaders, since: .now())
             guard entries.count > limits.maximumConnections else { return nil }
-            func oldest(_ phase: Phase) -> Entry? {
-                entries.values.filter { ObjectIdentifier($0.channel) != new && $0.phase == phase }
-                    .min { $0.since < $1.since }
-            }
-            let victim = (oldest(.waitingForHeaders) ?? oldest(.receivingBody))?.channel ?? channel
+            let victim =
+                entries.values.filter { ObjectIdentifier($0.channel) != new && $0.phase != .answering }
+                .min { $0.since < $1.since }?.channel ?? channel
             entries[ObjectIdentifier(victim)] = nil
             return victim
         }
     }
 
+    /// Moves a connection to `phase`. A body's wait counts from when the connection began waiting for the request's
+    /// headers: the whole request is the client's to deliver.
     func enter(_ channel: any Channel, _ phase: Phase) {
         entries.withLock { entries in
-            guard entries[ObjectIdentifier(channel)]?.phase != phase else { return }
-            entries[ObjectIdentifier(channel)]?.phase = phase
-            entries[ObjectIdentifier(channel)]?.since = .now()
+            let id = ObjectIdentifier(channel)
+            guard let entry = entries[id], entry.phase != phase else { return }
+            let carriesOn = entry.phase == .waitingForHeaders && phase == .receivingBody
+            entries[id] = Entry(channel: channel, phase: phase, since: carriesOn ? entry.since : .now())
         }
     }
 

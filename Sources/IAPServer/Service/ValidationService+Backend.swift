@@ -1,5 +1,6 @@
 import Foundation
 import IAPCatalog
+import IAPCore
 public import IAPEntitlements
 import IAPSignedData
 
@@ -32,8 +33,10 @@ extension ValidationService {
                 throw .badRequest(
                     "invalidAppAccountToken", "with an app key, \(field) must be an app account token (a UUID)")
             }
-            guard (1...200).contains(text.count), !text.contains(where: { $0.isNewline || $0.asciiValue == 0 }) else {
-                throw .badRequest("invalidField", "\(field) must be 1 to 200 characters on one line")
+            guard (1...200).contains(text.unicodeScalars.count), text.isOneLineOfText else {
+                throw .badRequest(
+                    "invalidField",
+                    "\(field) must be 1 to 200 characters (Unicode scalars) on one line, no control characters")
             }
             return text
         }

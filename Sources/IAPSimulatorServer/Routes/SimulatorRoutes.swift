@@ -69,7 +69,7 @@ struct SimulatorRoutes: Sendable {
         group.post("accounts") { request, _ in
             let body = try await read(SimulatorWire.OpenAccount.self, request)
             let id = try required(body.accountId, "accountId")
-            guard id.count <= 64, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            guard id.isIdentifier(maximum: 64) else {
                 throw APIError.badRequest("invalidField", "'accountId' must be 1 to 64 letters, digits, - or _")
             }
             try store.createAccount(
@@ -184,7 +184,9 @@ struct SimulatorRoutes: Sendable {
         group.put("accounts/:account/family") { request, context in
             let account = try parameter("account", context)
             let family = try required(try await read(SimulatorWire.Family.self, request).familyId, "familyId")
-            guard family.count <= 64 else { throw APIError.badRequest("invalidField", "'familyId' is longer than 64") }
+            guard family.unicodeScalars.count <= 64, family.isOneLineOfText else {
+                throw APIError.badRequest("invalidField", "'familyId' must be at most 64 characters on one line")
+            }
             try store.joinFamily(family, account: account)
             return try store.wireAccount(account)
         }

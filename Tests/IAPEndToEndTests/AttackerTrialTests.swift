@@ -6,8 +6,9 @@ import Testing
     import Glibc
 #endif
 
-/// Clients that hold the server's connections with bodies that never end, or fill its memory with requests they never
-/// read the answers of (both found by an attacker's trial): the server keeps answering others.
+/// What an attacker's trial found (2026-12-01): clients that hold the server's connections with bodies that never end,
+/// or fill its memory with requests they never read the answers of (the server keeps answering others); proxy
+/// headers development mode did not know; a second Host; ids bounded in Characters (grapheme clusters).
 extension DeploymentSafetyTests {
     @Test func slowBodiesCannotLockEveryoneOut() async throws {
         try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
@@ -85,6 +86,41 @@ extension DeploymentSafetyTests {
         #expect(answers <= 64, "at most the allowed requests were answered: \(answers)")
         let health = try await RawHTTP.exchange(port: port, "GET", "/health")
         #expect(health.status == 200)
+    }
+
+    @Test func developmentModeKnowsEveryProxysHeadersAndOneHost() async throws {
+        try #require(ServerProcess.executable != nil, Comment(rawValue: ServerProcess.skipMessage))
+        let server = try await ServerProcess.start(["--database", ":memory:"])
+        defer { Task { try? await server.stop() } }
+        let port = server.port
+        for name in [
+            "X-Forwarded-Host", "X-Forwarded-Proto", "True-Client-IP", "CF-Connecting-IP", "X-Client-IP",
+            "X-Original-Forwarded-For", "Fastly-Client-IP", "X-Cluster-Client-IP",
+        ] {
+            let answer = try await RawHTTP.exchange(port: port, "GET", "/simulator", headers: [name: "203.0.113.7"])
+            #expect(answer.status == 403 && answer.json["code"] as? String == "proxiedRequestRefused", "\(name)")
+        }
+        // A second Host, in either order, names two hosts: refused, not checked by its first.
+        for hosts in [("127.0.0.1", "evil.example"), ("evil.example", "127.0.0.1")] {
+            let answer = try await offThePool { () throws -> RawHTTP.Answer in
+                let connection = try RawHTTP(port: port, timeout: .seconds(5))
+                defer { connection.close() }
+                try connection.send("GET /health HTTP/1.1\r\nHost: \(hosts.0)\r\nHost: \(hosts.1)\r\n\r\n")
+                return try connection.readAnswer()
+            }
+            #expect(answer.status == 400 && answer.json["code"] as? String == "duplicateHost", "\(hosts)")
+        }
+        // An account id is 1 to 64 letters, digits, - or _, counted in Unicode scalars (not grapheme clusters).
+        let json = ["Content-Type": "application/json"]
+        // In the JSON text: e and 5,000 combining accents (one Character), e and one, a bell.
+        for id in ["e" + String(repeating: "\\u0301", count: 5_000), "e\\u0301", "a\\u0007"] {
+            let answer = try await RawHTTP.exchange(
+                port: port, "POST", "/simulator/accounts", headers: json, body: #"{"accountId":"\#(id)"}"#)
+            #expect(answer.status == 400 && answer.json["code"] as? String == "invalidField")
+        }
+        let letters = try await RawHTTP.exchange(
+            port: port, "POST", "/simulator/accounts", headers: json, body: #"{"accountId":"アナ_1"}"#)
+        #expect(letters.status == 201, "\(letters.body)")
     }
 }
 
