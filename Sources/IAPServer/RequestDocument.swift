@@ -21,10 +21,9 @@ package struct RequestDocument {
 
     private init(object: JSONObject, allowed: Set<String>, path: String) throws(APIError) {
         if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
+            let known = allowed.isEmpty ? "it takes none" : "known: \(allowed.sorted().joined(separator: ", "))"
             throw .badRequest(
-                "unknownField",
-                "'\(path)\(unknown)' is not a field of this request (known: \(allowed.sorted().joined(separator: ", ")))"
-            )
+                "unknownField", "'\(path)\(unknown.prefix(100))' is not a field of this request (\(known))")
         }
         self.object = object
     }
@@ -133,8 +132,13 @@ extension RequestDocument {
                 }
             return .badRequest("invalidField", "'\(name(context.codingPath))' must be \(kind)")
         case .dataCorrupted(let context):
+            // Foundation names no member for a number its type cannot hold (1e308 for whole seconds, 2^63).
+            let field = name(context.codingPath)
+            guard field.isEmpty else {
+                return .badRequest("invalidField", "'\(field)' is not valid: \(context.debugDescription)")
+            }
             return .badRequest(
-                "invalidField", "'\(name(context.codingPath))' is not valid: \(context.debugDescription)")
+                "invalidField", "a member's value does not fit its field (a number too large, or not a whole number?)")
         @unknown default:
             return .badRequest("invalidField", "the body does not have the expected members")
         }

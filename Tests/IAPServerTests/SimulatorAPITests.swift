@@ -155,6 +155,16 @@ struct SimulatorAPITests {
             let (unknownProduct, answer) = try await client.post(
                 "/simulator/accounts/ana/purchases", ["productId": "com.example.nothing"])
             #expect(unknownProduct.code >= 400 && unknownProduct.code < 500, "\(answer)")
+
+            // A number its field cannot hold is named as such, not as JSON that does not parse; a field of a request
+            // that takes none says so; and what the client sent is not sent back at any length.
+            let (tooLarge, large) = try await client.post("/simulator/clock/advance", ["seconds": 1e308])
+            #expect(tooLarge == .badRequest && (large["message"] as? String ?? "").contains("does not fit"))
+            let (none, noFields) = try await client.post("/simulator/accounts/ana/devices", ["deviceId": "x"])
+            #expect(none == .badRequest && (noFields["message"] as? String ?? "").contains("it takes none"))
+            let long = String(repeating: "p", count: 100_000)
+            let (_, echoed) = try await client.post("/simulator/accounts/ana/purchases", ["productId": long])
+            #expect((echoed["message"] as? String ?? "").unicodeScalars.count <= 1_001, "cut at 1,000")
         }
     }
 

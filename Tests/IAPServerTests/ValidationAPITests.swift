@@ -187,10 +187,24 @@ struct ValidationAPITests {
         var characters = Array(bought.jws)
         characters[characters.count - 5] = characters[characters.count - 5] == "A" ? "B" : "A"
         let tampered = String(characters)
+        // Signed by the trusted store but with ids that are not ids (a store that signs anything can sign these).
+        let claimed = try #require(try CompactJWS(bought.jws).decodePayload(as: TransactionPayload.self))
+        let notIDs = try [
+            { (p: inout TransactionPayload) in p.productID = "flowers\u{0}" },
+            { (p: inout TransactionPayload) in p.transactionID = "" },
+            { (p: inout TransactionPayload) in p.originalTransactionID = String(repeating: "9", count: 201) },
+        ].map { change in
+            var payload = claimed
+            change(&payload)
+            return try SimulatorTestKeys.pki.jwsSigner().sign(payload)
+        }
 
         try await harness.application().test(.router) { client in
             let cases: [(body: ByteBuffer, headers: HTTPFields, status: HTTPResponse.Status, code: String)] = [
                 (json(["signedTransaction": forged.jws]), jsonHeaders, .unprocessableContent, "verificationFailed"),
+                (json(["signedTransaction": notIDs[0]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
+                (json(["signedTransaction": notIDs[1]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
+                (json(["signedTransaction": notIDs[2]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
                 (json(["signedTransaction": tampered]), jsonHeaders, .unprocessableContent, "verificationFailed"),
                 (json(["signedTransaction": "not.a.jws"]), jsonHeaders, .badRequest, "malformedBase64"),
                 (json(["signedTransaction": "x"]), jsonHeaders, .badRequest, "malformedJWS"),

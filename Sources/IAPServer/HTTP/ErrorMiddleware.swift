@@ -74,7 +74,18 @@ struct ErrorBody: Encodable {
 
     init(_ error: APIError) {
         code = error.code
-        message = error.reason
+        message = Self.bounded(error.reason)
         details = error.details.isEmpty ? nil : error.details
+    }
+
+    /// The longest message answered, in Unicode scalars: a message that quotes what the client sent (an unknown
+    /// product's id, a customer id in a path) must not send a 100 KB input back.
+    static let longestMessage = 1_000
+
+    static func bounded(_ message: String) -> String {
+        guard message.unicodeScalars.count > longestMessage else { return message }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: message.unicodeScalars.prefix(longestMessage))
+        return String(scalars) + "…"
     }
 }

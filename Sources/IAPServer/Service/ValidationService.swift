@@ -1,5 +1,6 @@
 public import Foundation
 import IAPCatalog
+import IAPCore
 public import IAPEntitlements
 import IAPReceipts
 import IAPServerAPI
@@ -197,6 +198,9 @@ public struct ValidationService: Sendable {
         else {
             throw .unprocessable(
                 "incompleteNotification", "the notification has no notificationUUID, notificationType or signedDate")
+        }
+        guard Self.isStorableID(uuid) else {
+            throw .unprocessable("malformedNotification", "the notification's notificationUUID is not an id")
         }
         let now = receivedAt ?? clock()
         guard now.timeIntervalSince(signed) <= app.configuration.maximumNotificationAge else {
@@ -543,10 +547,23 @@ public struct ValidationService: Sendable {
                 "incompleteTransaction",
                 "the transaction lacks an id, original id, product id, purchase date or signed date")
         }
+        guard [id, original, product].allSatisfy(isStorableID) else {
+            throw .unprocessable(
+                "malformedTransaction",
+                "the transaction's id, original id or product id is not an id (empty, over 200 "
+                    + "characters, or with a control character)")
+        }
         return StoredTransaction(
             transactionID: id, originalTransactionID: original, bundleID: app.configuration.bundleID,
             productID: product, signedDate: signed, document: document,
             appAccountToken: payload.appAccountToken.flatMap { try? normalizedToken($0) }, record: record)
+    }
+
+    /// Whether an id a signed document names can be stored and shown: 1 to 200 Unicode scalars on one line, no
+    /// control character (Apple's are digits, UUIDs and product ids; a store that signs anything, the local App Store
+    /// in development, could sign a NUL, which PostgreSQL's text refuses, or a megabyte).
+    static func isStorableID(_ id: String) -> Bool {
+        (1...200).contains(id.unicodeScalars.count) && id.isOneLineOfText
     }
 
     private static func stored(_ payload: RenewalInfoPayload, document: String, app: ServedApp) -> StoredRenewal? {
