@@ -132,7 +132,7 @@ struct FloristApp: Sendable {
                 return "Refund requested for \(product.displayName); Apple decides later."
             case "redeem":
                 try await store.redeemOfferCode(argument)
-                return "Code \(argument) accepted."
+                return "Code \(argument) entered; a transaction it grants arrives as an update."
             case "refresh":
                 await store.reconcile()
                 return "Refreshed."

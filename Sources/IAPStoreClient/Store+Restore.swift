@@ -33,8 +33,8 @@ extension Store {
     /// Shows the offer-code sheet. A code the store accepts grants a transaction that arrives through the updates,
     /// where it is verified, unlocked and finished like any other, and announced as ``StoreEvent/Kind/offerCodeRedeemed``.
     /// On a device the customer types the code into StoreKit's sheet, which shows a refused code itself and tells the
-    /// app nothing (`code` is not used); over the local App Store `code` is what the customer types, and a refused one
-    /// throws.
+    /// app nothing (`code` is not used). In tests `code` is what the customer types: `SimulatorBackend` and
+    /// `HTTPStoreBackend` throw for a refused one, and the StoreKit stand-in shows it in the sheet, as StoreKit does.
     public func redeemOfferCode(_ code: String? = nil) async throws(StoreError) {
         do {
             try await backend.redeemOfferCode(code)
@@ -42,15 +42,17 @@ extension Store {
             emit(StoreEvent(.offerCodeFailed, detail: error.reason))
             throw error
         }
-        emit(StoreEvent(.offerCodeSheetClosed))
+        emit(StoreEvent(.offerCodeSheetShown))
     }
 
-    /// Announces a transaction bought with an offer code (its first period, not the renewals after it): StoreKit's
-    /// sheet says nothing of a redemption, the transaction it grants does.
+    /// Announces a transaction bought with an offer code, once: StoreKit's sheet says nothing of a redemption, the
+    /// transaction it grants does. Not its renewals, its refund or a redelivery; nor a code a current subscriber
+    /// redeemed, which applies at the next renewal (a renewal at an offer code's price cannot be told from the
+    /// others of the offer's periods).
     func announceOfferCode(_ transaction: StoreTransaction?) {
-        guard let transaction, transaction.offerType == .offerCode, transaction.transactionReason != .renewal else {
-            return
-        }
+        guard let transaction, transaction.offerType == .offerCode, transaction.transactionReason != .renewal,
+            transaction.revocationDate == nil, announcedOfferCodes.insert(transaction.id).inserted
+        else { return }
         emit(
             StoreEvent(
                 .offerCodeRedeemed, productID: transaction.productID, transactionID: transaction.id,

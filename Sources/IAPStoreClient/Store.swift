@@ -72,6 +72,8 @@ public actor Store {
     private var identity = 0
     /// The revoked transactions announced so far (an answer can take one away that a later one brings back).
     private var announcedRevocations: Set<String> = []
+    /// The offer-code purchases announced (a refund or a redelivery re-signs the same transaction).
+    var announcedOfferCodes: Set<String> = []
 
     /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
     /// updates, storefront changes and purchase intents at once: nothing the store sends from now on is missed, and

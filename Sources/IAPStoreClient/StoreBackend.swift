@@ -38,11 +38,11 @@ public protocol StoreBackend: Sendable {
     /// `Transaction.latest(for:)`: the latest transaction for the product, signed, or nil when there is none.
     func latestTransaction(for productID: String) async throws(StoreError) -> String?
 
-    /// The offer-code sheet (`AppStore.presentOfferCodeRedeemSheet`): returns once the sheet closes. A code the store
-    /// accepts grants a transaction, which arrives through ``transactionUpdates()``. On a device the customer types
-    /// the code and StoreKit tells the app nothing more (`code` is not used; a refused code is shown in the sheet);
-    /// over the local App Store `code` is what the customer types (nil: they close the sheet), and a refused code
-    /// throws.
+    /// The offer-code sheet (`AppStore.presentOfferCodeRedeemSheet`). A code the store accepts grants a transaction,
+    /// which arrives through ``transactionUpdates()``. On a device the customer types the code and StoreKit tells the
+    /// app nothing more (`code` is not used; a refused code is shown in the sheet; whether StoreKit returns when the
+    /// sheet is shown or when it closes is not documented). In tests `code` is what the customer types (nil: they
+    /// close the sheet); the local App Store's own backends throw for a refused code.
     func redeemOfferCode(_ code: String?) async throws(StoreError)
 
     /// `Transaction.unfinished`: transactions the app has not finished, signed.

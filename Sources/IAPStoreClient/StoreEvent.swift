@@ -41,9 +41,10 @@ public struct StoreEvent: Hashable, Sendable {
         case refundRequested
         /// A transaction bought with an offer code arrived and was unlocked; the detail is the offer's identifier.
         case offerCodeRedeemed
-        /// The offer-code sheet closed. StoreKit does not say whether a code was redeemed: one that was grants a
+        /// The offer-code sheet was shown (and, over the local App Store, closed; StoreKit's documentation does not
+        /// say whether it returns before the sheet closes). It says nothing of a redemption: a code redeemed grants a
         /// transaction through updates (``offerCodeRedeemed``).
-        case offerCodeSheetClosed
+        case offerCodeSheetShown
         /// The store refused an offer code (over the local App Store; StoreKit's sheet shows refusals itself).
         case offerCodeFailed
         /// Units of a consumable were used up.

@@ -43,6 +43,8 @@ public struct StoreTransaction: Hashable, Sendable {
     public var purchaseDate: Date
     /// When a subscription period ends.
     public var expirationDate: Date?
+    /// When the purchase was refunded or revoked, if it was.
+    public var revocationDate: Date?
     public var quantity: Int
     public var appAccountToken: UUID?
     /// Whether the customer bought it or a subscription renewed.
@@ -62,6 +64,7 @@ public struct StoreTransaction: Hashable, Sendable {
         self.productID = productID
         purchaseDate = purchased.date
         expirationDate = payload.expiresDate?.date
+        revocationDate = payload.revocationDate?.date
         quantity = payload.quantity ?? 1
         appAccountToken = payload.appAccountToken.flatMap(UUID.init(uuidString:))
         transactionReason = payload.transactionReason

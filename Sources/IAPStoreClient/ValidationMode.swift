@@ -9,8 +9,8 @@ public enum ValidationMode: Sendable {
     /// trusted roots and the app's bundle id and environments.
     case signedTransactions(SignedDataVerifier)
     /// The app receipt verified on the device (IAPHelper's way): its signature and chain, bundle id, app version and
-    /// device hash; refreshed once when missing or invalid. Configure the verifier with the app's bundle id and
-    /// version.
+    /// device hash, read from the disk (a new one comes with ``Store/restore()``'s sync, the only time the customer is
+    /// asked to sign in). Configure the verifier with the app's bundle id and version.
     case appReceipt(ReceiptVerifier)
     /// The app's own server (SwiftyReceiptValidator's way): the signed transaction or the receipt goes to
     /// `iapkit serve`, and the app unlocks from the server's verdict.

@@ -175,7 +175,10 @@ public struct HTTPStoreBackend: StoreBackend {
 
     public func allTransactions() async throws(StoreError) -> [String] {
         try customer.checkOnline()
-        return try await http.decode(SimulatorWire.Transactions.self, "GET", accountPath + "/transactions").signed
+        return try await http.decode(
+            SimulatorWire.Transactions.self, "GET", accountPath + "/transactions?onDevice=true"
+        )
+        .signed
     }
 
     public func unfinishedTransactions() async throws(StoreError) -> [String] {

@@ -79,7 +79,7 @@ public struct SimulatorBackend: StoreBackend {
     }
 
     public func allTransactions() async throws(StoreError) -> [String] {
-        try call { () throws(SimulatorError) in try simulator.transactions(account: account) }.map(\.jws)
+        try call { () throws(SimulatorError) in try simulator.transactionsOnDevice(account: account) }.map(\.jws)
     }
 
     public func unfinishedTransactions() async throws(StoreError) -> [String] {

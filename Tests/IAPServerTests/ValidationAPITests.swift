@@ -193,6 +193,7 @@ struct ValidationAPITests {
             { (p: inout TransactionPayload) in p.productID = "flowers\u{0}" },
             { (p: inout TransactionPayload) in p.transactionID = "" },
             { (p: inout TransactionPayload) in p.originalTransactionID = String(repeating: "9", count: 201) },
+            { (p: inout TransactionPayload) in p.currency = "US,D\n" },  // would break the console's CSV
         ].map { change in
             var payload = claimed
             change(&payload)
@@ -205,6 +206,7 @@ struct ValidationAPITests {
                 (json(["signedTransaction": notIDs[0]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
                 (json(["signedTransaction": notIDs[1]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
                 (json(["signedTransaction": notIDs[2]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
+                (json(["signedTransaction": notIDs[3]]), jsonHeaders, .unprocessableContent, "malformedTransaction"),
                 (json(["signedTransaction": tampered]), jsonHeaders, .unprocessableContent, "verificationFailed"),
                 (json(["signedTransaction": "not.a.jws"]), jsonHeaders, .badRequest, "malformedBase64"),
                 (json(["signedTransaction": "x"]), jsonHeaders, .badRequest, "malformedJWS"),

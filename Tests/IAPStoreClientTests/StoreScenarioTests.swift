@@ -401,14 +401,19 @@ import Testing
             // Redeemed is said of the transaction the code granted, never of a sheet closed on a refused code.
             let refusalsSeen = world.throughStoreKit ? 0 : 1
             #expect(log.count(.offerCodeRedeemed) == 1)
-            #expect(log.count(.offerCodeSheetClosed) == 2 - refusalsSeen && log.count(.offerCodeFailed) == refusalsSeen)
+            #expect(log.count(.offerCodeSheetShown) == 2 - refusalsSeen && log.count(.offerCodeFailed) == refusalsSeen)
 
             // The customer closes the sheet without a code: nothing is redeemed.
             try await store.redeemOfferCode()
-            await log.wait(for: .offerCodeSheetClosed, count: 3 - refusalsSeen)
+            await log.wait(for: .offerCodeSheetShown, count: 3 - refusalsSeen)
             #expect(log.count(.offerCodeRedeemed) == 1)
             let latest = try #require(try world.simulator.transactions(account: "ana").last)
             #expect(latest.payload.offerType == .offerCode)
+
+            // Its refund re-signs the same transaction: announced as a refund, not as a second redemption.
+            try world.simulator.refund(try #require(latest.payload.transactionID))
+            await log.wait(for: .refunded, product: F.gold)
+            #expect(log.count(.offerCodeRedeemed) == 1)
         }
     }
 

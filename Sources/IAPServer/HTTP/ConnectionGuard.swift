@@ -15,7 +15,8 @@ import Synchronization
 /// - a connection may send at most ``maximumPipelinedRequests`` requests ahead of their answers: one that sends more
 ///   without reading is closed (each request waiting in a connection holds memory).
 ///
-/// Answers being written (a long update stream included) are never cut.
+/// Answers being written (a long update stream included) are never cut, except on a connection that is also still
+/// sending a later request's body (pipelined) and is chosen to make room.
 public struct ConnectionLimits: Sendable, Equatable {
     public var headerTimeout: Duration
     public var bodyTimeout: Duration
@@ -61,7 +62,7 @@ final class ConnectionRegistry: Sendable {
     struct Entry {
         let channel: any Channel
         var phase: Phase
-        /// When the phase began (for a body, when its request's headers began to be awaited).
+        /// When the phase began (for the first request's body, when the connection opened).
         var since: NIODeadline
     }
 
@@ -75,7 +76,8 @@ final class ConnectionRegistry: Sendable {
     /// Registers a new connection; returns the connection to close to stay within the ceiling, if any: of those waiting
     /// for the client (its headers or its body), the one that has waited longest; else the new one. (Waiting for
     /// headers is not chosen first: a connection accepted a moment ago, whose headers are in but not yet read, would
-    /// go before a body that has dragged on for seconds.)
+    /// go before a body that has dragged on for seconds.) A connection waiting for a body may have answers owed before
+    /// it; closing it cuts them, which only a client that pipelines and then trickles a body sees.
     func open(_ channel: any Channel) -> (any Channel)? {
         entries.withLock { entries in
             let new = ObjectIdentifier(channel)
@@ -89,15 +91,19 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Moves a connection to `phase`. A body's wait counts from when the connection began waiting for the request's
-    /// headers: the whole request is the client's to deliver.
-    func enter(_ channel: any Channel, _ phase: Phase) {
+    /// Moves a connection to `phase`; its clock starts again, unless `keepingSince` (a first request's body, whose
+    /// wait counts from the connection's opening: the whole request is the client's to deliver).
+    func enter(_ channel: any Channel, _ phase: Phase, keepingSince: Bool = false) {
         entries.withLock { entries in
             let id = ObjectIdentifier(channel)
             guard let entry = entries[id], entry.phase != phase else { return }
-            let carriesOn = entry.phase == .waitingForHeaders && phase == .receivingBody
-            entries[id] = Entry(channel: channel, phase: phase, since: carriesOn ? entry.since : .now())
+            entries[id] = Entry(channel: channel, phase: phase, since: keepingSince ? entry.since : .now())
         }
+    }
+
+    /// What a connection is doing and since when (for tests).
+    func state(of channel: any Channel) -> (phase: Phase, since: NIODeadline)? {
+        entries.withLock { $0[ObjectIdentifier(channel)].map { ($0.phase, $0.since) } }
     }
 
     func close(_ channel: any Channel) {
@@ -119,6 +125,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestsInFlight = 0
     /// Set when the connection sent more requests ahead of their answers than allowed: what else it sent is dropped.
     private var cutOff = false
+    /// Whether the latest request's end has yet to arrive.
+    private var bodyOutstanding = false
+    /// Whether a request's headers came on this connection before (a kept-alive connection's next request).
+    private var headersSeen = false
 
     /// - Parameters:
     ///   - registry: the server's connections.
@@ -177,13 +187,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 context.close(promise: nil)
                 return
             }
-            // A connection whose earlier answer is still under way is not one to make room with.
-            registry.enter(context.channel, requestsInFlight == 1 ? .receivingBody : .answering)
+            // Waiting for a body is waiting for the client, whatever answers are owed before it (a slow body behind
+            // a pipelined request would otherwise never make room).
+            bodyOutstanding = true
+            registry.enter(context.channel, .receivingBody, keepingSince: !headersSeen)
+            headersSeen = true
             arm(context, registry.limits.bodyTimeout)
         case .body: break
         case .end:
             // The request is in: no deadline while it is answered; but when its answer already went out (an early
             // refusal before the body came), the connection is idle again.
+            bodyOutstanding = false
             if requestsInFlight == 0 {
                 registry.enter(context.channel, .waitingForHeaders)
                 arm(context, registry.limits.idleTimeout)
@@ -199,7 +213,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             requestsInFlight = max(0, requestsInFlight - 1)
-            if requestsInFlight == 0 {
+            // A body still arriving (after an early refusal) keeps its deadline and its place among the waiting.
+            if requestsInFlight == 0, !bodyOutstanding {
                 registry.enter(context.channel, .waitingForHeaders)
                 arm(context, registry.limits.idleTimeout)
             }

@@ -211,11 +211,16 @@ extension ValidationService {
     }
 
     /// The stored form of a receipt's in-app entries; each keeps a reference to the receipt (its SHA-256), not a copy.
+    /// An entry whose ids are not ids (``isStorableID(_:)``: a receipt signed by a store that signs anything) is left
+    /// out.
     static func stored(_ receipt: AppReceipt, base64: String, app: ServedApp) -> [StoredTransaction] {
         let reference =
             "receipt:sha256:" + SHA256.hash(data: Data(base64.utf8)).map { String(format: "%02x", $0) }.joined()
         let signedDate = receipt.creationDate ?? Date(timeIntervalSince1970: 0)
-        return PurchaseRecord.records(from: receipt).map { record in
+        let records = PurchaseRecord.records(from: receipt).filter {
+            [$0.transactionID, $0.originalTransactionID, $0.productID].allSatisfy(isStorableID)
+        }
+        return records.map { record in
             StoredTransaction(
                 transactionID: record.transactionID, originalTransactionID: record.originalTransactionID,
                 bundleID: app.configuration.bundleID, productID: record.productID, signedDate: signedDate,

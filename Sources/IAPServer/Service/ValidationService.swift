@@ -547,11 +547,13 @@ public struct ValidationService: Sendable {
                 "incompleteTransaction",
                 "the transaction lacks an id, original id, product id, purchase date or signed date")
         }
-        guard [id, original, product].allSatisfy(isStorableID) else {
+        guard [id, original, product].allSatisfy(isStorableID),
+            [payload.currency, payload.storefront].allSatisfy({ $0.map(isCode) ?? true })
+        else {
             throw .unprocessable(
                 "malformedTransaction",
-                "the transaction's id, original id or product id is not an id (empty, over 200 "
-                    + "characters, or with a control character)")
+                "the transaction's id, original id or product id is not an id (empty, over 200 characters, or with a "
+                    + "control character), or its currency or storefront is not a code of letters and digits")
         }
         return StoredTransaction(
             transactionID: id, originalTransactionID: original, bundleID: app.configuration.bundleID,
@@ -566,8 +568,14 @@ public struct ValidationService: Sendable {
         (1...200).contains(id.unicodeScalars.count) && id.isOneLineOfText
     }
 
+    /// Whether a currency or storefront code can be stored and written into the console's CSV: 1 to 16 letters and
+    /// digits (Apple's are ISO 4217 and ISO 3166-1 alpha-3).
+    static func isCode(_ code: String) -> Bool { code.isIdentifier(maximum: 16, also: "") }
+
     private static func stored(_ payload: RenewalInfoPayload, document: String, app: ServedApp) -> StoredRenewal? {
-        guard let record = RenewalRecord(payload), let signed = payload.signedDate?.date else { return nil }
+        guard let record = RenewalRecord(payload), let signed = payload.signedDate?.date,
+            isStorableID(record.originalTransactionID)
+        else { return nil }
         return StoredRenewal(
             bundleID: app.configuration.bundleID, originalTransactionID: record.originalTransactionID,
             signedDate: signed, document: document, record: record)

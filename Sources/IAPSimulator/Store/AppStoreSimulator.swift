@@ -386,6 +386,21 @@ public final class AppStoreSimulator: Sendable {
         }
     }
 
+    /// What `Transaction.all` lists on the account's devices, signed, in issue order: every transaction except
+    /// finished consumables that were not refunded or revoked (StoreKit's default, without the app's
+    /// `SKIncludeConsumableInAppPurchaseHistory`). ``transactions(account:)`` is the store's whole record.
+    public func transactionsOnDevice(account: String) throws(SimulatorError) -> [SimulatorTransaction] {
+        try withCore { (core) throws(SimulatorError) in
+            var result: [SimulatorTransaction] = []
+            for id in try core.account(account).transactionIDs {
+                guard let t = core.transactions[id], !(t.kind == .consumable && t.finished && t.revocation == nil)
+                else { continue }
+                result.append(try core.signedTransaction(id))
+            }
+            return result
+        }
+    }
+
     /// Restores purchases (`AppStore.sync()`): the latest transaction of everything the account has.
     public func sync(account: String) throws(SimulatorError) -> [SimulatorTransaction] {
         try withCore { (core) throws(SimulatorError) in try core.sync(account: account) }
@@ -423,7 +438,7 @@ public final class AppStoreSimulator: Sendable {
 
     /// `Transaction.latest(for:)`: the account's latest transaction for the product, signed, if it has one.
     public func latestTransaction(account: String, productID: String) throws(SimulatorError) -> SimulatorTransaction? {
-        try transactions(account: account).last { $0.payload.productID == productID }
+        try transactionsOnDevice(account: account).last { $0.payload.productID == productID }
     }
 
     private static func latestPerProduct(_ transactions: [SimulatorTransaction]) -> [SimulatorTransaction] {

@@ -117,9 +117,12 @@ struct SimulatorRoutes: Sendable {
         group.get("accounts/:account/transactions") { request, context in
             let account = try parameter("account", context)
             let unfinished = try request.booleanQuery("unfinished") ?? false
+            let onDevice = try request.booleanQuery("onDevice") ?? false
             return SimulatorWire.Transactions(
                 unfinished
-                    ? try store.unfinishedTransactions(account: account) : try store.transactions(account: account))
+                    ? try store.unfinishedTransactions(account: account)
+                    : onDevice
+                        ? try store.transactionsOnDevice(account: account) : try store.transactions(account: account))
         }
         group.get("accounts/:account/current-entitlements") { _, context in
             SimulatorWire.Transactions(try store.currentEntitlements(account: try parameter("account", context)))
