@@ -77,7 +77,8 @@ public actor Store {
 
     /// A store for the products of `catalog` (a `Products.plist` or `.storekit` file's), subscribed to transaction
     /// updates, storefront changes and purchase intents at once: nothing the store sends from now on is missed, and
-    /// ``start()`` handles what it buffered.
+    /// ``start()`` handles what it buffered. Make one Store and start it: a Store dropped unstarted takes what it
+    /// buffered with it.
     public init(
         catalog: Catalog, backend: any StoreBackend, validation: ValidationMode,
         persistence: any StorePersistence = MemoryStorePersistence(), appAccountToken: UUID? = nil,
