@@ -193,6 +193,12 @@ public struct Catalog: Hashable, Sendable {
     /// The subscription group with this identifier.
     public func group(_ id: String) -> SubscriptionGroup? { subscriptionGroups.first { $0.id == id } }
 
+    /// The group with this id or, when none has it, the first with this name (a `.storekit` file's groups have both:
+    /// `21000001` and `VIP`).
+    public func group(idOrName: String) -> SubscriptionGroup? {
+        group(idOrName) ?? subscriptionGroups.first { $0.name == idOrName }
+    }
+
     /// The largest configuration file read: Xcode's `.storekit` files for hundreds of products are well under 1 MiB.
     public static let maximumFileSize = 4 << 20
 

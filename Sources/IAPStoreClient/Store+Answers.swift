@@ -30,8 +30,11 @@ extension Store {
     public func consumableCount(_ productID: String) -> Int { entitlements.balance(of: productID) }
 
     /// A subscription group as the engine sees it: the active product with the highest level, its state, renewal
-    /// date, auto-renew and next product, and a pending upgrade or downgrade.
-    public func subscriptionInfo(group groupID: String) -> SubscriptionGroupStatus? { entitlements.group(groupID) }
+    /// date, auto-renew and next product, and a pending upgrade or downgrade. `group` is the group's id or, when no
+    /// group has that id, its name in the product configuration (`"VIP"` for the florist's `21000001`).
+    public func subscriptionInfo(group: String) -> SubscriptionGroupStatus? {
+        entitlements.group(catalog.group(idOrName: group)?.id ?? group)
+    }
 
     /// A non-consumable's purchase: its date and, when refunded or revoked, the date access ended.
     public func purchaseInfo(_ productID: String) -> PurchaseInfo? {

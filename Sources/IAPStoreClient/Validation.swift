@@ -24,7 +24,7 @@ struct VerifiedState: Hashable, Sendable {
     }
 }
 
-/// What the device keeps of consumables across validation modes (see ``VerifiedState/ledger``).
+/// What the device keeps of consumables across validation modes (see `VerifiedState.ledger`).
 public struct ConsumableLedger: Hashable, Sendable, Codable {
     /// Signed transactions of consumable purchases, oldest first.
     public var signedPurchases: [String] = []

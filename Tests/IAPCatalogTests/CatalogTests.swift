@@ -168,3 +168,15 @@ struct CatalogBehaviourTests {
         #expect(Storefront.named("XYZ") == nil)
     }
 }
+
+/// A `.storekit` group has an id and a name; people write the name (`VIP`), the store and the engine key by the id.
+@Suite struct GroupLookupTests {
+    @Test func aGroupIsFoundByItsIdOrItsName() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/Florist/Florist.storekit").path
+        let catalog = try Catalog.load(contentsOfFile: path)
+        #expect(catalog.group(idOrName: "21000001")?.name == "VIP")
+        #expect(catalog.group(idOrName: "VIP")?.id == "21000001")
+        #expect(catalog.group(idOrName: "Gold") == nil)
+    }
+}

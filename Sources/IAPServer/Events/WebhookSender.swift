@@ -11,7 +11,7 @@ import Synchronization
 
 /// Wakes the sender when this instance stored events, so a delivery leaves at once rather than at the next poll, and
 /// counts the requests this instance answered, so the sender can keep behind them while they come fast
-/// (``DeliveryPacer``).
+/// (`DeliveryPacer`).
 public final class OutboxSignal: Sendable {
     private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let requestCount = Atomic<Int>(0)
@@ -76,7 +76,7 @@ public final class OutboxSignal: Sendable {
 }
 
 /// Sends the outbox's events to the apps' webhooks: leases what is due (one delivery per customer and endpoint at a
-/// time, so a customer's events arrive in order), posts each signed with its app's secret (``WebhookSignature``),
+/// time, so a customer's events arrive in order), posts each signed with its app's secret (`WebhookSignature`),
 /// and records every attempt: a 2xx is delivered; anything else (another status, a refused connection, a timeout) is
 /// tried again after ``DeliverySettings/firstRetry``, twice as late each time (at most six hours apart), until
 /// ``DeliverySettings/retryFor`` after the event, when it is given up (the console can retry it).
@@ -161,7 +161,7 @@ public struct WebhookSender: Sendable {
     /// Whether any app has webhooks (else there is nothing to run).
     public var hasWork: Bool { !secrets.isEmpty || !serverAPIs.isEmpty }
 
-    /// Sends until cancelled, keeping behind the requests while they come fast (``DeliveryPacer``).
+    /// Sends until cancelled, keeping behind the requests while they come fast (`DeliveryPacer`).
     public func run() async {
         var pacer = DeliveryPacer(settings: settings, requests: signal.requests, now: .now)
         while !Task.isCancelled {

@@ -90,7 +90,7 @@ public struct ValidationService: Sendable {
     /// The customer is the app account token the request or the transaction names (they must agree), or, without one,
     /// whoever already owns the original transaction, else the original transaction id itself.
     ///
-    /// `caller` is who presented a key (nil: no key), see ``authorizePost(_:app:)``.
+    /// `caller` is who presented a key (nil: no key), see `authorizePost(_:app:)`.
     public func recordTransaction(
         signedTransaction jws: String, signedRenewalInfo: String?, appAccountToken: String?, caller: Caller?
     ) async throws(ServiceError) -> CustomerAnswer {

@@ -48,7 +48,7 @@ public final class PostgresDatabase: SQLDatabase {
     static let suspicion = Duration.milliseconds(250)
 
     /// Connects to `url` (`postgres://user:password@host:port/database?setting=value&...`; the settings are
-    /// ``Address/settings``: TLS is off by default for loopback hosts and preferred otherwise, see ``Address``).
+    /// `PostgresAddress.settings`: TLS is off by default for loopback hosts and preferred otherwise, see `PostgresAddress`).
     public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "iapkit.postgres")) throws {
         let configuration = try Self.configuration(url: url, maximumConnections: maximumConnections)
         poolConfiguration = configuration
@@ -242,7 +242,7 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// Runs `body` in one transaction. One PostgreSQL broke to end a deadlock, or could not serialize (SQLSTATE 40P01,
-    /// 40001), was rolled back whole and runs again, at most ``transactionAttempts`` times in all: `body` must do
+    /// 40001), was rolled back whole and runs again, at most `transactionAttempts` times in all: `body` must do
     /// nothing but run its statements and build its answer, as every caller's does.
     public func transaction<R: Sendable>(
         _ body: (any SQLStatementRunner) async throws -> (result: R, commit: Bool)
