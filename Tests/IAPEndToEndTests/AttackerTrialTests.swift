@@ -45,8 +45,9 @@ extension DeploymentSafetyTests {
         }
         defer { for connection in flood { connection.close() } }
         #expect(flood.count > 250, "the kernel took the flood's connections: \(flood.count)")
-        // Locked out, no answer would come before the bodies' 30 s deadline.
-        try await Self.expectHealthAnswersPromptly(port: port)
+        // Locked out, no answer would come before the bodies' 30 s deadline (a median of 1.03 s was seen with the
+        // whole suite running: each answer first closes a flood connection).
+        try await Self.expectHealthAnswersPromptly(port: port, median: .seconds(3))
         #expect(server.process.isRunning)
     }
 

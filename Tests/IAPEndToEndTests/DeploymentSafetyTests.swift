@@ -196,12 +196,12 @@ import Testing
         #expect(server.process.isRunning)
     }
 
-    /// Ten `GET /health` on new connections, each answered 200: all within 5 s and the median under a second (one
+    /// Ten `GET /health` on new connections, each answered 200: all within 5 s and the median under `median` (one
     /// answer may take longer on a machine busy with the whole suite; seen: 1.15 s for the first, right after a flood,
     /// in a CI run).
-    static func expectHealthAnswersPromptly(port: Int, sourceLocation: SourceLocation = #_sourceLocation)
-        async throws
-    {
+    static func expectHealthAnswersPromptly(
+        port: Int, median: Duration = .seconds(1), sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         var latencies: [Duration] = []
         for _ in 0..<10 {
             let start = ContinuousClock.now
@@ -210,7 +210,7 @@ import Testing
             #expect(answer.status == 200, sourceLocation: sourceLocation)
         }
         #expect(latencies.allSatisfy { $0 < .seconds(5) }, "\(latencies)", sourceLocation: sourceLocation)
-        #expect(latencies.sorted()[latencies.count / 2] < .seconds(1), "\(latencies)", sourceLocation: sourceLocation)
+        #expect(latencies.sorted()[latencies.count / 2] < median, "\(latencies)", sourceLocation: sourceLocation)
     }
 
     /// The server's resident memory, from /proc.
